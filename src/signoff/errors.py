@@ -1,0 +1,113 @@
+"""One small hierarchy of errors, each with a stable ``code``.
+
+Codes are part of the contract: the CLI prints them, the HTTP API will put them
+in ``application/problem+json`` bodies, and tests assert them. Messages may be
+reworded; codes may not.
+
+    SignoffError                      code varies; base of everything below
+    ├── InvalidArguments              a tool call's arguments break the limits
+    ├── InvalidCall                   a tool call that can never be bound to a decision
+    ├── PathError                     a path that cannot be judged or opened safely
+    ├── ConfigurationError            a caller or operator asked for something undefined
+    │   └── PolicyError               signoff.toml does not load; names file, rule, field
+    └── ShellError                    reserved for shell analysis failures surfaced to callers
+
+Control-flow outcomes (``deny``, ``ask``, ``blocked``) are *verdicts*, not
+errors: they are returned, never raised.
+"""
+
+from __future__ import annotations
+
+
+class SignoffError(Exception):
+    """Base class. ``code`` is stable and machine-readable; ``http_status`` maps it to HTTP."""
+
+    code: str = "signoff_error"
+    http_status: int = 500
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else self.code
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+class InvalidArguments(SignoffError):
+    """Arguments that do not parse as one JSON object within the limits.
+
+    Codes: ``invalid_json``, ``not_an_object``, ``duplicate_key``,
+    ``non_finite_number``, ``lone_surrogate``, ``too_deep``, ``too_large``,
+    ``integer_out_of_range``, ``unsupported_type``, ``non_string_key``.
+    """
+
+    code = "invalid_arguments"
+    http_status = 422
+
+
+class InvalidCall(SignoffError):
+    """A call whose id or name makes it impossible to bind a decision to it.
+
+    Codes: ``missing_call_id``, ``duplicate_call_id``, ``invalid_tool_name``.
+    """
+
+    code = "invalid_call"
+    http_status = 422
+
+
+class PathError(SignoffError):
+    """A path that is not a path (``invalid_path``, ``nul_byte``, ``empty_path``),
+    loops (``symlink_loop``), or escapes the root when opened (``path_escape``)."""
+
+    code = "invalid_path"
+    http_status = 422
+
+
+class ConfigurationError(SignoffError):
+    """An explicit setting with no defined meaning, e.g. ``unknown_interaction_mode``.
+
+    Never silently replaced by a default: an unknown interaction mode must not
+    fall back to ``interactive``.
+    """
+
+    code = "configuration_error"
+    http_status = 400
+
+
+class PolicyError(ConfigurationError):
+    """``signoff.toml`` failed to load. The message names the file, the rule and the field."""
+
+    code = "policy_invalid"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        rule: str | None = None,
+        field: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        self.file = file
+        self.rule = rule
+        self.field = field
+        where = []
+        if file:
+            where.append(file)
+        if rule:
+            where.append(rule)
+        if field:
+            where.append(f"field '{field}'")
+        super().__init__(": ".join([*where, message]), code=code)
+
+
+class ShellError(SignoffError):
+    """A shell command that cannot be analysed (``shell_unparseable``, ``shell_too_large``)."""
+
+    code = "shell_error"
+    http_status = 422

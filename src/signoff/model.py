@@ -1,0 +1,238 @@
+"""The nouns of signoff: frozen, keyword-only records shared by every part.
+
+Enums are ``StrEnum`` so they serialise as their plain values in JSON, TOML
+and SQL without adapters. Ordering of ``Risk`` is meaningful (``max`` works).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Effect(enum.StrEnum):
+    """What the policy says about one call."""
+
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+    BLOCKED = "blocked"  # an ask that needs a human in a run where none may be asked
+
+
+class Risk(enum.StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _RISK_RANK[self]
+
+    @classmethod
+    def highest(cls, *risks: Risk) -> Risk:
+        return max(risks, key=_RISK_RANK.__getitem__, default=cls.LOW)
+
+
+_RISK_RANK = {Risk.LOW: 0, Risk.MEDIUM: 1, Risk.HIGH: 2, Risk.CRITICAL: 3}
+
+
+class ReviewMode(enum.StrEnum):
+    """Per thread: who answers a gated call. Unknown, missing or corrupt → ``MANUAL``."""
+
+    MANUAL = "manual"  # a human reviews gated calls
+    AUTO = "auto"  # a reviewer approves on the human's behalf; doubt goes to a human
+    FULL = "full"  # gated calls approved without review, clarification tool withdrawn
+
+    @property
+    def rank(self) -> int:
+        return _MODE_RANK[self]
+
+
+_MODE_RANK = {ReviewMode.MANUAL: 0, ReviewMode.AUTO: 1, ReviewMode.FULL: 2}
+
+
+class InteractionMode(enum.StrEnum):
+    """Per run, set only by trusted callers: may a human be asked at all?"""
+
+    INTERACTIVE = "interactive"
+    SCHEDULED = "scheduled"
+    WEBHOOK = "webhook"
+    AUTONOMOUS = "autonomous"
+
+    @property
+    def unattended(self) -> bool:
+        return self is not InteractionMode.INTERACTIVE
+
+
+class Step(enum.StrEnum):
+    """Where in the evaluation order (DESIGN §2) a reason was produced."""
+
+    WELL_FORMED = "well_formed"
+    MANDATORY_DENY = "mandatory_deny"
+    REJECTION_MEMORY = "rejection_memory"
+    WORKSPACE = "workspace"
+    MANDATORY_ASK = "mandatory_ask"
+    ALLOW_RULE = "allow_rule"
+    ASK_RULE = "ask_rule"
+    GATED = "gated"
+    UNKNOWN_TOOL = "unknown_tool"
+    DEFAULT = "default"
+    CLARIFICATION = "clarification"
+    MODE = "mode"
+    GRANT = "grant"
+    REVIEWER = "reviewer"
+    INTERACTION = "interaction"
+    SHELL = "shell"
+    CLASSIFIER = "classifier"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A call proposed by a model. ``args`` may be a mapping or the model's raw JSON text.
+
+    ``description`` is whatever the model said about the call: kept and shown,
+    always labelled as agent-supplied, never trusted.
+    """
+
+    id: str | None
+    name: str
+    args: Mapping[str, Any] | str | bytes | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunContext:
+    """Who, where and how a call is made. Build with ``signoff.policy.modes`` helpers.
+
+    ``review_mode`` is the run's mode as fixed at run start (``None`` → the
+    policy default); ``interaction_mode`` only ever comes from trusted callers.
+    """
+
+    thread_id: str | None = None
+    run_id: str | None = None
+    session_id: str | None = None
+    review_mode: ReviewMode | None = None
+    interaction_mode: InteractionMode = InteractionMode.INTERACTIVE
+    principal: str | None = None
+    intent: str | None = None
+    parent_call: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reason:
+    """One thing that contributed to a verdict: which step, which rule, what it said."""
+
+    step: Step
+    text: str
+    rule: str | None = None
+    effect: Effect | None = None
+    code: str | None = None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "step": self.step.value,
+            "rule": self.rule,
+            "effect": self.effect.value if self.effect else None,
+            "code": self.code,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """The policy's answer for one call, with everything needed to explain and log it.
+
+    ``code`` is the stable code of the deciding reason; ``message`` is written
+    for the model (a denial reaches it as a tool error it can act on).
+    ``source`` is ``policy``, ``grant:<id>``, ``mode:full`` or ``reviewer``.
+    """
+
+    effect: Effect
+    code: str
+    message: str
+    reasons: tuple[Reason, ...]
+    risk: Risk
+    source: str
+    policy_version: str
+    decision_id: str
+    call_id: str | None
+    tool: str
+    args_hash: str | None
+    review_mode: ReviewMode
+    interaction_mode: InteractionMode
+    roles: tuple[str, ...] = ()
+    approvals: int = 1
+    expires_in: float | None = None
+    mandatory: bool = False
+    grant_id: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.effect is Effect.ALLOW
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "effect": self.effect.value,
+            "code": self.code,
+            "message": self.message,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "risk": self.risk.value,
+            "source": self.source,
+            "policy_version": self.policy_version,
+            "decision_id": self.decision_id,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "args_hash": self.args_hash,
+            "review_mode": self.review_mode.value,
+            "interaction_mode": self.interaction_mode.value,
+            "roles": list(self.roles),
+            "approvals": self.approvals,
+            "expires_in": self.expires_in,
+            "mandatory": self.mandatory,
+            "grant_id": self.grant_id,
+        }
+
+
+class GrantScope(enum.StrEnum):
+    ONCE = "once"
+    THREAD = "thread"
+    SESSION = "session"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Grant:
+    """A standing approval: this tool, arguments matching these globs, in this scope.
+
+    ``args`` maps argument names to patterns (globs, or ``re:`` regexes), the
+    same language as policy rules. ``expires_at`` is a POSIX timestamp judged
+    against the evaluating clock; ``max_uses`` ``None`` means unlimited.
+    """
+
+    id: str
+    scope: GrantScope
+    tool: str
+    args: Mapping[str, str] = field(default_factory=dict)
+    thread_id: str | None = None
+    session_id: str | None = None
+    expires_at: float | None = None
+    max_uses: int | None = None
+    uses: int = 0
+    created_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rejection:
+    """A human's earlier 'no' to the same (thread, tool, args hash).
+
+    Remembered so that a model cannot wear a human down by asking again.
+    """
+
+    thread_id: str
+    tool: str
+    args_hash: str
+    reason: str
+    alternatives: tuple[str, ...] = ()
+    request_id: str | None = None
