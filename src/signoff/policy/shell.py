@@ -1,0 +1,555 @@
+"""Static analysis of a shell command on a real bash grammar.
+
+Why tree-sitter-bash rather than bashlex: it is maintained (bashlex's last
+release is from 2023 and it rejects much of modern bash: ``[[ ]]``, ``|&``,
+ANSI-C strings, heredocs with substitutions), it parses in microseconds, and
+its error recovery marks exactly where input stops being bash (``ERROR`` and
+``MISSING`` nodes), which we treat as "never allow".
+
+``analyze`` turns a command string into the facts the policy needs:
+
+* every simple command that would run, with its argv after quote removal
+  (``r''m`` is ``rm``; ``$'\\x72m'`` is ``rm``), including the commands hidden
+  in substitutions, wrappers (``sudo``, ``env``, ``xargs``, ``timeout``,
+  ``find -exec``), ``eval`` and ``bash -c`` strings — those are *nested*: deny
+  rules see them, and their presence already forbids an allow;
+* ``never_allow`` findings: constructs no allow rule may ever match;
+* path references (redirection targets, path-like arguments, ``cd`` targets)
+  for the workspace guard, with the ``cd`` history that places relative ones.
+
+It never executes anything and never raises on hostile input.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import tree_sitter
+import tree_sitter_bash
+
+from signoff.policy import shellwords as sw
+
+MAX_SHELL_BYTES = 64 * 1024
+MAX_SIMPLE_COMMANDS = 50
+MAX_NESTED_SCRIPTS = 3  # bash -c "bash -c '…'" depth we are willing to look into
+MAX_PATH_REFS = 1024  # more distinct paths than this and the rest count as one unknown path
+PATH_MAX = 4096  # a longer word cannot name a file (ENAMETOOLONG), so it is no path reference
+
+_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+# Containers whose simple commands an allow rule may judge one by one.
+_CONTAINERS = frozenset(
+    {"program", "list", "pipeline", "redirected_statement", "subshell",
+     "compound_statement", "negated_command", "comment"}
+)
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
+# Characters bash keeps inside a word but tree-sitter-bash splits words on (\v, \f, \r), and
+# other C0 controls: the parse would no longer be what bash runs, or what an approver sees.
+_CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
+_LINE_CONTINUATION = re.compile(r"\\(\n|.)", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """Why no allow rule may match this command (``code`` is stable)."""
+
+    code: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimpleCommand:
+    argv: tuple[str, ...]  # after quote removal; a non-literal word keeps its source text
+    literal: tuple[bool, ...]  # per word: free of expansions
+    name_plain: bool  # argv[0] is an unquoted, unescaped, expansion-free word
+    nested: bool = False  # inside a substitution, wrapper, eval or -c string
+    pipeline: int = 0  # commands sharing a pipeline share this id
+    source: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+    @property
+    def basename(self) -> str:
+        return self.name.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathRef:
+    """A path the command reads or writes, and the ``cd`` targets seen before it."""
+
+    path: str
+    literal: bool
+    write: bool
+    cds: tuple[str | None, ...] = ()  # None: a cd whose target cannot be known statically
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellAnalysis:
+    source: str
+    commands: tuple[SimpleCommand, ...]
+    never_allow: tuple[Finding, ...]
+    paths: tuple[PathRef, ...]
+
+    @property
+    def allowable(self) -> bool:
+        return not self.never_allow
+
+
+@dataclass(slots=True)
+class _Walk:
+    depth: int
+    commands: list[SimpleCommand] = field(default_factory=list)
+    findings: dict[str, Finding] = field(default_factory=dict)
+    paths: list[PathRef] = field(default_factory=list)
+    cds: list[str | None] = field(default_factory=list)
+    pipelines: int = 0
+    # Words tree-sitter hangs on a redirection (``ls > f x``, ``cat <<EOF x``) that bash
+    # passes to a command as arguments, keyed by the id of that command's node.
+    extra_words: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
+    seen_paths: set[PathRef] = field(default_factory=set)
+
+    def find(self, code: str, text: str) -> None:
+        self.findings.setdefault(code, Finding(code=code, text=text))
+
+    def add_path(self, ref: PathRef) -> None:
+        """Record a path once; past ``MAX_PATH_REFS`` the rest become one unknown path."""
+        if ref in self.seen_paths:
+            return
+        if len(self.paths) >= MAX_PATH_REFS:
+            overflow = PathRef(path=f"<more than {MAX_PATH_REFS} paths>", literal=False,
+                               write=True)
+            if overflow not in self.seen_paths:
+                self.seen_paths.add(overflow)
+                self.paths.append(overflow)
+            return
+        self.seen_paths.add(ref)
+        self.paths.append(ref)
+
+
+def analyze(command: str) -> ShellAnalysis:
+    """Analyse one shell command string. Never raises; hostile input yields findings."""
+    return _analyze_cached(command)
+
+
+@lru_cache(maxsize=512)
+def _analyze_cached(command: str) -> ShellAnalysis:
+    walk = _Walk(depth=0)
+    try:
+        _analyze_into(command, walk, nested=False)
+    except RecursionError:
+        walk.find("too_deep", "command nests too deeply to judge")
+    if len(walk.commands) > MAX_SIMPLE_COMMANDS:
+        walk.find("too_many_commands", f"more than {MAX_SIMPLE_COMMANDS} simple commands")
+    return ShellAnalysis(
+        source=command,
+        commands=tuple(walk.commands),
+        never_allow=tuple(walk.findings.values()),
+        paths=tuple(walk.paths),
+    )
+
+
+def _analyze_into(command: str, walk: _Walk, *, nested: bool, joined: bool = False) -> None:
+    data = command.encode("utf-8", "surrogatepass")
+    if len(data) > MAX_SHELL_BYTES:
+        walk.find("too_large", f"shell command longer than {MAX_SHELL_BYTES} bytes")
+        return
+    if "\x00" in command:
+        walk.find("nul_byte", "shell command contains a NUL byte")
+        return
+    if _CONTROL.search(command):
+        walk.find("control_character",
+                  "control character (\\r, \\v, \\f, ESC, ...) that bash and the parser "
+                  "read differently")
+    start = len(walk.commands)
+    root = _PARSER.parse(data).root_node
+    if root.has_error:
+        walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
+        _fallback_commands(command, walk)
+    _visit(root, walk, nested=nested, pipeline=None)
+    if "\\\n" in command and not joined:
+        _line_continuations(command, walk, start)
+
+
+def _line_continuations(command: str, walk: _Walk, start: int) -> None:
+    """Bash drops every backslash-newline before it splits words; tree-sitter splits there.
+
+    ``r\\<newline>m x`` is ``rm x`` to bash but two words to the parser. Parse the joined
+    text too: when it reads differently, deny rules see its commands and no allow may match.
+    """
+    text = _LINE_CONTINUATION.sub(lambda m: "" if m.group(1) == "\n" else m.group(0), command)
+    inner = _Walk(depth=walk.depth)
+    _analyze_into(text, inner, nested=True, joined=True)
+    if [c.argv for c in inner.commands] == [c.argv for c in walk.commands[start:]]:
+        return
+    walk.find("line_continuation", "a backslash-newline joins what the parser splits")
+    walk.commands.extend(
+        SimpleCommand(argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
+                      pipeline=c.pipeline, source=c.source)
+        for c in inner.commands
+    )
+    for finding in inner.findings.values():
+        walk.findings.setdefault(finding.code, finding)
+    for ref in inner.paths:
+        walk.add_path(ref)
+
+
+def _fallback_commands(command: str, walk: _Walk) -> None:
+    """Best-effort words of input bash rejects, so deny rules still see ``{r,}m`` as ``rm``.
+
+    These commands are only ever *nested* (deny-side): the input is already
+    never-allow because it did not parse.
+    """
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    words: list[str] = []
+    try:
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes: fall back to whitespace
+        tokens = command.replace(";", " ; ").replace("|", " | ").replace("&", " & ").split()
+    for token in [*tokens, ";"]:
+        if token and set(token) <= set(";&|()<>\n"):
+            if words:
+                for name in sw.brace_expand(words[0]) if "{" in words[0] else [words[0]]:
+                    walk.commands.append(SimpleCommand(
+                        argv=(name, *words[1:]), literal=(True,) * len(words), name_plain=False,
+                        nested=True, pipeline=0, source=command))
+            words = []
+            if len(walk.commands) > MAX_SIMPLE_COMMANDS * 2:
+                return
+        else:
+            words.append(token)
+
+
+def _visit(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int | None) -> None:
+    # Iterative over siblings, recursive over depth, bounded by the tree's own depth;
+    # 64 KiB of input cannot nest deeper than Python's default recursion allows
+    # for the shapes bash permits without an ERROR node, and errors stop here.
+    stack: list[tuple[tree_sitter.Node, bool, int | None]] = [(node, nested, pipeline)]
+    while stack:
+        current, is_nested, pipe = stack.pop()
+        kind = current.type
+        if current.is_error or current.is_missing:
+            walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
+        if kind == "command":
+            _command(current, walk, nested=is_nested, pipeline=pipe)
+            continue
+        if kind in _SUBSTITUTIONS:
+            walk.find("substitution", f"{kind.replace('_', ' ')} {_text(current)[:40]!r}")
+            is_nested = True
+        elif kind == "arithmetic_expansion":
+            walk.find("arithmetic", "arithmetic expansion can run code through array subscripts")
+        elif kind == "expansion" and not sw.plain_expansion(current):
+            walk.find("parameter_expansion", f"parameter expansion {_text(current)[:40]!r}")
+        elif kind in ("variable_assignment", "variable_assignments"):
+            walk.find("assignment", f"variable assignment {_text(current)[:40]!r}")
+        elif kind == "function_definition":
+            walk.find("function_definition", "defines a shell function (could shadow a command)")
+        elif kind in _REDIRECTS:
+            _redirect(current, walk)
+        elif kind == "redirected_statement":
+            _attach_trailing_words(current, walk)
+        elif kind == "pipeline":
+            walk.pipelines += 1
+            pipe = walk.pipelines
+        elif (current.is_named and kind not in _CONTAINERS and kind != "ERROR"
+              and _is_statement(current)):
+            walk.find("compound", f"{kind.replace('_', ' ')} is not judged command by command")
+        children = current.children
+        for child in reversed(children):
+            stack.append((child, is_nested, pipe))
+
+
+def _trailing_words(redirect: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """Words after a redirection's target, which bash gives the command as arguments.
+
+    tree-sitter-bash hangs them on the redirection: ``ls > f x`` has destinations
+    ``f`` and ``x``, ``cat <<EOF /etc/passwd`` a heredoc with an argument.
+    """
+    if redirect.type == "file_redirect":
+        return redirect.children_by_field_name("destination")[1:]
+    if redirect.type == "heredoc_redirect":
+        return redirect.children_by_field_name("argument")
+    return []
+
+
+def _attach_trailing_words(node: tree_sitter.Node, walk: _Walk) -> None:
+    extra = [w for child in node.children if child.type in _REDIRECTS
+             for w in _trailing_words(child)]
+    if not extra:
+        return
+    # The redirection belongs to the last simple command before it (``ls | cat > f x`` is
+    # ``ls | cat x > f``), whatever tree-sitter made the body.
+    owner = node.child_by_field_name("body")
+    while owner is not None and owner.type in ("pipeline", "list", "redirected_statement"):
+        if owner.type == "redirected_statement":
+            owner = owner.child_by_field_name("body")
+        else:
+            named = [c for c in owner.children if c.is_named and c.type != "comment"]
+            owner = named[-1] if named else None
+    if owner is None or owner.type != "command":
+        walk.find("unparseable", "words after a redirection of a compound command")
+        return
+    walk.extra_words.setdefault(owner.id, []).extend(extra)
+
+
+def _is_statement(node: tree_sitter.Node) -> bool:
+    parent = node.parent
+    return (parent is not None and parent.type in _CONTAINERS) or node.type.endswith("_statement")
+
+
+def _command(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int | None) -> None:
+    words: list[sw.WordValue] = []
+    name_plain = False
+    extra = walk.extra_words.pop(node.id, [])
+    for child in node.children:
+        kind = child.type
+        if kind == "command_name":
+            inner = child.children[0] if child.children else child
+            value = sw.word_value(inner)
+            name_plain = value.plain
+            words.append(value)
+            _scan_word(inner, walk, nested=nested, pipeline=pipeline)
+        elif kind in ("variable_assignment", "variable_assignments"):
+            walk.find("assignment", f"variable assignment {_text(child)[:40]!r} before a command")
+            _scan_word(child, walk, nested=nested, pipeline=pipeline)
+        elif kind in _REDIRECTS:
+            # the target is a path; a herestring's substitutions run; trailing words are args
+            extra.extend(_trailing_words(child))
+            _visit(child, walk, nested=nested, pipeline=pipeline)
+        elif child.is_named and kind != "comment":
+            words.append(sw.word_value(child))
+            _scan_word(child, walk, nested=nested, pipeline=pipeline)
+    # Words hung on a redirection: arguments to bash; their substitutions are visited
+    # with the redirection they hang on.
+    words.extend(sw.word_value(w) for w in extra)
+    if not words:
+        return
+    argv = tuple(w.text for w in words)
+    literal = tuple(w.literal for w in words)
+    if pipeline is None:
+        walk.pipelines += 1
+        pipeline = walk.pipelines
+    cmd = SimpleCommand(
+        argv=argv, literal=literal, name_plain=name_plain, nested=nested,
+        pipeline=pipeline, source=_text(node),
+    )
+    walk.commands.append(cmd)
+    if not literal[0]:
+        walk.find("dynamic_command_name", f"command name {argv[0][:40]!r} is not a plain word")
+    elif not name_plain:
+        walk.find("quoted_command_name", f"command name {_text(node.children[0])[:40]!r} is quoted")
+    if "{" in argv[0] and literal[0]:
+        walk.find("brace_expansion", f"command name {argv[0][:40]!r} uses brace expansion")
+        for expanded in sw.brace_expand(argv[0]):
+            walk.commands.append(SimpleCommand(
+                argv=(expanded, *argv[1:]), literal=literal, name_plain=False, nested=True,
+                pipeline=pipeline, source=cmd.source))
+    _paths_of(cmd, words, walk)
+    _judge_special(cmd, walk, stdin=_stdin_texts(node))
+
+
+def _stdin_texts(node: tree_sitter.Node) -> tuple[str, ...]:
+    """Heredoc and herestring bodies fed to this command (``bash <<< 'rm x'``)."""
+    redirects = [c for c in node.children if c.type in _REDIRECTS]
+    parent = node.parent
+    if parent is not None and parent.type == "redirected_statement" and \
+            parent.child_by_field_name("body") == node:
+        redirects.extend(c for c in parent.children if c.type in _REDIRECTS)
+    out: list[str] = []
+    for redirect in redirects:
+        if redirect.type == "herestring_redirect":
+            out.extend(sw.word_value(c).text for c in redirect.children if c.is_named)
+        elif redirect.type == "heredoc_redirect":
+            out.extend(_text(c) for c in redirect.children if c.type == "heredoc_body")
+    return tuple(out)
+
+
+def _scan_word(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int | None) -> None:
+    """Look inside a word for substitutions and risky expansions."""
+    if node.child_count or node.is_error or node.is_missing:
+        _visit(node, walk, nested=nested, pipeline=pipeline)
+
+
+def _redirect(node: tree_sitter.Node, walk: _Walk) -> None:
+    if node.type != "file_redirect":
+        return  # heredoc / herestring bodies are data; their substitutions are visited anyway
+    op = ""
+    for child in node.children:
+        if not child.is_named and child.type not in ("(", ")"):
+            op = child.type
+    dest = node.child_by_field_name("destination")  # the first; later ones are arguments
+    if dest is None:
+        return
+    value = sw.word_value(dest)
+    if op in (">&", "<&", ">&-", "<&-") and (value.text.isdigit() or value.text == "-"):
+        return  # fd duplication, not a file
+    walk.add_path(PathRef(path=value.text, literal=value.literal, write=op in _WRITE_OPS,
+                          cds=tuple(walk.cds)))
+
+
+def _paths_of(cmd: SimpleCommand, words: list[sw.WordValue], walk: _Walk) -> None:
+    name = cmd.basename
+    args = words[1:]
+    if name in ("cd", "pushd"):
+        target = next((w for w in args if not w.text.startswith("-") or w.text == "-"), None)
+        if target is None or not target.literal or target.text in ("-", "") or \
+                target.text.startswith("~"):
+            walk.cds.append(None)
+            if target is not None:
+                walk.add_path(PathRef(path=target.text, literal=False, write=False,
+                                      cds=tuple(walk.cds[:-1])))
+            return
+        walk.add_path(PathRef(path=target.text, literal=True, write=False, cds=tuple(walk.cds)))
+        walk.cds.append(target.text)
+        return
+    cds = tuple(walk.cds)
+    for word in args:
+        if not word.literal:
+            # "$F", x$F, ${F}: whatever it expands to may be a path we cannot place
+            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds))
+            continue
+        for text in _path_candidates(word.text):
+            walk.add_path(PathRef(path=text, literal=True, write=False, cds=cds))
+
+
+def _path_candidates(text: str) -> list[str]:
+    """The paths a literal argument may name.
+
+    Any plain word may be a file (``cat link`` where ``link`` points outside), so every
+    one is judged; an option's attached value (``--file=/x``, ``-c/x``) and the value of a
+    ``key=/x`` word too.
+    """
+    if not text or text == "-" or len(text.encode("utf-8", "surrogateescape")) > PATH_MAX:
+        return []
+    out: list[str] = []
+    if text.startswith("-"):
+        if "=" in text:
+            value = text.split("=", 1)[1]
+        elif not text.startswith("--"):
+            value = text[2:]  # -c/etc/x, -C.., -f~/x
+        else:
+            return []
+        if value and ("/" in value or value.startswith("~") or value in (".", "..")):
+            out.append(value)
+        return out
+    out.append(text)
+    if "=" in text:
+        value = text.split("=", 1)[1]
+        if value.startswith(("/", "~")) or value in (".", "..") or value.startswith("../"):
+            out.append(value)
+    return out
+
+
+def _judge_special(cmd: SimpleCommand, walk: _Walk, *, stdin: tuple[str, ...] = ()) -> None:
+    """Findings for commands that run other code, and the inner commands deny rules must see."""
+    name = cmd.basename
+    argv = cmd.argv
+    if name in sw.EVALUATORS:
+        walk.find("eval", f"{name} runs code that cannot be judged here")
+        if name == "eval" and len(argv) > 1:
+            _nested_script(" ".join(argv[1:]), walk)
+        elif name == "trap":
+            script = sw.trap_script(argv)
+            if script is not None:
+                _nested_script(script, walk)
+        elif name in ("exec", "coproc"):  # exec -a NAME CMD, coproc [NAME] CMD
+            _nested_suffixes(cmd, walk, stdin)
+        return
+    if name in sw.SHELLS:
+        script = sw.shell_inline_script(argv)
+        if script is not None:
+            walk.find("shell_inline", f"{name} -c runs an inline script")
+            for text in script:
+                _nested_script(text, walk)
+        elif sw.reads_stdin(argv):
+            walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+            for text in stdin:  # bash <<< 'rm x', sh <<EOF … EOF
+                _nested_script(text, walk)
+        return
+    if name in sw.WRAPPERS:
+        walk.find("wrapper", f"{name} runs another command")
+        if name == "env":
+            for text in sw.env_split_strings(argv):  # env -S 'rm x'
+                _nested_script(text, walk)
+        _nested_suffixes(cmd, walk, stdin)
+        return
+    if name == "find":
+        inner = sw.find_exec(argv)
+        if inner is not None:
+            walk.find("find_exec", "find -exec runs another command")
+            for part in inner:
+                _nested_argv(part, cmd, walk)
+        return
+    finding = sw.inline_code(name, argv)
+    if finding is not None:
+        walk.find(*finding)
+        return
+    if name in sw.INTERPRETERS and sw.reads_stdin(argv):
+        walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+
+
+def _nested_suffixes(cmd: SimpleCommand, walk: _Walk, stdin: tuple[str, ...]) -> None:
+    """Every suffix of a wrapper's argv that starts with a non-option word may be the command.
+
+    Options that take a value (``sudo -u root``, ``timeout 5``) cannot be told apart
+    from the command without knowing every wrapper's flags, so each candidate counts.
+    """
+    argv = cmd.argv
+    for start in range(1, len(argv)):
+        if len(walk.commands) > MAX_SIMPLE_COMMANDS * 2:
+            walk.find("too_many_commands", f"more than {MAX_SIMPLE_COMMANDS} simple commands")
+            break
+        if not argv[start].startswith("-") and "=" not in argv[start]:
+            _nested_argv(argv[start:], cmd, walk, stdin=stdin)
+
+
+def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: _Walk, *,
+                 stdin: tuple[str, ...] = ()) -> None:
+    if not argv:
+        return
+    inner = SimpleCommand(argv=argv, literal=(True,) * len(argv), name_plain=False, nested=True,
+                          pipeline=outer.pipeline, source=outer.source)
+    walk.commands.append(inner)
+    if walk.depth < MAX_NESTED_SCRIPTS and len(walk.commands) <= MAX_SIMPLE_COMMANDS * 2:
+        walk.depth += 1
+        _judge_special(inner, walk, stdin=stdin)
+        walk.depth -= 1
+
+
+def _nested_script(text: str, walk: _Walk) -> None:
+    if walk.depth >= MAX_NESTED_SCRIPTS:
+        walk.find("too_deep", "scripts nested too deeply to judge")
+        return
+    walk.depth += 1
+    inner = _Walk(depth=walk.depth)
+    _analyze_into(text, inner, nested=True)
+    walk.depth -= 1
+    walk.commands.extend(
+        SimpleCommand(argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
+                      pipeline=c.pipeline + 10_000 * walk.depth, source=c.source)
+        for c in inner.commands
+    )
+    for finding in inner.findings.values():
+        walk.findings.setdefault(finding.code, finding)
+    for ref in inner.paths:
+        walk.add_path(ref)
+
+
+def _text(node: tree_sitter.Node) -> str:
+    raw = node.text
+    return raw.decode("utf-8", "surrogateescape") if raw is not None else ""
+
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def has_glob(word: str) -> bool:
+    return bool(_GLOB_CHARS.search(word))
