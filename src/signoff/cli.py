@@ -1,0 +1,164 @@
+"""The ``signoff`` command.
+
+Exit codes: 0 when the command did its job (``check`` produced a verdict,
+whatever the verdict); 2 for bad input (a policy that does not load,
+arguments that are not a JSON object, an unknown interaction mode), with the
+error's stable code in the message (and in the JSON with ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from signoff import __version__
+from signoff.canonical import parse_args
+from signoff.demo import run_demo
+from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
+from signoff.model import ToolCall, Verdict
+from signoff.policy import Memory, Policy, trusted_context
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        result: int = handler(args)
+    except SignoffError as exc:
+        return _fail(exc, as_json=getattr(args, "json", False))
+    return result
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="signoff",
+        description="Keep a human hand on what AI agents do: decide allow / ask / deny for "
+        "every tool call, and explain why.",
+    )
+    parser.add_argument("--version", action="version", version=f"signoff {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    init = commands.add_parser(
+        "init", help="write a commented starter signoff.toml",
+        description="Write a commented starter policy. The workspace root defaults to the "
+        "current directory.")
+    init.add_argument("path", nargs="?", default="signoff.toml", help="where to write it")
+    init.add_argument("--root", help="workspace root (default: the current directory)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.add_argument("--json", action="store_true", help="machine-readable output")
+    init.set_defaults(handler=cmd_init)
+
+    check = commands.add_parser(
+        "check", help="explain the verdict for one tool call",
+        description="Evaluate one tool call against a policy and explain the verdict: "
+        "effect (allow, ask, deny, blocked), every rule that matched, risk and source.")
+    check.add_argument("--policy", default="signoff.toml", help="policy file (signoff.toml)")
+    check.add_argument("--tool", required=True, help="tool name, e.g. execute")
+    check.add_argument("--args", default="{}", help="the call's arguments as a JSON object")
+    check.add_argument("--mode", choices=["manual", "auto", "full"],
+                       help="the run's review mode (default: the policy's)")
+    check.add_argument("--interaction",
+                       help="interactive | scheduled | webhook | autonomous (default: "
+                       "interactive)")
+    check.add_argument("--thread", help="thread id (for rejection memory and grants)")
+    check.add_argument("--session", help="session id (for session grants)")
+    check.add_argument("--parent-call", help="the parent call id, for a subagent's call")
+    check.add_argument("--call-id", default="cli-check", help="tool call id")
+    check.add_argument("--memory", help="JSON file of earlier rejections and grants")
+    check.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    check.set_defaults(handler=cmd_check)
+
+    demo = commands.add_parser(
+        "demo", help="walk a scripted agent through the policy",
+        description="Create a temporary workspace and policy, run a scripted agent's calls "
+        "through the policy engine and print each verdict with its reasons.")
+    demo.add_argument("--json", action="store_true", help="print verdicts as JSON lines")
+    demo.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    target = Path(args.path)
+    if target.exists() and not args.force:
+        raise ConfigurationError(f"{target} exists; use --force to overwrite",
+                                 code="file_exists")
+    root = os.path.abspath(args.root or os.getcwd())
+    template = resources.files("signoff").joinpath("templates/signoff.toml").read_text("utf-8")
+    target.write_text(template.replace("__ROOT__", root.replace("\\", "\\\\")), "utf-8")
+    Policy.load(target)  # the starter must load; fail loudly if it ever does not
+    if args.json:
+        print(json.dumps({"path": str(target), "root": root}))
+    else:
+        print(f"wrote {target} (workspace root {root})")
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        call_args = parse_args(args.args)
+    except InvalidArguments as exc:
+        raise InvalidArguments(f"--args: {exc.message}", code=exc.code) from exc
+    memory = Memory.from_file(args.memory) if args.memory else Memory()
+    policy = Policy.load(args.policy, memory=memory)
+    context = trusted_context(
+        thread_id=args.thread, session_id=args.session, review_mode=args.mode,
+        interaction_mode=args.interaction, parent_call=args.parent_call, run_id="cli",
+    )
+    verdict = policy.evaluate(ToolCall(id=args.call_id, name=args.tool, args=call_args), context)
+    if args.json:
+        print(json.dumps(verdict.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(explain(verdict))
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    return run_demo(as_json=args.json)
+
+
+def explain(verdict: Verdict) -> str:
+    """A verdict for humans: the effect first, then why."""
+    lines = [
+        f"{verdict.effect.value.upper()}  {verdict.tool}  (risk {verdict.risk.value}, "
+        f"source {verdict.source}, code {verdict.code})",
+        f"  {verdict.message}",
+        f"  review mode {verdict.review_mode.value}, interaction "
+        f"{verdict.interaction_mode.value}, policy {verdict.policy_version}",
+    ]
+    if verdict.effect.value in ("ask", "blocked"):
+        roles = ", ".join(verdict.roles) or "any approver"
+        expiry = f"{verdict.expires_in:.0f}s" if verdict.expires_in else "never"
+        lines.append(f"  needs {verdict.approvals} approval(s) from {roles}; expires in {expiry}"
+                     + ("; mandatory" if verdict.mandatory else ""))
+    if verdict.reasons:
+        lines.append("  because:")
+        for reason in verdict.reasons:
+            rule = f" [{reason.rule}]" if reason.rule else ""
+            lines.append(f"    - {reason.step.value}{rule}: {reason.text}")
+    lines.append(f"  decision {verdict.decision_id}")
+    return "\n".join(lines)
+
+
+def _fail(exc: SignoffError, *, as_json: bool) -> int:
+    if as_json:
+        body: dict[str, Any] = {"error": exc.to_dict()}
+        print(json.dumps(body))
+    print(f"signoff: error [{exc.code}]: {exc.message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

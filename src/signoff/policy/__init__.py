@@ -1,0 +1,28 @@
+"""The policy engine: config, rules, shell and path analysis, modes, ``Policy.evaluate``."""
+
+from signoff.policy.config import PolicyConfig, Rule, ToolSpec, WorkspaceConfig, parse_policy
+from signoff.policy.engine import Policy
+from signoff.policy.memory import DecisionMemory, Memory
+from signoff.policy.modes import (
+    clamp,
+    parse_interaction_mode,
+    parse_review_mode,
+    trusted_context,
+    untrusted_context,
+)
+
+__all__ = [
+    "DecisionMemory",
+    "Memory",
+    "Policy",
+    "PolicyConfig",
+    "Rule",
+    "ToolSpec",
+    "WorkspaceConfig",
+    "clamp",
+    "parse_interaction_mode",
+    "parse_policy",
+    "parse_review_mode",
+    "trusted_context",
+    "untrusted_context",
+]

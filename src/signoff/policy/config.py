@@ -1,0 +1,395 @@
+"""Loading ``signoff.toml`` into a validated, immutable ``PolicyConfig``.
+
+A security policy with a typo must not load: unknown keys, wrong types and
+impossible combinations are refused with a ``PolicyError`` that names the
+file, the rule (id or index) and the field. See docs/policy.md for every key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from signoff.errors import PolicyError
+from signoff.model import Effect, ReviewMode, Risk
+from signoff.policy.patterns import (
+    CommandPattern,
+    ValuePattern,
+    compile_command_pattern,
+    compile_value_pattern,
+    tool_matches,
+)
+
+DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
+_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_RULE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+_OUTSIDE = {"allow": "allow", "allow_all": "allow", "approve": "approve",
+            "approve_outside": "approve", "ask": "approve", "deny": "deny", "deny_outside": "deny"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    name: str
+    paths: tuple[str, ...] = ()
+    writes: bool = False
+    shell: str | None = None
+    cwd: str | None = None
+    risk: Risk | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArgRule:
+    name: str
+    patterns: tuple[ValuePattern, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    id: str
+    index: int
+    effect: Effect
+    tool: str = "*"
+    commands: tuple[CommandPattern, ...] = ()
+    args: tuple[ArgRule, ...] = ()
+    mandatory: bool = False
+    risk: Risk | None = None
+    roles: tuple[str, ...] = ()
+    approvals: int | None = None
+    expires: float | None = None
+    reason: str | None = None
+
+    def describe(self) -> str:
+        if self.reason:
+            return self.reason
+        parts = [f"tool {self.tool!r}"]
+        if self.commands:
+            parts.append("command " + " | ".join(repr(c.source) for c in self.commands))
+        for arg in self.args:
+            parts.append(f"{arg.name} ~ " + " | ".join(repr(p.source) for p in arg.patterns))
+        return f"rule '{self.id}' ({self.effect.value}): " + ", ".join(parts)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkspaceConfig:
+    root: str
+    name: str = "workspace"
+    outside: str = "approve"  # allow | approve | deny
+    allowlist: tuple[str, ...] = ()
+    mandatory: bool = False
+    risk: Risk = Risk.HIGH
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyConfig:
+    version: str
+    source: str = "<policy>"
+    default_review_mode: ReviewMode = ReviewMode.MANUAL
+    ceiling: ReviewMode = ReviewMode.FULL
+    gated: tuple[str, ...] = DEFAULT_GATED
+    unknown_tools: str = "ask"  # allow | ask | deny
+    clarification_tool: str | None = "ask_user"
+    unattended_asks: str = "block"  # block | allow
+    default_expires: float | None = 3600.0
+    default_approvals: int = 1
+    default_roles: tuple[str, ...] = ()
+    workspace: WorkspaceConfig | None = None
+    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
+    rules: tuple[Rule, ...] = ()
+
+
+def load_policy_file(path: str | Path) -> PolicyConfig:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy: {exc.strerror}", file=str(path),
+                          code="policy_unreadable") from exc
+    return parse_policy(raw.decode("utf-8", "replace"), source=str(path))
+
+
+def parse_policy(text: str, *, source: str = "<policy>") -> PolicyConfig:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(f"not valid TOML: {exc}", file=source) from exc
+    digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return _Loader(source).load(data, digest)
+
+
+def parse_duration(value: object) -> float | None:
+    """``"30m"``, ``"1h30m"``, ``"2d"``, ``"45s"``, a number of seconds, or ``"never"``."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration like '30m'")
+    if isinstance(value, int | float):
+        if value <= 0:
+            raise ValueError("a duration must be positive")
+        return float(value)
+    if not isinstance(value, str):
+        raise ValueError("expected a duration like '30m'")
+    if value == "never":
+        return None
+    match = _DURATION.match(value.strip())
+    if not value.strip() or match is None:
+        raise ValueError(f"{value!r} is not a duration like '30m', '1h30m' or '2d'")
+    days, hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
+    total = days * 86400 + hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise ValueError("a duration must be positive")
+    return float(total)
+
+
+class _Loader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def error(
+        self, message: str, *, rule: str | None = None, field: str | None = None
+    ) -> PolicyError:
+        return PolicyError(message, file=self.source, rule=rule, field=field)
+
+    def known(self, table: Mapping[str, Any], allowed: set[str], where: str | None) -> None:
+        for key in table:
+            if key not in allowed:
+                hint = difflib.get_close_matches(key, sorted(allowed), n=1)
+                extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+                raise self.error(f"unknown key{extra}", rule=where, field=key)
+
+    def load(self, data: dict[str, Any], digest: str) -> PolicyConfig:
+        self.known(data, {"policy", "workspace", "tools", "rules"}, None)
+        policy = self.table(data.get("policy", {}), "[policy]")
+        self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",
+                            "clarification_tool", "unattended_asks", "default_expires",
+                            "default_approvals", "default_roles"}, "[policy]")
+        where = "[policy]"
+        version = policy.get("version", digest)
+        if not isinstance(version, str) or not version.strip():
+            raise self.error("must be a non-empty string", rule=where, field="version")
+        tools = self.tools(data.get("tools", {}))
+        rules = self.rules(data.get("rules", []), tools)
+        clarification = policy.get("clarification_tool", "ask_user")
+        if clarification is not None and not (isinstance(clarification, str) and clarification):
+            raise self.error("must be a tool name", rule=where, field="clarification_tool")
+        return PolicyConfig(
+            version=version,
+            source=self.source,
+            default_review_mode=self.mode(policy, "default_review_mode", ReviewMode.MANUAL, where),
+            ceiling=self.mode(policy, "ceiling", ReviewMode.FULL, where),
+            gated=self.strings(policy, "gated", DEFAULT_GATED, where),
+            unknown_tools=self.choice(policy, "unknown_tools", ("allow", "ask", "deny"), "ask",
+                                      where),
+            clarification_tool=clarification,
+            unattended_asks=self.choice(policy, "unattended_asks", ("block", "allow"), "block",
+                                        where),
+            default_expires=self.duration(policy, "default_expires", 3600.0, where),
+            default_approvals=self.count(policy, "default_approvals", 1, where),
+            default_roles=self.strings(policy, "default_roles", (), where),
+            workspace=self.workspace(data.get("workspace")),
+            tools=tools,
+            rules=rules,
+        )
+
+    # ---- sections -------------------------------------------------------------------------
+
+    def workspace(self, raw: object) -> WorkspaceConfig | None:
+        if raw is None:
+            return None
+        where = "[workspace]"
+        table = self.table(raw, where)
+        self.known(table, {"name", "root", "outside", "allowlist", "mandatory", "risk"}, where)
+        root = table.get("root")
+        if not isinstance(root, str) or not root.startswith("/"):
+            raise self.error("must be an absolute path", rule=where, field="root")
+        name = table.get("name", "workspace")
+        if not isinstance(name, str) or not name:
+            raise self.error("must be a non-empty string", rule=where, field="name")
+        outside = table.get("outside", "approve")
+        if outside not in _OUTSIDE:
+            raise self.error("must be one of allow, approve, deny", rule=where, field="outside")
+        allowlist = self.strings(table, "allowlist", (), where)
+        for entry in allowlist:
+            if not entry.startswith(("/", "~")):
+                raise self.error(f"entry {entry!r} must be an absolute path", rule=where,
+                                 field="allowlist")
+        return WorkspaceConfig(
+            root=root, name=name, outside=_OUTSIDE[outside], allowlist=allowlist,
+            mandatory=self.flag(table, "mandatory", where),
+            risk=self.risk(table, where) or Risk.HIGH,
+        )
+
+    def tools(self, raw: object) -> dict[str, ToolSpec]:
+        table = self.table(raw, "[tools]")
+        specs: dict[str, ToolSpec] = {}
+        for name, body in table.items():
+            where = f"[tools.{name}]"
+            spec = self.table(body, where)
+            self.known(spec, {"paths", "writes", "shell", "cwd", "risk", "description"}, where)
+            shell = spec.get("shell")
+            if shell is not None and not (isinstance(shell, str) and shell):
+                raise self.error("must name the argument holding the command", rule=where,
+                                 field="shell")
+            cwd = spec.get("cwd")
+            if cwd is not None and not (isinstance(cwd, str) and cwd):
+                raise self.error("must name the argument holding the working directory",
+                                 rule=where, field="cwd")
+            description = spec.get("description")
+            if description is not None and not isinstance(description, str):
+                raise self.error("must be a string", rule=where, field="description")
+            specs[name] = ToolSpec(
+                name=name, paths=self.strings(spec, "paths", (), where),
+                writes=self.flag(spec, "writes", where), shell=shell, cwd=cwd,
+                risk=self.risk(spec, where), description=description,
+            )
+        return specs
+
+    def rules(self, raw: object, tools: Mapping[str, ToolSpec]) -> tuple[Rule, ...]:
+        if not isinstance(raw, list):
+            raise self.error("must be an array of tables ([[rules]])", field="rules")
+        seen: set[str] = set()
+        out: list[Rule] = []
+        for index, body in enumerate(raw):
+            rule_id = body.get("id") if isinstance(body, dict) else None
+            where = f"rules[{index}]" + (f" (id '{rule_id}')" if isinstance(rule_id, str) else "")
+            table = self.table(body, where)
+            self.known(table, {"id", "effect", "tool", "command", "args", "mandatory", "risk",
+                               "roles", "approvals", "expires", "reason"}, where)
+            if not isinstance(rule_id, str) or not _RULE_ID.match(rule_id):
+                raise self.error("every rule needs an id (letters, digits, _ . : -)",
+                                 rule=where, field="id")
+            if rule_id in seen:
+                raise self.error("duplicate rule id", rule=where, field="id")
+            seen.add(rule_id)
+            out.append(self.rule(table, index, rule_id, where, tools))
+        return tuple(out)
+
+    def rule(self, table: dict[str, Any], index: int, rule_id: str, where: str,
+             tools: Mapping[str, ToolSpec]) -> Rule:
+        effect_raw = table.get("effect")
+        if effect_raw not in ("allow", "ask", "deny"):
+            raise self.error("must be one of allow, ask, deny", rule=where, field="effect")
+        effect = Effect(effect_raw)
+        tool = table.get("tool", "*")
+        if not isinstance(tool, str) or not tool:
+            raise self.error("must be a tool name or glob", rule=where, field="tool")
+        commands: tuple[CommandPattern, ...] = ()
+        if "command" in table:
+            raw_cmd = table["command"]
+            sources = [raw_cmd] if isinstance(raw_cmd, str) else raw_cmd
+            if not isinstance(sources, list) or not sources or not all(
+                    isinstance(s, str) for s in sources):
+                raise self.error("must be a command pattern or a list of them", rule=where,
+                                 field="command")
+            try:
+                commands = tuple(compile_command_pattern(s) for s in sources)
+            except ValueError as exc:
+                raise self.error(f"bad command pattern: {exc}", rule=where,
+                                 field="command") from exc
+            if not any(spec.shell and tool_matches(tool, name) for name, spec in tools.items()):
+                raise self.error(
+                    f"no tool matching {tool!r} declares a shell argument "
+                    f"(add [tools.NAME] shell = \"command\")", rule=where, field="command")
+        args: list[ArgRule] = []
+        raw_args = table.get("args", {})
+        if not isinstance(raw_args, dict):
+            raise self.error("must be a table of argument patterns", rule=where, field="args")
+        for arg_name, pattern in raw_args.items():
+            sources = [pattern] if isinstance(pattern, str) else pattern
+            if not isinstance(sources, list) or not sources or not all(
+                    isinstance(s, str) for s in sources):
+                raise self.error("must be a pattern or a list of patterns", rule=where,
+                                 field=f"args.{arg_name}")
+            try:
+                compiled = tuple(compile_value_pattern(s) for s in sources)
+            except re.error as exc:
+                raise self.error(f"bad regular expression: {exc}", rule=where,
+                                 field=f"args.{arg_name}") from exc
+            args.append(ArgRule(name=arg_name, patterns=compiled))
+        mandatory = self.flag(table, "mandatory", where)
+        if mandatory and effect is not Effect.ASK:
+            raise self.error("only ask rules can be mandatory (deny rules always are)",
+                             rule=where, field="mandatory")
+        for key in ("roles", "approvals", "expires"):
+            if key in table and effect is not Effect.ASK:
+                raise self.error("only meaningful on ask rules", rule=where, field=key)
+        reason = table.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise self.error("must be a string", rule=where, field="reason")
+        return Rule(
+            id=rule_id, index=index, effect=effect, tool=tool, commands=commands,
+            args=tuple(args), mandatory=mandatory, risk=self.risk(table, where),
+            roles=self.strings(table, "roles", (), where),
+            approvals=self.count(table, "approvals", None, where) if "approvals" in table
+            else None,
+            expires=self.duration(table, "expires", None, where), reason=reason,
+        )
+
+    # ---- typed fields ---------------------------------------------------------------------
+
+    def table(self, raw: object, where: str) -> dict[str, Any]:
+        if not isinstance(raw, dict):
+            raise self.error("must be a table", rule=where)
+        return raw
+
+    def strings(self, table: Mapping[str, Any], key: str, default: tuple[str, ...],
+                where: str) -> tuple[str, ...]:
+        value = table.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.error("must be a list of non-empty strings", rule=where, field=key)
+        return tuple(value)
+
+    def flag(self, table: Mapping[str, Any], key: str, where: str) -> bool:
+        value = table.get(key, False)
+        if not isinstance(value, bool):
+            raise self.error("must be true or false", rule=where, field=key)
+        return value
+
+    def count(self, table: Mapping[str, Any], key: str, default: int | None,
+              where: str) -> Any:
+        value = table.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
+            raise self.error("must be an integer from 1 to 100", rule=where, field=key)
+        return value
+
+    def choice(self, table: Mapping[str, Any], key: str, options: tuple[str, ...], default: str,
+               where: str) -> str:
+        value = table.get(key, default)
+        if value not in options:
+            raise self.error("must be one of " + ", ".join(options), rule=where, field=key)
+        return str(value)
+
+    def mode(self, table: Mapping[str, Any], key: str, default: ReviewMode,
+             where: str) -> ReviewMode:
+        value = table.get(key, default.value)
+        try:
+            return ReviewMode(value)
+        except ValueError:
+            raise self.error("must be one of manual, auto, full", rule=where, field=key) from None
+
+    def risk(self, table: Mapping[str, Any], where: str) -> Risk | None:
+        value = table.get("risk")
+        if value is None:
+            return None
+        try:
+            return Risk(value)
+        except ValueError:
+            raise self.error("must be one of low, medium, high, critical", rule=where,
+                             field="risk") from None
+
+    def duration(self, table: Mapping[str, Any], key: str, default: float | None,
+                 where: str) -> float | None:
+        if key not in table:
+            return default
+        try:
+            return parse_duration(table[key])
+        except ValueError as exc:
+            raise self.error(str(exc), rule=where, field=key) from None

@@ -1,0 +1,148 @@
+"""Which rules apply to a tool, and whether a rule or grant matches one call.
+
+``ToolView`` is computed once per tool name and cached by the policy: the
+rules whose tool glob matches, split by the step of the evaluation order they
+belong to. That keeps a call to an unrelated tool from scanning every rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from signoff.model import Effect, Grant, Risk
+from signoff.policy.config import ArgRule, PolicyConfig, Rule, ToolSpec
+from signoff.policy.patterns import (
+    ValuePattern,
+    compile_command_pattern,
+    compile_value_pattern,
+    tool_matches,
+    value_text,
+)
+from signoff.policy.shell import ShellAnalysis, SimpleCommand
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolView:
+    name: str
+    spec: ToolSpec | None
+    known: bool
+    gated: bool
+    clarification: bool
+    base_risk: Risk
+    deny: tuple[Rule, ...]
+    mandatory_ask: tuple[Rule, ...]
+    ordered: tuple[Rule, ...]  # allow and non-mandatory ask rules, in file order
+
+
+def build_view(config: PolicyConfig, tool: str) -> ToolView:
+    rules = [r for r in config.rules if tool_matches(r.tool, tool)]
+    spec = config.tools.get(tool)
+    gated = tool in config.gated
+    clarification = tool == config.clarification_tool
+    known = (spec is not None or gated or clarification
+             or any(r.tool == tool for r in config.rules))
+    if spec is not None and spec.risk is not None:
+        base = spec.risk
+    elif gated or not known or (spec is not None and spec.writes):
+        base = Risk.MEDIUM
+    else:
+        base = Risk.LOW
+    return ToolView(
+        name=tool, spec=spec, known=known, gated=gated, clarification=clarification,
+        base_risk=base,
+        deny=tuple(r for r in rules if r.effect is Effect.DENY),
+        mandatory_ask=tuple(r for r in rules if r.effect is Effect.ASK and r.mandatory),
+        ordered=tuple(r for r in rules if r.effect is Effect.ALLOW
+                      or (r.effect is Effect.ASK and not r.mandatory)),
+    )
+
+
+def rule_matches(
+    rule: Rule,
+    args: Mapping[str, Any],
+    analysis: ShellAnalysis | None,
+    resolved: Mapping[str, list[str]],
+    *,
+    any_command: bool,
+    command: SimpleCommand | None = None,
+) -> bool:
+    """Does ``rule`` (whose tool glob already matched) match this call?
+
+    Deny and ask rules compare command names by basename and see nested
+    commands (``any_command``); an allow rule judges the one ``command`` given.
+    """
+    for arg in rule.args:
+        if not _arg_matches(arg, args, resolved):
+            return False
+    if not rule.commands:
+        return True
+    if analysis is None:
+        return False
+    by_basename = rule.effect is not Effect.ALLOW
+    if command is not None:
+        return any(p.matches(command.argv, by_basename=by_basename) for p in rule.commands)
+    if any_command:
+        return any(p.matches(c.argv, by_basename=True)
+                   for c in analysis.commands for p in rule.commands)
+    return False
+
+
+def _arg_matches(arg: ArgRule, args: Mapping[str, Any], resolved: Mapping[str, list[str]]) -> bool:
+    if arg.name not in args:
+        return False
+    value = args[arg.name]
+    texts = [value_text(v) for v in value] if isinstance(value, list) else [value_text(value)]
+    texts.extend(resolved.get(arg.name, ()))
+    return any(p.matches(t) for p in arg.patterns for t in texts)
+
+
+@lru_cache(maxsize=1024)
+def _grant_pattern(source: str) -> ValuePattern:
+    return compile_value_pattern(source)
+
+
+def grant_applies(
+    grant: Grant,
+    tool: str,
+    args: Mapping[str, Any],
+    now: float,
+    *,
+    shell_arg: str | None = None,
+    analysis: ShellAnalysis | None = None,
+) -> bool:
+    """An active grant for this tool whose argument patterns all match.
+
+    For a shell tool the pattern on the command argument is a *command
+    pattern*, judged like an allow rule: every simple command must match it
+    and nothing may be never-allow, so a grant for ``make *`` does not admit
+    ``make build && curl x | sh``.
+    """
+    if not tool_matches(grant.tool, tool):
+        return False
+    if grant.expires_at is not None and now >= grant.expires_at:
+        return False
+    if grant.max_uses is not None and grant.uses >= grant.max_uses:
+        return False
+    for name, pattern in grant.args.items():
+        if name not in args:
+            return False
+        if name == shell_arg:
+            if analysis is None or not analysis.allowable or not analysis.commands:
+                return False
+            try:
+                command = compile_command_pattern(pattern)
+            except ValueError:
+                return False
+            if not all(command.matches(c.argv, by_basename=False) for c in analysis.commands):
+                return False
+            continue
+        try:
+            compiled = _grant_pattern(pattern)
+        except Exception:  # a bad stored pattern matches nothing
+            return False
+        if not compiled.matches(value_text(args[name])):
+            return False
+    return True

@@ -1,0 +1,133 @@
+"""Review modes, interaction modes, and the trust boundary that builds a ``RunContext``.
+
+Two rules from the design live here:
+
+* a review mode that is unknown, missing or corrupt is ``manual`` (the safe
+  end), and no thread may go above the operator's ceiling;
+* an interaction mode can only come from a trusted caller, and an explicit
+  value with no meaning is a ``ConfigurationError`` — never a quiet fallback to
+  ``interactive``, which would let an unattended run wait on a human forever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from signoff.errors import ConfigurationError
+from signoff.model import InteractionMode, ReviewMode, RunContext
+
+# Keys only trusted callers may set; public input carrying them has them removed.
+TRUSTED_KEYS = frozenset({
+    "interaction_mode", "review_mode", "principal", "parent_call",
+    # legacy hints (DeerFlow's gateway): each one changes who may be asked
+    "non_interactive", "disable_clarification", "channel_name",
+})
+UNTRUSTED_KEYS = frozenset({"thread_id", "run_id", "session_id", "intent"})
+
+
+def parse_review_mode(value: object) -> ReviewMode:
+    """Any value → a review mode; anything unrecognised is ``manual``."""
+    if isinstance(value, ReviewMode):
+        return value
+    if isinstance(value, str):
+        try:
+            return ReviewMode(value.strip().lower())
+        except ValueError:
+            return ReviewMode.MANUAL
+    return ReviewMode.MANUAL
+
+
+def clamp(mode: ReviewMode, ceiling: ReviewMode) -> ReviewMode:
+    """The operator ceiling: a thread may not review less than the operator allows."""
+    return ceiling if mode.rank > ceiling.rank else mode
+
+
+def parse_interaction_mode(value: object) -> InteractionMode:
+    """An explicit interaction mode; unknown values raise ``unknown_interaction_mode``."""
+    if isinstance(value, InteractionMode):
+        return value
+    if isinstance(value, str):
+        try:
+            return InteractionMode(value.strip().lower())
+        except ValueError:
+            pass
+    raise ConfigurationError(
+        f"unknown interaction mode {value!r}: expected one of "
+        + ", ".join(m.value for m in InteractionMode),
+        code="unknown_interaction_mode",
+    )
+
+
+def resolve_interaction_mode(
+    explicit: object = None,
+    *,
+    non_interactive: bool = False,
+    channel_name: str | None = None,
+    disable_clarification: bool = False,
+) -> InteractionMode:
+    """Explicit mode first; then the legacy hints; else interactive."""
+    if explicit is not None:
+        return parse_interaction_mode(explicit)
+    if non_interactive:
+        return InteractionMode.SCHEDULED
+    if channel_name == "github":
+        return InteractionMode.WEBHOOK
+    if disable_clarification:
+        return InteractionMode.AUTONOMOUS
+    return InteractionMode.INTERACTIVE
+
+
+def trusted_context(
+    *,
+    thread_id: str | None = None,
+    run_id: str | None = None,
+    session_id: str | None = None,
+    review_mode: object = None,
+    interaction_mode: object = None,
+    principal: str | None = None,
+    intent: str | None = None,
+    parent_call: str | None = None,
+    non_interactive: bool = False,
+    channel_name: str | None = None,
+    disable_clarification: bool = False,
+) -> RunContext:
+    """For callers inside the trust boundary (the operator's scheduler, the server itself)."""
+    return RunContext(
+        thread_id=thread_id,
+        run_id=run_id,
+        session_id=session_id,
+        review_mode=None if review_mode is None else parse_review_mode(review_mode),
+        interaction_mode=resolve_interaction_mode(
+            interaction_mode,
+            non_interactive=non_interactive,
+            channel_name=channel_name,
+            disable_clarification=disable_clarification,
+        ),
+        principal=principal,
+        intent=intent,
+        parent_call=parent_call,
+    )
+
+
+def untrusted_context(data: Mapping[str, Any]) -> tuple[RunContext, tuple[str, ...]]:
+    """For public input (an HTTP body, a model-visible config): trusted keys are stripped.
+
+    Returns the context and the names of the keys that were removed, so the
+    boundary can log the attempt. Unknown keys are ignored, not errors: public
+    clients send all sorts of things.
+    """
+    stripped = tuple(sorted(k for k in data if k in TRUSTED_KEYS))
+    values: dict[str, str | None] = {}
+    for key in UNTRUSTED_KEYS:
+        value = data.get(key)
+        values[key] = value if isinstance(value, str) else None
+    return (
+        RunContext(
+            thread_id=values["thread_id"],
+            run_id=values["run_id"],
+            session_id=values["session_id"],
+            intent=values["intent"],
+        ),
+        stripped,
+    )

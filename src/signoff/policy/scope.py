@@ -1,0 +1,117 @@
+"""Step 4: every path a call touches, judged against the workspace.
+
+Paths come from three places: the tool's declared path arguments, its
+declared working-directory argument, and — for shell tools — redirection
+targets, path-like words and ``cd`` targets found by ``shell.analyze``. A
+relative shell path is judged against every directory a preceding ``cd``
+could have left the shell in (a ``cd`` inside a subshell may or may not
+persist, so each candidate counts and the worst wins). A word the analysis
+cannot place (an expansion, or a path after ``cd $X``) counts as outside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from signoff.errors import PathError
+from signoff.policy.config import ToolSpec, WorkspaceConfig
+from signoff.policy.shell import PathRef, ShellAnalysis
+from signoff.policy.workspace import Location, PathVerdict, Workspace
+
+# Device files a redirection may name without touching anyone's data.
+DEVICE_SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin",
+                          "/dev/tty", "/dev/random", "/dev/urandom"})
+_MAX_CWDS = 8
+
+
+@dataclass(slots=True)
+class ScopeResult:
+    resolved: dict[str, list[str]] = field(default_factory=dict)  # arg name → resolved paths
+    outside: list[PathVerdict] = field(default_factory=list)
+    invalid: list[PathVerdict] = field(default_factory=list)
+    allowlisted: list[PathVerdict] = field(default_factory=list)
+
+    def add(self, verdict: PathVerdict) -> None:
+        if verdict.code is not None:
+            self.invalid.append(verdict)
+        elif verdict.location is Location.ALLOWLISTED:
+            self.allowlisted.append(verdict)
+        elif not verdict.inside and all(v.given != verdict.given for v in self.outside):
+            self.outside.append(verdict)
+
+
+
+def judge_scope(
+    workspace: Workspace | None,
+    config: WorkspaceConfig | None,
+    spec: ToolSpec | None,
+    args: Mapping[str, Any],
+    analysis: ShellAnalysis | None,
+) -> ScopeResult:
+    result = ScopeResult()
+    if workspace is None or config is None or spec is None:
+        return result
+    base: str | None = None
+    if spec.cwd is not None and spec.cwd in args:
+        verdict = workspace.check(args[spec.cwd])
+        result.add(verdict)
+        base = verdict.resolved
+    for name in spec.paths:
+        if name not in args:
+            continue
+        value = args[name]
+        for item in value if isinstance(value, list) else [value]:
+            verdict = workspace.check(item, cwd=base)
+            result.add(verdict)
+            if verdict.resolved is not None:
+                result.resolved.setdefault(name, []).append(verdict.resolved)
+    if analysis is not None:
+        cwd_cache: dict[tuple[str | None, ...], list[str | None] | None] = {}
+        for ref in analysis.paths:
+            _judge_ref(workspace, ref, base, cwd_cache, result)
+    return result
+
+
+def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
+               cache: dict[tuple[str | None, ...], list[str | None] | None],
+               result: ScopeResult) -> None:
+    if ref.literal and ref.path in DEVICE_SINKS:
+        return
+    if not ref.literal:
+        result.add(_unplaceable(ref.path, "is an expansion whose value cannot be known "
+                                          "before it runs", workspace))
+        return
+    if ref.cds not in cache:
+        cache[ref.cds] = _candidate_cwds(workspace, ref.cds, base)
+    cwds = cache[ref.cds]
+    absolute = ref.path.startswith(("/", "~"))
+    if cwds is None and not absolute:
+        result.add(_unplaceable(ref.path, "follows a cd whose target cannot be known", workspace))
+        return
+    for cwd in cwds or [base]:
+        result.add(workspace.check(ref.path, cwd=cwd))
+
+
+def _candidate_cwds(workspace: Workspace, cds: tuple[str | None, ...],
+                    base: str | None) -> list[str | None] | None:
+    cwds: list[str | None] = [base]
+    for target in cds:
+        if target is None:
+            return None
+        moved: list[str | None] = []
+        for cwd in cwds:
+            try:
+                moved.append(workspace.resolve(target, cwd=cwd))
+            except PathError:
+                return None
+        cwds = list(dict.fromkeys([*cwds, *moved]))
+        if len(cwds) > _MAX_CWDS:
+            return None
+    return cwds
+
+
+def _unplaceable(given: str, why: str, workspace: Workspace) -> PathVerdict:
+    return PathVerdict(given=given, resolved=None, location=Location.OUTSIDE,
+                       note=f"{given!r} {why}; treated as outside workspace {workspace.name!r}")
