@@ -122,7 +122,7 @@ def _check(value: Any, depth: int) -> int:
     if depth > MAX_DEPTH:
         raise InvalidArguments(f"arguments nest deeper than {MAX_DEPTH}", code="too_deep")
     if isinstance(value, str):
-        if _SURROGATE.search(value):
+        if not value.isascii() and _SURROGATE.search(value):
             raise InvalidArguments("string holds a lone surrogate", code="lone_surrogate")
         return len(value) + 2
     if isinstance(value, dict):
@@ -132,7 +132,7 @@ def _check(value: Any, depth: int) -> int:
                 raise InvalidArguments(
                     f"object key {key!r} is not a string", code="non_string_key"
                 )
-            if _SURROGATE.search(key):
+            if not key.isascii() and _SURROGATE.search(key):
                 raise InvalidArguments("object key holds a lone surrogate", code="lone_surrogate")
             used += len(key) + 3 + _check(item, depth + 1)
         return used

@@ -7,6 +7,7 @@ file, the rule (id or index) and the field. See docs/policy.md for every key.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import re
@@ -48,6 +49,12 @@ class ToolSpec:
 class ArgRule:
     name: str
     patterns: tuple[ValuePattern, ...]
+    combined: re.Pattern[str] | None = None  # all patterns as one alternation, when it compiles
+
+    def matches(self, text: str) -> bool:
+        if self.combined is not None:
+            return self.combined.fullmatch(text) is not None
+        return any(p.matches(text) for p in self.patterns)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,16 +71,21 @@ class Rule:
     approvals: int | None = None
     expires: float | None = None
     reason: str | None = None
+    text: str = ""  # the description shown in verdicts, computed once at load
 
     def describe(self) -> str:
-        if self.reason:
-            return self.reason
-        parts = [f"tool {self.tool!r}"]
-        if self.commands:
-            parts.append("command " + " | ".join(repr(c.source) for c in self.commands))
-        for arg in self.args:
-            parts.append(f"{arg.name} ~ " + " | ".join(repr(p.source) for p in arg.patterns))
-        return f"rule '{self.id}' ({self.effect.value}): " + ", ".join(parts)
+        return self.text or _describe(self)
+
+
+def _describe(rule: Rule) -> str:
+    if rule.reason:
+        return rule.reason
+    parts = [f"tool {rule.tool!r}"]
+    if rule.commands:
+        parts.append("command " + " | ".join(repr(c.source) for c in rule.commands))
+    for arg in rule.args:
+        parts.append(f"{arg.name} ~ " + " | ".join(repr(p.source) for p in arg.patterns))
+    return f"rule '{rule.id}' ({rule.effect.value}): " + ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +133,15 @@ def parse_policy(text: str, *, source: str = "<policy>") -> PolicyConfig:
         raise PolicyError(f"not valid TOML: {exc}", file=source) from exc
     digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
     return _Loader(source).load(data, digest)
+
+
+def _combine(patterns: tuple[ValuePattern, ...]) -> re.Pattern[str] | None:
+    if len(patterns) == 1:
+        return patterns[0].regex
+    try:
+        return re.compile("|".join(f"(?:{p.regex.pattern})" for p in patterns), re.DOTALL)
+    except re.error:  # e.g. inline global flags in one of the regexes
+        return None
 
 
 def parse_duration(value: object) -> float | None:
@@ -309,7 +330,7 @@ class _Loader:
             except re.error as exc:
                 raise self.error(f"bad regular expression: {exc}", rule=where,
                                  field=f"args.{arg_name}") from exc
-            args.append(ArgRule(name=arg_name, patterns=compiled))
+            args.append(ArgRule(name=arg_name, patterns=compiled, combined=_combine(compiled)))
         mandatory = self.flag(table, "mandatory", where)
         if mandatory and effect is not Effect.ASK:
             raise self.error("only ask rules can be mandatory (deny rules always are)",
@@ -320,7 +341,7 @@ class _Loader:
         reason = table.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise self.error("must be a string", rule=where, field="reason")
-        return Rule(
+        rule = Rule(
             id=rule_id, index=index, effect=effect, tool=tool, commands=commands,
             args=tuple(args), mandatory=mandatory, risk=self.risk(table, where),
             roles=self.strings(table, "roles", (), where),
@@ -328,6 +349,7 @@ class _Loader:
             else None,
             expires=self.duration(table, "expires", None, where), reason=reason,
         )
+        return dataclasses.replace(rule, text=_describe(rule))
 
     # ---- typed fields ---------------------------------------------------------------------
 

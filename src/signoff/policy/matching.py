@@ -23,6 +23,8 @@ from signoff.policy.patterns import (
 )
 from signoff.policy.shell import ShellAnalysis, SimpleCommand
 
+_MISSING = object()
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolView:
@@ -91,12 +93,18 @@ def rule_matches(
 
 
 def _arg_matches(arg: ArgRule, args: Mapping[str, Any], resolved: Mapping[str, list[str]]) -> bool:
-    if arg.name not in args:
+    value = args.get(arg.name, _MISSING)
+    if value is _MISSING:
         return False
-    value = args[arg.name]
-    texts = [value_text(v) for v in value] if isinstance(value, list) else [value_text(value)]
-    texts.extend(resolved.get(arg.name, ()))
-    return any(p.matches(t) for p in arg.patterns for t in texts)
+    if isinstance(value, str):
+        if arg.matches(value):
+            return True
+    elif isinstance(value, list):
+        if any(arg.matches(value_text(v)) for v in value):
+            return True
+    elif arg.matches(value_text(value)):
+        return True
+    return any(arg.matches(p) for p in resolved.get(arg.name, ()))
 
 
 @lru_cache(maxsize=1024)

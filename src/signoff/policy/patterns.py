@@ -12,9 +12,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -86,6 +87,17 @@ def value_text(value: Any) -> str:
     return rfc8785.dumps(value).decode("utf-8")
 
 
+_GLOB_MAGIC = re.compile(r"[*?\[]")
+
+
+def _word_matcher(word: str) -> Callable[[str], bool]:
+    """A literal word compares by equality; a glob by its precompiled regex."""
+    if not _GLOB_MAGIC.search(word):
+        return word.__eq__
+    regex = re.compile(fnmatch.translate(word))
+    return lambda text: regex.match(text) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class CommandPattern:
     """``["git", "push", "*"]``: words to match one simple command's argv."""
@@ -93,6 +105,7 @@ class CommandPattern:
     source: str
     words: tuple[str, ...]
     rest: bool  # a final "*" word: any remaining words, none included
+    matchers: tuple[Callable[[str], bool], ...] = ()
 
     @property
     def name(self) -> str:
@@ -107,17 +120,13 @@ class CommandPattern:
             name = name.rsplit("/", 1)[-1]
         elif "/" not in pattern_name and "/" in name:
             return False  # an allow rule naming a bare command never admits a path
-        if not fnmatchcase(name, pattern_name):
+        matchers = self.matchers
+        if not matchers[0](name):
             return False
-        words = self.words[1:]
-        args = argv[1:]
-        if self.rest:
-            return len(args) >= len(words) and all(
-                fnmatchcase(a, w) for a, w in zip(args, words, strict=False)
-            )
-        return len(args) == len(words) and all(
-            fnmatchcase(a, w) for a, w in zip(args, words, strict=True)
-        )
+        count = len(matchers) - 1
+        if len(argv) - 1 < count or (not self.rest and len(argv) - 1 != count):
+            return False
+        return all(matchers[i](argv[i]) for i in range(1, count + 1))
 
 
 @lru_cache(maxsize=1024)
@@ -126,10 +135,11 @@ def compile_command_pattern(source: str) -> CommandPattern:
     words = tuple(shlex.split(source))
     if not words:
         raise ValueError("empty command pattern")
-    if words == ("*",):
-        return CommandPattern(source, words, True)  # any command, any arguments
+    if words == ("*",):  # any command, any arguments
+        return CommandPattern(source, words, True, (_word_matcher("*"),))
     rest = len(words) > 1 and words[-1] == "*"
-    return CommandPattern(source, words[:-1] if rest else words, rest)
+    kept = words[:-1] if rest else words
+    return CommandPattern(source, kept, rest, tuple(_word_matcher(w) for w in kept))
 
 
 @lru_cache(maxsize=4096)

@@ -1,0 +1,197 @@
+"""Asking by review mode, the interaction mode, and building the verdict.
+
+The second half of an evaluation: once the evaluation order (``evaluation.py``)
+has decided that a call needs a yes, this decides who gives it — a standing
+grant, full mode, the auto reviewer, or a human — and turns an ask that needs
+a human in an unattended run into ``blocked``. It also owns the evaluation's
+state (reasons, risk, the lazily computed args hash) and the ``Verdict`` itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from signoff.canonical import args_hash
+from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, ToolCall, Verdict
+from signoff.policy.config import Rule
+from signoff.policy.matching import ToolView, grant_applies
+from signoff.policy.modes import clamp
+from signoff.policy.shell import ShellAnalysis
+from signoff.review import ReviewOutcome, ReviewRequest
+
+if TYPE_CHECKING:
+    from signoff.policy.engine import Policy
+
+
+class _DecisionIds:
+    """Unique, cheap decision ids: a random per-process prefix and a counter.
+
+    Ids name log entries; they need to be unique, not secret. The prefix is
+    drawn again in a forked child so two processes never share a sequence.
+    """
+
+    def __init__(self) -> None:
+        self.reseed()
+        os.register_at_fork(after_in_child=self.reseed)
+
+    def reseed(self) -> None:
+        self.prefix = "dec_" + os.urandom(8).hex()
+        self.counter = itertools.count()
+
+    def __call__(self) -> str:
+        return f"{self.prefix}{next(self.counter):08x}"
+
+
+_decision_id = _DecisionIds()
+
+
+class Asking:
+    """The state of one evaluation and everything that turns it into a verdict."""
+
+    def __init__(self, policy: Policy, call: ToolCall, context: RunContext) -> None:
+        self.policy = policy
+        self.config = policy.config
+        self.call = call
+        self.context = context
+        requested = context.review_mode or self.config.default_review_mode
+        self.mode = clamp(requested, self.config.ceiling)
+        self.reasons: list[Reason] = []
+        if self.mode is not requested:
+            self.reasons.append(Reason(
+                step=Step.MODE, code="ceiling",
+                text=f"review mode {requested.value} clamped to the operator ceiling "
+                     f"{self.mode.value}"))
+        self.risk = Risk.LOW
+        self.args: dict[str, Any] = {}
+        self.hash: str | None = None
+        self.view: ToolView | None = None
+        self.analysis: ShellAnalysis | None = None
+
+    def by_mode(self, code: str, rules: tuple[Rule, ...], what: str) -> Verdict:
+        """A non-mandatory ask: a grant, full mode or the auto reviewer may answer it."""
+        grant = self.matching_grant()
+        if grant is not None:
+            self.reasons.append(Reason(step=Step.GRANT, code="grant", rule=f"grant:{grant}",
+                                       text=f"standing approval {grant} covers this call"))
+            return self.verdict(Effect.ALLOW, "grant", "Allowed by a standing approval.",
+                                source=f"grant:{grant}", grant_id=grant)
+        if self.mode is ReviewMode.FULL:
+            self.reasons.append(Reason(step=Step.MODE, code="mode_full",
+                                       text="full review mode approves without review"))
+            return self.verdict(Effect.ALLOW, "mode_full", "Allowed (full review mode).",
+                                source="mode:full")
+        if self.mode is ReviewMode.AUTO:
+            outcome = self.review()
+            if outcome is not None and outcome.approve:
+                self.reasons.append(Reason(step=Step.REVIEWER, code="reviewer_approved",
+                                           text=outcome.reason))
+                return self.verdict(Effect.ALLOW, "reviewer_approved",
+                                    "Allowed by the auto reviewer.", source="reviewer")
+            self.reasons.append(Reason(
+                step=Step.REVIEWER, code="reviewer_escalated",
+                text=outcome.reason if outcome is not None else "reviewer gave no valid verdict"))
+        return self.human(mandatory=False, rules=rules, what=what, code=code)
+
+    def human(self, *, mandatory: bool, rules: Sequence[Rule], what: str,
+              code: str = "mandatory_ask") -> Verdict:
+        cfg = self.config
+        interaction = self.context.interaction_mode
+        if interaction.unattended:
+            if not mandatory and cfg.unattended_asks == "allow" and not self.context.parent_call:
+                self.reasons.append(Reason(
+                    step=Step.INTERACTION, code="unattended_allowed",
+                    text=f"unattended_asks = allow lets this {interaction.value} root run pass"))
+                return self.verdict(Effect.ALLOW, "unattended_allowed",
+                                    "Allowed (unattended run, non-mandatory ask).",
+                                    source="unattended")
+            self.reasons.append(Reason(
+                step=Step.INTERACTION, code="needs_human",
+                text=f"a {interaction.value} run cannot wait for a human"))
+            return self.verdict(
+                Effect.BLOCKED, "needs_human",
+                f"BLOCKED: this call needs a human decision ({what}), and this "
+                f"{interaction.value} run cannot ask one. Missing decision: approval of "
+                f"{self.call.name} with these arguments. Continue without it or report it.",
+                mandatory=mandatory, rules=rules)
+        return self.verdict(
+            Effect.ASK, code,
+            f"Waiting for human approval: {what}.", mandatory=mandatory, rules=rules)
+
+    def review(self) -> ReviewOutcome | None:
+        request = ReviewRequest(call=self.call, args=self.args, context=self.context,
+                                risk=self.risk, reasons=tuple(self.reasons))
+        try:
+            outcome = self.policy.reviewer.review(request)
+        except Exception:  # a reviewer that fails is doubt, and doubt goes to a human
+            return None
+        if not isinstance(outcome, ReviewOutcome) or not isinstance(outcome.approve, bool):
+            return None
+        return outcome
+
+    def matching_grant(self) -> str | None:
+        context = self.context
+        if context.thread_id is None and context.session_id is None:
+            return None
+        grants = self.policy.memory.grants_for(
+            thread_id=context.thread_id, session_id=context.session_id, tool=self.call.name)
+        now = self.policy.clock()
+        shell_arg = self.view.spec.shell if self.view and self.view.spec else None
+        for grant in grants:
+            if grant_applies(grant, self.call.name, self.args, now, shell_arg=shell_arg,
+                             analysis=self.analysis):
+                return grant.id
+        return None
+
+    def raise_risk(self, risk: Risk) -> None:
+        if risk.rank > self.risk.rank:
+            self.risk = risk
+
+    def rule_reason(self, step: Step, rule: Rule, code: str) -> Reason:
+        key = (id(rule), step, code)
+        reason = self.policy._reasons.get(key)
+        if reason is None:
+            reason = Reason(step=step, rule=rule.id, effect=rule.effect, code=code,
+                            text=rule.describe())
+            self.policy._reasons[key] = reason
+        self.reasons.append(reason)
+        if rule.risk is not None:
+            self.raise_risk(rule.risk)
+        return reason
+
+    def deny(self, step: Step, code: str, message: str) -> Verdict:
+        self.reasons.append(Reason(step=step, code=code, effect=Effect.DENY, text=message))
+        return self.verdict(Effect.DENY, code, message)
+
+    def args_hash(self) -> str:
+        if self.hash is None:
+            self.hash = args_hash(self.args)
+        return self.hash
+
+    def verdict(self, effect: Effect, code: str, message: str, *, source: str = "policy",
+                mandatory: bool = False, rules: Sequence[Rule] = (),
+                grant_id: str | None = None) -> Verdict:
+        cfg = self.config
+        roles: tuple[str, ...] = cfg.default_roles
+        approvals = cfg.default_approvals
+        expires = cfg.default_expires
+        if rules:
+            roles = tuple(dict.fromkeys(r for rule in rules for r in rule.roles)) or roles
+            approvals = max((r.approvals for r in rules if r.approvals), default=approvals)
+            limits = [r.expires for r in rules if r.expires is not None]
+            expires = min(limits) if limits else expires
+        asks = effect in (Effect.ASK, Effect.BLOCKED)
+        return Verdict(
+            effect=effect, code=code, message=message, reasons=tuple(self.reasons),
+            risk=self.risk, source=source, policy_version=cfg.version,
+            decision_id=_decision_id(),
+            call_id=self.call.id if isinstance(self.call.id, str) else None,
+            tool=self.call.name if isinstance(self.call.name, str) else repr(self.call.name),
+            args_hash=self.args_hash() if asks else self.hash,
+            review_mode=self.mode, interaction_mode=self.context.interaction_mode,
+            roles=roles if asks else (), approvals=approvals if asks else 0,
+            expires_in=expires if asks else None, mandatory=mandatory and asks,
+            grant_id=grant_id,
+        )

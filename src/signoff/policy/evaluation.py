@@ -1,0 +1,221 @@
+"""The evaluation order of DESIGN §2, one step after another.
+
+The order is the contract (DESIGN §2):
+
+1. well-formedness → deny;
+2. mandatory deny rules, 3. rejection memory, 4. workspace scope,
+   5. mandatory ask rules — all run, the strongest wins
+   (deny > mandatory ask > scope ask);
+6. allow / ask rules, first match wins (shell commands judged one by one),
+7. gated and unknown tools → ask by review mode (grant, full, auto reviewer),
+8. everything else → allow;
+
+then the interaction mode: an ask that needs a human in an unattended run is
+``blocked``. Evaluation touches no database and runs nothing; memory of
+rejections and grants comes in through ``DecisionMemory``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from signoff.canonical import parse_args
+from signoff.errors import InvalidArguments
+from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
+from signoff.policy.asking import Asking
+from signoff.policy.classify import classify
+from signoff.policy.config import Rule
+from signoff.policy.matching import rule_matches
+from signoff.policy.memory import Memory
+from signoff.policy.scope import ScopeResult, judge_scope
+from signoff.policy.shell import ShellAnalysis, analyze
+
+
+class Evaluation(Asking):
+    """One call through the order; ``run()`` returns its verdict."""
+
+    def run(self) -> Verdict:
+        call = self.call
+        if not isinstance(call.id, str) or not call.id.strip():
+            return self.deny(Step.WELL_FORMED, "missing_call_id",
+                             "This tool call has no id, so no decision can be bound to it; "
+                             "it was not run.")
+        name = call.name
+        if not isinstance(name, str) or not name or len(name) > 256 or not name.isprintable():
+            return self.deny(Step.WELL_FORMED, "invalid_tool_name",
+                             f"Tool name {name!r} is not a valid tool name.")
+        try:
+            self.args = parse_args(call.args)
+        except InvalidArguments as exc:
+            return self.deny(Step.WELL_FORMED, exc.code,
+                             f"The arguments of {name!r} were refused: {exc.message}.")
+        view = self.view = self.policy.view(name)
+        self.raise_risk(view.base_risk)
+
+        if view.clarification and (self.mode is ReviewMode.FULL
+                                   or self.context.interaction_mode.unattended):
+            why = ("full review mode" if self.mode is ReviewMode.FULL
+                   else f"this {self.context.interaction_mode.value} run")
+            return self.deny(
+                Step.CLARIFICATION, "clarification_withdrawn",
+                f"{name} is not available in {why}: no one will answer. Proceed on minimal, "
+                "reversible, clearly stated assumptions, or stop and report what decision "
+                "is missing.")
+
+        analysis: ShellAnalysis | None = None
+        if view.spec is not None and view.spec.shell is not None:
+            command = self.args.get(view.spec.shell)
+            if not isinstance(command, str):
+                return self.deny(Step.WELL_FORMED, "invalid_shell_argument",
+                                 f"{name} needs a string argument {view.spec.shell!r} "
+                                 "holding the command.")
+            analysis = self.analysis = analyze(command)
+            for danger in classify(analysis):
+                self.raise_risk(danger.risk)
+                self.reasons.append(Reason(step=Step.CLASSIFIER, code=danger.code,
+                                           text=danger.text))
+
+        # Steps 2–5: all run; strongest wins.
+        scope = judge_scope(self.policy.workspace, self.config.workspace, view.spec,
+                            self.args, analysis)
+        denies: list[Reason] = []
+        for rule in view.deny:
+            if rule_matches(rule, self.args, analysis, scope.resolved, any_command=True):
+                denies.append(self.rule_reason(Step.MANDATORY_DENY, rule, "rule_deny"))
+        rejection = self.rejection()
+        if rejection is not None:
+            denies.append(rejection)
+        denies.extend(self.scope_reasons(scope))
+        mandatory: list[Rule] = [
+            rule for rule in view.mandatory_ask
+            if rule_matches(rule, self.args, analysis, scope.resolved, any_command=True)
+        ]
+        for rule in mandatory:
+            self.rule_reason(Step.MANDATORY_ASK, rule, "mandatory_ask")
+        ws = self.config.workspace
+        if denies:
+            first = denies[0]
+            return self.verdict(Effect.DENY, first.code or "denied", self.deny_message(first))
+        if mandatory or (scope.outside and ws is not None and ws.mandatory):
+            return self.human(mandatory=True, rules=mandatory,
+                              what=self.ask_what(mandatory, scope))
+        if scope.outside:
+            return self.by_mode("outside_workspace", (), f"access outside workspace "
+                                f"'{ws.name if ws else ''}': {scope.outside[0].given}")
+
+        # Steps 6–8.
+        decided = self.ordered_rules(analysis, scope)
+        if decided is not None:
+            return decided
+        if view.gated:
+            self.reasons.append(Reason(step=Step.GATED, code="gated",
+                                       text=f"{name} is a gated tool"))
+            return self.by_mode("gated", (), f"gated tool {name}")
+        if not view.known:
+            self.reasons.append(Reason(step=Step.UNKNOWN_TOOL, code="unknown_tool",
+                                       text=f"the policy does not know the tool {name!r}"))
+            if self.config.unknown_tools == "deny":
+                return self.verdict(Effect.DENY, "unknown_tool",
+                                    f"The tool {name!r} is not permitted by policy.")
+            if self.config.unknown_tools == "ask":
+                return self.by_mode("unknown_tool", (), f"unknown tool {name}")
+        self.reasons.append(Reason(step=Step.DEFAULT, code="default_allow",
+                                   text="no rule asks or denies; allowed by default"))
+        return self.verdict(Effect.ALLOW, "allowed", "Allowed.")
+
+    def ordered_rules(self, analysis: ShellAnalysis | None, scope: ScopeResult) -> Verdict | None:
+        """Step 6: allow and non-mandatory ask rules in file order, first match wins."""
+        assert self.view is not None
+        rules = self.view.ordered
+        if analysis is None:
+            for rule in rules:
+                if not rule.commands and rule_matches(rule, self.args, None, scope.resolved,
+                                                      any_command=False):
+                    return self.rule_decides(rule)
+            return None
+        first: dict[int, Rule] = {}
+        for index, command in enumerate(analysis.commands):
+            for rule in rules:
+                if rule_matches(rule, self.args, analysis, scope.resolved, any_command=False,
+                                command=command):
+                    first[index] = rule
+                    break
+        asked = next((r for r in first.values() if r.effect is Effect.ASK), None)
+        if asked is not None:
+            return self.rule_decides(asked)
+        for finding in analysis.never_allow:
+            self.reasons.append(Reason(step=Step.SHELL, code=finding.code, text=finding.text))
+        if analysis.allowable and analysis.commands and len(first) == len(analysis.commands):
+            for rule in dict.fromkeys(first.values()):
+                self.rule_reason(Step.ALLOW_RULE, rule, "rule_allow")
+            return self.verdict(Effect.ALLOW, "rule_allow", "Allowed by policy.")
+        uncovered = [c for i, c in enumerate(analysis.commands) if i not in first]
+        if uncovered and analysis.allowable:
+            names = ", ".join(repr(" ".join(c.argv)[:60]) for c in uncovered[:3])
+            self.reasons.append(Reason(step=Step.SHELL, code="not_allowed",
+                                       text=f"no allow rule admits {names}"))
+        return None
+
+    def rule_decides(self, rule: Rule) -> Verdict:
+        if rule.effect is Effect.ALLOW:
+            self.rule_reason(Step.ALLOW_RULE, rule, "rule_allow")
+            return self.verdict(Effect.ALLOW, "rule_allow", "Allowed by policy.")
+        self.rule_reason(Step.ASK_RULE, rule, "rule_ask")
+        return self.by_mode("rule_ask", (rule,), rule.describe())
+
+    def rejection(self) -> Reason | None:
+        thread = self.context.thread_id
+        if not thread:
+            return None
+        memory = self.policy.memory
+        if isinstance(memory, Memory) and not memory._rejections:
+            return None
+        found = memory.rejection_for(thread, self.call.name, self.args_hash())
+        if found is None:
+            return None
+        alternatives = (" Alternatives offered: " + "; ".join(found.alternatives) + "."
+                        if found.alternatives else "")
+        reason = Reason(step=Step.REJECTION_MEMORY, code="rejected_before",
+                        rule=f"request:{found.request_id}" if found.request_id else None,
+                        effect=Effect.DENY,
+                        text=f"A human already rejected this exact call: {found.reason}."
+                             f"{alternatives} Do not retry the same call.")
+        self.reasons.append(reason)
+        return reason
+
+    def scope_reasons(self, scope: ScopeResult) -> list[Reason]:
+        denies: list[Reason] = []
+        ws = self.config.workspace
+        for listed in scope.allowlisted[:5]:
+            self.reasons.append(Reason(
+                step=Step.WORKSPACE, code="allowlisted", effect=Effect.ALLOW,
+                text=f"{listed.given!r} is outside the workspace but on its allowlist"))
+        for bad in scope.invalid:
+            reason = Reason(step=Step.WORKSPACE, code=bad.code or "invalid_path",
+                            effect=Effect.DENY, text=f"Access denied: {bad.note}")
+            self.reasons.append(reason)
+            denies.append(reason)
+        if scope.outside and ws is not None:
+            self.raise_risk(ws.risk)
+            effect = {"allow": Effect.ALLOW, "approve": Effect.ASK, "deny": Effect.DENY}[ws.outside]
+            for out in scope.outside[:5]:
+                reason = Reason(
+                    step=Step.WORKSPACE, code="outside_workspace", effect=effect,
+                    text=f"Access denied: {out.given!r} is outside workspace {ws.name!r}"
+                    if effect is Effect.DENY else out.note)
+                self.reasons.append(reason)
+                if effect is Effect.DENY:
+                    denies.append(reason)
+            if ws.outside == "allow":
+                scope.outside.clear()
+        return denies
+
+    def ask_what(self, rules: Sequence[Rule], scope: ScopeResult) -> str:
+        if rules:
+            return "; ".join(r.describe() for r in rules)
+        return f"access outside the workspace: {scope.outside[0].given}"
+
+    def deny_message(self, reason: Reason) -> str:
+        if reason.step is Step.MANDATORY_DENY:
+            return f"Denied by policy ({reason.text}). Do not retry this call."
+        return reason.text
