@@ -7,6 +7,7 @@ are judged on parsed argv (after quote removal), so ``r''m -rf /`` counts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from signoff.model import Risk
@@ -14,7 +15,12 @@ from signoff.policy.shell import ShellAnalysis, SimpleCommand
 
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "xh"})
 _RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3",
-                      "perl", "ruby", "node", "php", "sudo", "source", "."})
+                      "perl", "ruby", "node", "php", "sudo", "source", ".", "eval"})
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+
+
+def _runs_code(name: str) -> bool:
+    return name in _RUNNERS or bool(_PYTHON.match(name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +40,18 @@ def classify(analysis: ShellAnalysis) -> tuple[Danger, ...]:
     for commands in by_pipeline.values():
         names = [c.basename for c in commands]
         for i, name in enumerate(names):
-            if name in _DOWNLOADERS and any(n in _RUNNERS for n in names[i + 1:]):
+            if name in _DOWNLOADERS and any(_runs_code(n) for n in names[i + 1:]):
                 found.setdefault("pipe_to_shell", Danger(
                     Risk.CRITICAL, "pipe_to_shell", f"{name} output piped into an interpreter"))
+    # bash <(curl …), sh -c "$(curl …)", eval "$(wget -O- …)": the download is substituted
+    # into an interpreter rather than piped.
+    if any(f.code == "substitution" for f in analysis.never_allow):
+        every = {c.basename for c in analysis.commands}
+        downloader = next((n for n in sorted(every) if n in _DOWNLOADERS), None)
+        if downloader is not None and any(_runs_code(n) for n in every):
+            found.setdefault("pipe_to_shell", Danger(
+                Risk.CRITICAL, "pipe_to_shell",
+                f"{downloader} output substituted into an interpreter"))
     return tuple(found.values())
 
 

@@ -11,19 +11,26 @@ cannot place (an expansion, or a path after ``cd $X``) counts as outside.
 
 from __future__ import annotations
 
+import fnmatch
+import glob
+import itertools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.errors import PathError
 from signoff.policy.config import ToolSpec, WorkspaceConfig
-from signoff.policy.shell import PathRef, ShellAnalysis
+from signoff.policy.shell import ShellAnalysis
+from signoff.policy.shellpaths import PathRef, has_glob
 from signoff.policy.workspace import Location, PathVerdict, Workspace
 
 # Device files a redirection may name without touching anyone's data.
 DEVICE_SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin",
                           "/dev/tty", "/dev/random", "/dev/urandom"})
 _MAX_CWDS = 8
+_MAX_GLOB_PARTS = 3
+_MAX_GLOB_MATCHES = 256
 
 
 @dataclass(slots=True)
@@ -91,7 +98,42 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
         result.add(_unplaceable(ref.path, "follows a cd whose target cannot be known", workspace))
         return
     for cwd in cwds or [base]:
-        result.add(workspace.check(ref.path, cwd=cwd))
+        if not has_glob(ref.path) or ref.path.startswith("~"):
+            result.add(workspace.check(ref.path, cwd=cwd))
+            continue
+        expanded = _expand_glob(workspace, ref.path, cwd)
+        if expanded is None:
+            result.add(_unplaceable(ref.path, "is a glob too wide to judge", workspace))
+            continue
+        for match in expanded:
+            result.add(workspace.check(match, cwd=cwd))
+
+
+def _expand_glob(workspace: Workspace, pattern: str, cwd: str | None) -> list[str] | None:
+    """What the shell would pass for a glob word, judged file by file (``cat *`` reads
+    through a symlink the workspace holds). ``None`` when it is too wide to enumerate.
+
+    Only globs whose fixed prefix lies inside the workspace are expanded: a prefix
+    outside is outside already. A component that matches ``..`` (``.*`` in dash and
+    bash before 5.2) also stands for ``..``. No match: the shell passes the word as is.
+    """
+    parts = pattern.split("/")
+    if sum(1 for part in parts if has_glob(part)) > _MAX_GLOB_PARTS:
+        return None
+    fixed = "/".join(itertools.takewhile(lambda part: not has_glob(part), parts)) or "."
+    if pattern.startswith("/") and fixed == ".":
+        fixed = "/"
+    if not workspace.check(fixed, cwd=cwd).inside:
+        return [pattern]
+    start = workspace.resolve(cwd) if cwd is not None else workspace.root
+    full = pattern if pattern.startswith("/") else os.path.join(start, pattern)
+    matches = list(itertools.islice(glob.iglob(full), _MAX_GLOB_MATCHES + 1))
+    if len(matches) > _MAX_GLOB_MATCHES:
+        return None
+    dotdot = "/".join(".." if has_glob(p) and fnmatch.fnmatchcase("..", p) else p for p in parts)
+    if dotdot != pattern:
+        matches.append(dotdot)
+    return matches or [pattern]
 
 
 def _candidate_cwds(workspace: Workspace, cds: tuple[str | None, ...],

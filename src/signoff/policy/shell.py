@@ -14,10 +14,19 @@ its error recovery marks exactly where input stops being bash (``ERROR`` and
   ``find -exec``), ``eval`` and ``bash -c`` strings — those are *nested*: deny
   rules see them, and their presence already forbids an allow;
 * ``never_allow`` findings: constructs no allow rule may ever match;
-* path references (redirection targets, path-like arguments, ``cd`` targets)
-  for the workspace guard, with the ``cd`` history that places relative ones.
+* path references (redirection targets, every literal argument — any word may
+  name a symlink that leads out —, ``cd`` targets) for the workspace guard,
+  with the ``cd`` history that places relative ones.
 
-It never executes anything and never raises on hostile input.
+Where tree-sitter-bash reads input differently from bash, bash wins or the
+input is never allowed: ``\\r``/``\\v``/``\\f`` split words for the parser but
+not for bash (``control_character``); a backslash-newline inside a word joins
+it for bash (re-parsed joined, ``line_continuation``); words after a
+redirection target are arguments (``echo x > f /etc/passwd``); backticks in
+unquoted heredoc bodies and in ``${…}`` are substitutions.
+
+It never executes anything and never raises on hostile input; the work spent
+on nested scripts is bounded (``too_complex``).
 """
 
 from __future__ import annotations
@@ -30,13 +39,15 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
+from signoff.policy import shellpaths
 from signoff.policy import shellwords as sw
+from signoff.policy.shellpaths import PathRef
 
 MAX_SHELL_BYTES = 64 * 1024
 MAX_SIMPLE_COMMANDS = 50
 MAX_NESTED_SCRIPTS = 3  # bash -c "bash -c '…'" depth we are willing to look into
+NESTED_BUDGET = 64 * 1024  # characters of nested scripts and argv one analysis may look into
 MAX_PATH_REFS = 1024  # more distinct paths than this and the rest count as one unknown path
-PATH_MAX = 4096  # a longer word cannot name a file (ENAMETOOLONG), so it is no path reference
 
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
@@ -51,6 +62,8 @@ _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 # Characters bash keeps inside a word but tree-sitter-bash splits words on (\v, \f, \r), and
 # other C0 controls: the parse would no longer be what bash runs, or what an approver sees.
 _CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
+_IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS(?![A-Za-z0-9_])")
+_POSITIONAL = re.compile(r"\$[0-9]|\$\{[0-9]\}")  # empty in an agent's shell: rm$IFS$9x
 _LINE_CONTINUATION = re.compile(r"\\(\n|.)", re.DOTALL)
 
 
@@ -81,16 +94,6 @@ class SimpleCommand:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PathRef:
-    """A path the command reads or writes, and the ``cd`` targets seen before it."""
-
-    path: str
-    literal: bool
-    write: bool
-    cds: tuple[str | None, ...] = ()  # None: a cd whose target cannot be known statically
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ShellAnalysis:
     source: str
     commands: tuple[SimpleCommand, ...]
@@ -114,6 +117,31 @@ class _Walk:
     # passes to a command as arguments, keyed by the id of that command's node.
     extra_words: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
     seen_paths: set[PathRef] = field(default_factory=set)
+    # Shared by a walk and the walks of its nested scripts: what is left to look into.
+    budget: list[int] = field(default_factory=lambda: [NESTED_BUDGET])
+
+    def spend(self, cost: int) -> bool:
+        """Take ``cost`` from the shared budget; False (and a finding) once it runs out."""
+        if self.budget[0] < cost:
+            self.find("too_complex", "too much nested code to judge")
+            return False
+        self.budget[0] -= cost
+        return True
+
+    def merge(self, inner: _Walk) -> None:
+        """Take a nested walk's commands (as nested, on fresh pipeline ids), findings, paths."""
+        ids: dict[int, int] = {}
+        for c in inner.commands:
+            if c.pipeline not in ids:
+                self.pipelines += 1
+                ids[c.pipeline] = self.pipelines
+            self.commands.append(SimpleCommand(
+                argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
+                pipeline=ids[c.pipeline], source=c.source))
+        for finding in inner.findings.values():
+            self.findings.setdefault(finding.code, finding)
+        for ref in inner.paths:
+            self.add_path(ref)
 
     def find(self, code: str, text: str) -> None:
         self.findings.setdefault(code, Finding(code=code, text=text))
@@ -184,20 +212,14 @@ def _line_continuations(command: str, walk: _Walk, start: int) -> None:
     text too: when it reads differently, deny rules see its commands and no allow may match.
     """
     text = _LINE_CONTINUATION.sub(lambda m: "" if m.group(1) == "\n" else m.group(0), command)
-    inner = _Walk(depth=walk.depth)
+    if not walk.spend(len(text)):
+        return
+    inner = _Walk(depth=walk.depth, budget=walk.budget)
     _analyze_into(text, inner, nested=True, joined=True)
     if [c.argv for c in inner.commands] == [c.argv for c in walk.commands[start:]]:
         return
     walk.find("line_continuation", "a backslash-newline joins what the parser splits")
-    walk.commands.extend(
-        SimpleCommand(argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
-                      pipeline=c.pipeline, source=c.source)
-        for c in inner.commands
-    )
-    for finding in inner.findings.values():
-        walk.findings.setdefault(finding.code, finding)
-    for ref in inner.paths:
-        walk.add_path(ref)
+    walk.merge(inner)
 
 
 def _fallback_commands(command: str, walk: _Walk) -> None:
@@ -217,7 +239,8 @@ def _fallback_commands(command: str, walk: _Walk) -> None:
     for token in [*tokens, ";"]:
         if token and set(token) <= set(";&|()<>\n"):
             if words:
-                for name in sw.brace_expand(words[0]) if "{" in words[0] else [words[0]]:
+                names = sw.brace_expand(words[0]) if "{" in words[0] else None
+                for name in names or [words[0]]:
                     walk.commands.append(SimpleCommand(
                         argv=(name, *words[1:]), literal=(True,) * len(words), name_plain=False,
                         nested=True, pipeline=0, source=command))
@@ -248,6 +271,10 @@ def _visit(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int |
             walk.find("arithmetic", "arithmetic expansion can run code through array subscripts")
         elif kind == "expansion" and not sw.plain_expansion(current):
             walk.find("parameter_expansion", f"parameter expansion {_text(current)[:40]!r}")
+            _backticks(current, walk)
+        elif kind == "heredoc_body" and current.parent is not None and \
+                sw.heredoc_expands(current.parent):
+            _backticks(current, walk)
         elif kind in ("variable_assignment", "variable_assignments"):
             walk.find("assignment", f"variable assignment {_text(current)[:40]!r}")
         elif kind == "function_definition":
@@ -265,6 +292,18 @@ def _visit(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int |
         children = current.children
         for child in reversed(children):
             stack.append((child, is_nested, pipe))
+
+
+def _backticks(node: tree_sitter.Node, walk: _Walk) -> None:
+    """`cmd` that tree-sitter leaves as text (unquoted heredoc bodies, ``${x:-`cmd`}``)."""
+    text = _text(node)
+    if "`" not in text:
+        return
+    scripts = sw.backtick_scripts(text)
+    if scripts:
+        walk.find("substitution", f"command substitution in {text[:40]!r}")
+    for script in scripts:
+        _nested_script(script, walk)
 
 
 def _trailing_words(redirect: tree_sitter.Node) -> list[tree_sitter.Node]:
@@ -344,15 +383,18 @@ def _command(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int
     walk.commands.append(cmd)
     if not literal[0]:
         walk.find("dynamic_command_name", f"command name {argv[0][:40]!r} is not a plain word")
+        if "IFS" in argv[0]:
+            # rm${IFS}x, rm$IFS$9x: bash splits the expansion into words; deny rules see rm
+            _nested_script(_POSITIONAL.sub("", _IFS.sub(" ", cmd.source)), walk)
     elif not name_plain:
         walk.find("quoted_command_name", f"command name {_text(node.children[0])[:40]!r} is quoted")
     if "{" in argv[0] and literal[0]:
         walk.find("brace_expansion", f"command name {argv[0][:40]!r} uses brace expansion")
-        for expanded in sw.brace_expand(argv[0]):
+        for expanded in sw.brace_expand(argv[0]) or ():
             walk.commands.append(SimpleCommand(
                 argv=(expanded, *argv[1:]), literal=literal, name_plain=False, nested=True,
                 pipeline=pipeline, source=cmd.source))
-    _paths_of(cmd, words, walk)
+    shellpaths.paths_of(cmd, words, walk)
     _judge_special(cmd, walk, stdin=_stdin_texts(node))
 
 
@@ -395,59 +437,6 @@ def _redirect(node: tree_sitter.Node, walk: _Walk) -> None:
                           cds=tuple(walk.cds)))
 
 
-def _paths_of(cmd: SimpleCommand, words: list[sw.WordValue], walk: _Walk) -> None:
-    name = cmd.basename
-    args = words[1:]
-    if name in ("cd", "pushd"):
-        target = next((w for w in args if not w.text.startswith("-") or w.text == "-"), None)
-        if target is None or not target.literal or target.text in ("-", "") or \
-                target.text.startswith("~"):
-            walk.cds.append(None)
-            if target is not None:
-                walk.add_path(PathRef(path=target.text, literal=False, write=False,
-                                      cds=tuple(walk.cds[:-1])))
-            return
-        walk.add_path(PathRef(path=target.text, literal=True, write=False, cds=tuple(walk.cds)))
-        walk.cds.append(target.text)
-        return
-    cds = tuple(walk.cds)
-    for word in args:
-        if not word.literal:
-            # "$F", x$F, ${F}: whatever it expands to may be a path we cannot place
-            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds))
-            continue
-        for text in _path_candidates(word.text):
-            walk.add_path(PathRef(path=text, literal=True, write=False, cds=cds))
-
-
-def _path_candidates(text: str) -> list[str]:
-    """The paths a literal argument may name.
-
-    Any plain word may be a file (``cat link`` where ``link`` points outside), so every
-    one is judged; an option's attached value (``--file=/x``, ``-c/x``) and the value of a
-    ``key=/x`` word too.
-    """
-    if not text or text == "-" or len(text.encode("utf-8", "surrogateescape")) > PATH_MAX:
-        return []
-    out: list[str] = []
-    if text.startswith("-"):
-        if "=" in text:
-            value = text.split("=", 1)[1]
-        elif not text.startswith("--"):
-            value = text[2:]  # -c/etc/x, -C.., -f~/x
-        else:
-            return []
-        if value and ("/" in value or value.startswith("~") or value in (".", "..")):
-            out.append(value)
-        return out
-    out.append(text)
-    if "=" in text:
-        value = text.split("=", 1)[1]
-        if value.startswith(("/", "~")) or value in (".", "..") or value.startswith("../"):
-            out.append(value)
-    return out
-
-
 def _judge_special(cmd: SimpleCommand, walk: _Walk, *, stdin: tuple[str, ...] = ()) -> None:
     """Findings for commands that run other code, and the inner commands deny rules must see."""
     name = cmd.basename
@@ -457,9 +446,9 @@ def _judge_special(cmd: SimpleCommand, walk: _Walk, *, stdin: tuple[str, ...] = 
         if name == "eval" and len(argv) > 1:
             _nested_script(" ".join(argv[1:]), walk)
         elif name == "trap":
-            script = sw.trap_script(argv)
-            if script is not None:
-                _nested_script(script, walk)
+            handler = sw.trap_script(argv)
+            if handler is not None:
+                _nested_script(handler, walk)
         elif name in ("exec", "coproc"):  # exec -a NAME CMD, coproc [NAME] CMD
             _nested_suffixes(cmd, walk, stdin)
         return
@@ -469,16 +458,16 @@ def _judge_special(cmd: SimpleCommand, walk: _Walk, *, stdin: tuple[str, ...] = 
             walk.find("shell_inline", f"{name} -c runs an inline script")
             for text in script:
                 _nested_script(text, walk)
-        elif sw.reads_stdin(argv):
+        elif sw.shell_reads_stdin(argv):
             walk.find("interpreter_stdin", f"{name} reads its program from standard input")
             for text in stdin:  # bash <<< 'rm x', sh <<EOF … EOF
                 _nested_script(text, walk)
         return
     if name in sw.WRAPPERS:
         walk.find("wrapper", f"{name} runs another command")
-        if name == "env":
-            for text in sw.env_split_strings(argv):  # env -S 'rm x'
-                _nested_script(text, walk)
+        scripts = sw.env_split_strings(argv) if name == "env" else sw.wrapper_scripts(argv)
+        for text in scripts:  # env -S 'rm x', su -c 'rm x', ssh host 'rm x'
+            _nested_script(text, walk)
         _nested_suffixes(cmd, walk, stdin)
         return
     if name == "find":
@@ -492,7 +481,7 @@ def _judge_special(cmd: SimpleCommand, walk: _Walk, *, stdin: tuple[str, ...] = 
     if finding is not None:
         walk.find(*finding)
         return
-    if name in sw.INTERPRETERS and sw.reads_stdin(argv):
+    if sw.is_interpreter(name) and sw.reads_stdin(argv):
         walk.find("interpreter_stdin", f"{name} reads its program from standard input")
 
 
@@ -513,7 +502,7 @@ def _nested_suffixes(cmd: SimpleCommand, walk: _Walk, stdin: tuple[str, ...]) ->
 
 def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: _Walk, *,
                  stdin: tuple[str, ...] = ()) -> None:
-    if not argv:
+    if not argv or not walk.spend(len(argv)):
         return
     inner = SimpleCommand(argv=argv, literal=(True,) * len(argv), name_plain=False, nested=True,
                           pipeline=outer.pipeline, source=outer.source)
@@ -528,19 +517,13 @@ def _nested_script(text: str, walk: _Walk) -> None:
     if walk.depth >= MAX_NESTED_SCRIPTS:
         walk.find("too_deep", "scripts nested too deeply to judge")
         return
+    if not walk.spend(len(text)):
+        return
     walk.depth += 1
-    inner = _Walk(depth=walk.depth)
+    inner = _Walk(depth=walk.depth, budget=walk.budget)
     _analyze_into(text, inner, nested=True)
     walk.depth -= 1
-    walk.commands.extend(
-        SimpleCommand(argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
-                      pipeline=c.pipeline + 10_000 * walk.depth, source=c.source)
-        for c in inner.commands
-    )
-    for finding in inner.findings.values():
-        walk.findings.setdefault(finding.code, finding)
-    for ref in inner.paths:
-        walk.add_path(ref)
+    walk.merge(inner)
 
 
 def _text(node: tree_sitter.Node) -> str:
@@ -548,8 +531,3 @@ def _text(node: tree_sitter.Node) -> str:
     return raw.decode("utf-8", "surrogateescape") if raw is not None else ""
 
 
-_GLOB_CHARS = re.compile(r"[*?\[]")
-
-
-def has_glob(word: str) -> bool:
-    return bool(_GLOB_CHARS.search(word))

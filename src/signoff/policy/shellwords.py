@@ -28,6 +28,16 @@ WRAPPERS = frozenset({
     "proxychains4", "daemonize", "start-stop-daemon", "cgexec", "sg", "newgrp", "expect",
 })
 
+# Wrappers that hand a shell a string: ``su -c 'rm x'``, ``watch 'rm x'``, ``ssh host rm x``.
+_SCRIPT_FLAGS: dict[str, frozenset[str]] = {
+    name: frozenset({"-c", "--command"}) for name in ("su", "runuser", "script", "flock", "sg")
+}
+_JOINS_ARGS = frozenset({"ssh", "watch"})
+_MAX_SCRIPT_CANDIDATES = 8
+
+_MAX_BRACES = 64
+_MAX_BRACE_WORD = 4096
+
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 INTERPRETERS = frozenset({
     "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "Rscript", "R",
@@ -142,16 +152,60 @@ def decode_ansi_c(body: str) -> str:
     return _ANSI.sub(one, body)
 
 
+def backtick_scripts(text: str, limit: int = 16) -> list[str]:
+    """The bodies of `…` substitutions in text bash expands but tree-sitter leaves opaque
+    (an unquoted heredoc body, ``${x:-`cmd`}``). An unclosed one runs to the end."""
+    out: list[str] = []
+    index = 0
+    while index < len(text) and len(out) < limit:
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char != "`":
+            index += 1
+            continue
+        body: list[str] = []
+        index += 1
+        while index < len(text) and text[index] != "`":
+            if text[index] == "\\" and index + 1 < len(text):
+                body.append(text[index + 1] if text[index + 1] in "`$\\" else text[index:index + 2])
+                index += 2
+                continue
+            body.append(text[index])
+            index += 1
+        out.append("".join(body))
+        index += 1
+    return out
+
+
+def heredoc_expands(redirect: tree_sitter.Node) -> bool:
+    """A heredoc whose delimiter is unquoted: its body undergoes expansion and substitution."""
+    for child in redirect.children:
+        if child.type == "heredoc_start":
+            return not any(q in _text(child) for q in ("'", '"', "\\"))
+    return True
+
+
 def plain_expansion(node: tree_sitter.Node) -> bool:
     """``${NAME}`` with no operator: as harmless as ``$NAME``."""
     return bool(_PLAIN_EXPANSION.match(_text(node)))
 
 
-def brace_expand(word: str, limit: int = 16) -> list[str]:
-    """Bash brace expansion of comma lists (``{r,}m`` → ``rm``, ``m``), bounded."""
+def brace_expand(word: str, limit: int = 16) -> list[str] | None:
+    """Bash brace expansion of comma lists (``{r,}m`` → ``rm``, ``m``), bounded.
+
+    ``None`` when the word would expand to more than ``limit`` words or has too many
+    braces to try: the caller must then treat the word as unknown, never as its first
+    few expansions (``cat {1,…,16,/etc/passwd}``).
+    """
+    if word.count("{") > _MAX_BRACES or len(word) > _MAX_BRACE_WORD:
+        return None
     out: list[str] = []
     stack = [word]
-    while stack and len(out) < limit:
+    while stack:
+        if len(out) >= limit:
+            return None
         current = stack.pop()
         match = _innermost_brace(current)
         if match is None:
@@ -176,18 +230,59 @@ def _innermost_brace(word: str) -> tuple[int, int, list[str]] | None:
     return None
 
 
+# Shell options that take the next word as their value (bash -o errexit -c …).
+_SHELL_VALUE_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+
+
+def _shell_options(argv: tuple[str, ...]) -> tuple[int | None, int]:
+    """(index of the word holding ``c``, index of the first operand) of a shell's argv."""
+    index = 1
+    while index < len(argv):
+        arg = argv[index]
+        if arg in ("--", "-"):
+            return None, index + 1
+        if arg in _SHELL_VALUE_OPTS:
+            index += 2
+        elif arg.startswith("--"):
+            index += 1
+        elif arg.startswith(("-", "+")) and len(arg) > 1:
+            if "c" in arg[1:]:
+                return index, index + 1
+            index += 2 if arg[-1] in "oO" else 1  # -eo pipefail
+        else:
+            return None, index
+    return None, index
+
+
 def shell_inline_script(argv: tuple[str, ...]) -> list[str] | None:
     """For ``bash -c SCRIPT …``: the strings that may be the script; ``None`` without ``-c``."""
-    for index, arg in enumerate(argv[1:], start=1):
-        if arg == "--":
-            return None
-        if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
-            return [a for a in argv[index + 1:] if not a.startswith("-")]
-        if arg.startswith("+") and "c" in arg[1:]:
-            return [a for a in argv[index + 1:] if not a.startswith("-")]
-        if not arg.startswith(("-", "+")):
-            return None
-    return None
+    flag, first = _shell_options(argv)
+    if flag is None:
+        return None
+    return [a for a in argv[first:] if not a.startswith("-")]
+
+
+def shell_reads_stdin(argv: tuple[str, ...]) -> bool:
+    """A shell with no script operand (``bash``, ``sh -s``, ``bash -o errexit``) reads stdin."""
+    _flag, first = _shell_options(argv)
+    return first >= len(argv) or any(a in ("-s", "/dev/stdin") for a in argv[1:first + 1])
+
+
+def wrapper_scripts(argv: tuple[str, ...]) -> list[str]:
+    """Shell strings a wrapper passes to a shell: the ``-c`` value, or its joined arguments."""
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    out: list[str] = []
+    flags = _SCRIPT_FLAGS.get(name)
+    if flags is not None:
+        for index, arg in enumerate(argv[1:-1], start=1):
+            if arg in flags or (arg[:1] == "-" and arg[1:2] != "-" and arg.endswith("c")):
+                out.append(argv[index + 1])  # -c SCRIPT, -qc SCRIPT
+            elif arg.startswith("--command="):
+                out.append(arg.split("=", 1)[1])
+    if name in _JOINS_ARGS:
+        starts = [i for i in range(1, len(argv)) if not argv[i].startswith("-")]
+        out.extend(" ".join(argv[i:]) for i in starts[:_MAX_SCRIPT_CANDIDATES])
+    return out[:_MAX_SCRIPT_CANDIDATES]
 
 
 def env_split_strings(argv: tuple[str, ...]) -> list[str]:
@@ -244,14 +339,25 @@ def find_exec(argv: tuple[str, ...]) -> list[tuple[str, ...]] | None:
     return parts if parts else None
 
 
+def is_interpreter(name: str) -> bool:
+    return name in INTERPRETERS or bool(_PYTHON.match(name))
+
+
 def inline_code(name: str, argv: tuple[str, ...]) -> tuple[str, str] | None:
     """A finding when an interpreter, awk or sed is handed a program on the command line."""
     if _PYTHON.match(name):
+        skip = False
         for arg in argv[1:]:
-            if arg == "--" or not arg.startswith("-"):
+            if skip:  # the value of -W / -X
+                skip = False
+                continue
+            if arg == "--" or not arg.startswith("-") or arg.startswith("-m"):
                 return None
-            if not arg.startswith("--") and "c" in arg[1:]:
+            if arg.startswith("--"):
+                continue
+            if "c" in arg[1:].split("W", 1)[0].split("X", 1)[0]:
                 return ("inline_code", f"{name} -c runs inline code")
+            skip = arg[-1] in "WX"  # -W ignore, -X dev; -Wignore carries its value
         return None
     flags = _INLINE_FLAGS.get(name)
     if flags is not None:

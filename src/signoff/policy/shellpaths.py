@@ -1,0 +1,117 @@
+"""Which paths a shell command reads or writes, and where ``cd`` leaves it.
+
+Every literal argument may name a file (``cat link`` where ``link`` points
+outside), so each is a path reference; so are option values (``--file=/x``,
+``-c/x``), brace forms (``{/etc/passwd,x}``) and ``cd`` targets. A word that
+cannot be placed statically — an expansion, ``~+``/``~-``, a path after
+``cd $X`` — is recorded as not literal, and the workspace guard counts it as
+outside. Kept apart from the tree walk in ``shell.py``: this is what the
+workspace step consumes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from signoff.policy import shellwords as sw
+
+if TYPE_CHECKING:
+    from signoff.policy.shell import SimpleCommand
+
+PATH_MAX = 4096  # a longer word cannot name a file (ENAMETOOLONG), so it is no path reference
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathRef:
+    """A path the command reads or writes, and the ``cd`` targets seen before it."""
+
+    path: str
+    literal: bool
+    write: bool
+    cds: tuple[str | None, ...] = ()  # None: a cd whose target cannot be known statically
+
+class PathSink(Protocol):
+    """Where path references go: the shell walk's list, with its ``cd`` history."""
+
+    cds: list[str | None]
+
+    def add_path(self, ref: PathRef) -> None: ...
+
+
+def paths_of(cmd: SimpleCommand, words: list[sw.WordValue], walk: PathSink) -> None:
+    name = cmd.basename
+    args = words[1:]
+    if name in ("cd", "pushd", "popd"):
+        track_cd(name, args, walk)
+        return
+    cds = tuple(walk.cds)
+    for word in args:
+        if not word.literal:
+            # "$F", x$F, ${F}: whatever it expands to may be a path we cannot place
+            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds))
+            continue
+        expanded = sw.brace_expand(word.text) if "{" in word.text else [word.text]
+        if expanded is None:
+            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds))
+            continue
+        for each in expanded:  # cat {/etc/passwd,x} is cat /etc/passwd x
+            for text in path_candidates(each):
+                # ~+ is $PWD and ~- is $OLDPWD: nothing static knows where those are
+                walk.add_path(PathRef(path=text, literal=not text.startswith(("~+", "~-")),
+                                      write=False, cds=cds))
+
+
+def track_cd(name: str, args: list[sw.WordValue], walk: PathSink) -> None:
+    """Track where a ``cd`` leaves the shell; one whose target is not one known path is unknown."""
+    before = tuple(walk.cds)
+    target = None if name == "popd" else next(
+        (w for w in args if not w.text.startswith("-") or w.text == "-"), None)
+    texts: list[str] = []
+    if target is not None and target.literal:
+        expanded = sw.brace_expand(target.text) if "{" in target.text else [target.text]
+        texts = [t for t in expanded or () if t]
+    if len(texts) == 1 and not texts[0].startswith(("~", "-")) and not has_glob(texts[0]):
+        walk.add_path(PathRef(path=texts[0], literal=True, write=False, cds=before))
+        walk.cds.append(texts[0])
+        return
+    # cd alone (home), cd -, cd ~, cd $X, cd {/etc,}, cd s*, popd: it lands somewhere unknown,
+    # and a later ``ls`` with no argument reads whatever that is
+    walk.cds.append(None)
+    where = target.text if target is not None else "~" if name == "cd" else f"<{name}>"
+    walk.add_path(PathRef(path=where, literal=False, write=False, cds=before))
+
+
+def path_candidates(text: str) -> list[str]:
+    """The paths a literal argument may name.
+
+    Any plain word may be a file (``cat link`` where ``link`` points outside), so every
+    one is judged; an option's attached value (``--file=/x``, ``-c/x``) and the value of a
+    ``key=/x`` word too.
+    """
+    text = text.split("\x00", 1)[0]  # $'/etc/passwd\0x' reaches the kernel as /etc/passwd
+    if not text or text == "-" or len(text.encode("utf-8", "surrogateescape")) > PATH_MAX:
+        return []
+    out: list[str] = []
+    if text.startswith("-"):
+        if "=" in text:
+            value = text.split("=", 1)[1]
+        elif not text.startswith("--"):
+            value = text[2:]  # -c/etc/x, -C.., -f~/x
+        else:
+            return []
+        if value and ("/" in value or value.startswith("~") or value in (".", "..")):
+            out.append(value)
+        return out
+    out.append(text)
+    if "=" in text:
+        value = text.split("=", 1)[1]
+        if value.startswith(("/", "~")) or value in (".", "..") or value.startswith("../"):
+            out.append(value)
+    return out
+
+
+def has_glob(word: str) -> bool:
+    return bool(_GLOB_CHARS.search(word))
