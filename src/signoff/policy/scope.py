@@ -29,6 +29,7 @@ from signoff.policy.workspace import Location, PathVerdict, Workspace
 DEVICE_SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin",
                           "/dev/tty", "/dev/random", "/dev/urandom"})
 _MAX_CWDS = 8
+MAX_PATHS_PER_ARGUMENT = 1024  # past this, one unknown path stands for the rest (asks)
 _MAX_GLOB_PARTS = 3
 _MAX_GLOB_MATCHES = 256
 
@@ -39,13 +40,15 @@ class ScopeResult:
     outside: list[PathVerdict] = field(default_factory=list)
     invalid: list[PathVerdict] = field(default_factory=list)
     allowlisted: list[PathVerdict] = field(default_factory=list)
+    _outside_given: set[str] = field(default_factory=set)
 
     def add(self, verdict: PathVerdict) -> None:
         if verdict.code is not None:
             self.invalid.append(verdict)
         elif verdict.location is Location.ALLOWLISTED:
             self.allowlisted.append(verdict)
-        elif not verdict.inside and all(v.given != verdict.given for v in self.outside):
+        elif not verdict.inside and verdict.given not in self._outside_given:
+            self._outside_given.add(verdict.given)
             self.outside.append(verdict)
 
 
@@ -69,7 +72,13 @@ def judge_scope(
         if name not in args:
             continue
         value = args[name]
-        for item in value if isinstance(value, list) else [value]:
+        items = value if isinstance(value, list) else [value]
+        if len(items) > MAX_PATHS_PER_ARGUMENT:
+            result.add(_unplaceable(f"<{len(items)} paths in {name!r}>",
+                                    f"are more than {MAX_PATHS_PER_ARGUMENT} paths to judge",
+                                    workspace))
+            items = items[:MAX_PATHS_PER_ARGUMENT]
+        for item in items:
             verdict = workspace.check(item, cwd=base)
             result.add(verdict)
             if verdict.resolved is not None:
