@@ -10,7 +10,15 @@ reworded; codes may not.
     ├── PathError                     a path that cannot be judged or opened safely
     ├── ConfigurationError            a caller or operator asked for something undefined
     │   └── PolicyError               signoff.toml does not load; names file, rule, field
-    └── ShellError                    reserved for shell analysis failures surfaced to callers
+    ├── ShellError                    reserved for shell analysis failures surfaced to callers
+    ├── Unauthenticated        401    no identity, or a token nobody holds
+    ├── Forbidden              403    role_missing, self_approval, agent_cannot_decide
+    ├── NotFound               404    no such request, user or tool
+    ├── Conflict               409    already_decided, already_voted, idempotency_conflict,
+    │                                 call_id_reused, thread_waiting, illegal_transition
+    ├── Expired                410    the request expired (judged by the server's clock)
+    ├── InvalidDecision        422    invalid_edit, edit_denied, missing_reason
+    └── StoreError             503    the database could not be reached or refused
 
 Control-flow outcomes (``deny``, ``ask``, ``blocked``) are *verdicts*, not
 errors: they are returned, never raised.
@@ -111,3 +119,51 @@ class ShellError(SignoffError):
 
     code = "shell_error"
     http_status = 422
+
+
+class Unauthenticated(SignoffError):
+    code = "unauthenticated"
+    http_status = 401
+
+
+class Forbidden(SignoffError):
+    """An authenticated identity may not do this (``role_missing``, ``self_approval``,
+    ``agent_cannot_decide``)."""
+
+    code = "forbidden"
+    http_status = 403
+
+
+class NotFound(SignoffError):
+    code = "not_found"
+    http_status = 404
+
+
+class Conflict(SignoffError):
+    """The state moved on: ``already_decided`` (carries ``status``), ``already_voted``,
+    ``idempotency_conflict``, ``call_id_reused``, ``thread_waiting``, ``illegal_transition``."""
+
+    code = "conflict"
+    http_status = 409
+
+    def __init__(self, message: str, *, code: str | None = None, status: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.status = status
+
+
+class Expired(SignoffError):
+    code = "expired"
+    http_status = 410
+
+
+class InvalidDecision(SignoffError):
+    """A decision that cannot apply: ``invalid_edit`` (schema), ``edit_denied`` (policy),
+    ``missing_reason``."""
+
+    code = "invalid_decision"
+    http_status = 422
+
+
+class StoreError(SignoffError):
+    code = "store_unavailable"
+    http_status = 503

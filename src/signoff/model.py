@@ -236,3 +236,153 @@ class Rejection:
     reason: str
     alternatives: tuple[str, ...] = ()
     request_id: str | None = None
+
+
+class RequestStatus(enum.StrEnum):
+    """The approval request lifecycle (DESIGN §3); legal moves live in ``lifecycle.py``."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+    RESPONDED = "responded"
+    EXECUTING = "executing"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    UNKNOWN = "unknown"  # a run died mid-call: needs reconciliation, never a silent re-run
+    INVALIDATED = "invalidated"  # re-validation before running failed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequest:
+    """One call awaiting humans, frozen: ``args`` is canonical JSON text, ``args_hash`` its hash.
+
+    ``approved_args``/``approved_hash`` are set when an approver edited the
+    call; what runs is always ``run_args``, re-hashed before it runs.
+    """
+
+    id: str
+    call_id: str
+    tool: str
+    args: str
+    args_hash: str
+    status: RequestStatus
+    risk: Risk
+    summary: str
+    policy_version: str
+    created_at: float
+    updated_at: float
+    thread_id: str | None = None
+    run_id: str | None = None
+    session_id: str | None = None
+    parent_call: str | None = None
+    principal: str | None = None
+    agent: str | None = None
+    description: str | None = None  # agent-supplied, shown as such, never trusted
+    expected_effect: str | None = None
+    evidence: tuple[str, ...] = ()
+    resource_versions: Mapping[str, str] = field(default_factory=dict)
+    roles: tuple[str, ...] = ()
+    approvals_required: int = 1
+    expires_at: float | None = None
+    mandatory: bool = False
+    decision_id: str | None = None
+    reasons: tuple[Mapping[str, Any], ...] = ()
+    review_mode: ReviewMode = ReviewMode.MANUAL
+    approved_args: str | None = None
+    approved_hash: str | None = None
+    outcome_code: str | None = None
+    outcome_reason: str | None = None
+    alternatives: tuple[str, ...] = ()
+    response: str | None = None
+    result: str | None = None  # JSON text of what the tool returned
+    error: str | None = None
+    fencing_token: int | None = None
+    lease_until: float | None = None
+    executor: str | None = None
+    version: int = 0
+
+    @property
+    def run_args(self) -> str:
+        return self.approved_args if self.approved_args is not None else self.args
+
+    @property
+    def run_hash(self) -> str:
+        return self.approved_hash if self.approved_hash is not None else self.args_hash
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, enum.Enum):
+                value = value.value
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[name] = value
+        return out
+
+
+class DecisionKind(enum.StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+    EDIT = "edit"  # approve with new arguments, re-checked and re-hashed
+    RESPOND = "respond"  # answer the model without running the tool
+
+
+class ApproveScope(enum.StrEnum):
+    ONCE = "once"  # Approve once
+    THREAD = "thread"  # Approve for this thread: also a thread grant for this tool and pattern
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    """What an approver says. The approver is never a field: it comes from authentication.
+
+    Build with ``Decision.approve()``, ``Decision.reject(reason, alternatives)``,
+    ``Decision.edit(args)`` or ``Decision.respond(message)``.
+    """
+
+    kind: DecisionKind
+    reason: str | None = None
+    alternatives: tuple[str, ...] = ()
+    args: Mapping[str, Any] | str | None = None
+    message: str | None = None
+    scope: ApproveScope = ApproveScope.ONCE
+    grant_args: Mapping[str, str] | None = None  # patterns for a thread grant; default: exact
+
+    @classmethod
+    def approve(cls, *, scope: ApproveScope | str = ApproveScope.ONCE,
+                grant_args: Mapping[str, str] | None = None) -> Decision:
+        return cls(kind=DecisionKind.APPROVE, scope=ApproveScope(scope), grant_args=grant_args)
+
+    @classmethod
+    def reject(cls, reason: str, alternatives: tuple[str, ...] | list[str] = ()) -> Decision:
+        return cls(kind=DecisionKind.REJECT, reason=reason, alternatives=tuple(alternatives))
+
+    @classmethod
+    def edit(cls, args: Mapping[str, Any] | str, *, reason: str | None = None) -> Decision:
+        return cls(kind=DecisionKind.EDIT, args=args, reason=reason)
+
+    @classmethod
+    def respond(cls, message: str) -> Decision:
+        return cls(kind=DecisionKind.RESPOND, message=message)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionRecord:
+    """A decision as stored: who (authenticated), on which request, approving which hash."""
+
+    id: str
+    request_id: str
+    kind: DecisionKind
+    approver: str
+    created_at: float
+    args_hash: str | None = None  # the hash an approve or edit approves
+    reason: str | None = None
+    alternatives: tuple[str, ...] = ()
+    args: str | None = None
+    message: str | None = None
+    scope: ApproveScope = ApproveScope.ONCE

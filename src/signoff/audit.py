@@ -1,0 +1,83 @@
+"""The tamper-evident audit log: an append-only hash chain.
+
+Each event's hash covers the previous event's hash and the event's own
+canonical (RFC 8785) content, so changing, removing or reordering any event
+breaks every hash after it. ``verify`` walks the chain and names the first
+index that does not check out. Stores refuse UPDATE and DELETE on the table
+(SQLite triggers, PostgreSQL trigger and privileges); the chain catches what
+gets past them (a dropped trigger, a hand-edited file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import rfc8785
+
+GENESIS = "sha256:" + "0" * 64
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditEvent:
+    index: int  # 1, 2, 3, … without gaps
+    at_us: int  # server clock, microseconds since the epoch
+    kind: str  # request.created, decision.recorded, request.approved, call.allowed, …
+    request_id: str | None
+    actor: str | None
+    data: str  # canonical JSON text
+    prev_hash: str
+    hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "at_us": self.at_us, "kind": self.kind,
+                "request_id": self.request_id, "actor": self.actor,
+                "data": json.loads(self.data), "prev_hash": self.prev_hash,
+                "hash": self.hash}
+
+
+def canonical_data(data: Mapping[str, Any]) -> str:
+    return rfc8785.dumps(data).decode("utf-8")
+
+
+def chain_hash(prev_hash: str, *, index: int, at_us: int, kind: str, request_id: str | None,
+               actor: str | None, data: str) -> str:
+    body = rfc8785.dumps({"index": index, "at_us": at_us, "kind": kind,
+                          "request_id": request_id, "actor": actor, "data": data})
+    return "sha256:" + hashlib.sha256(prev_hash.encode("ascii") + b"\n" + body).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    ok: bool
+    count: int
+    first_bad: int | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "count": self.count, "first_bad": self.first_bad,
+                "reason": self.reason}
+
+
+def verify(events: Iterable[AuditEvent]) -> Verification:
+    """Check the chain; report the first bad index (a gap, a changed field, a broken link)."""
+    prev = GENESIS
+    expected = 1
+    count = 0
+    for event in events:
+        count += 1
+        if event.index != expected:
+            return Verification(False, count, expected,
+                                f"event {expected} is missing (next is {event.index})")
+        if event.prev_hash != prev:
+            return Verification(False, count, event.index, "link to the previous event broken")
+        recomputed = chain_hash(prev, index=event.index, at_us=event.at_us, kind=event.kind,
+                                request_id=event.request_id, actor=event.actor, data=event.data)
+        if recomputed != event.hash:
+            return Verification(False, count, event.index, "content does not match its hash")
+        prev = event.hash
+        expected += 1
+    return Verification(True, count)

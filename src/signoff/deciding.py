@@ -1,0 +1,286 @@
+"""Taking a decision: authenticate, check, record, maybe transition — in one transaction.
+
+Everything a decision depends on is read under the request's row lock and
+written in the same transaction with its audit events, so 32 approvers
+racing produce exactly one transition, and a crash leaves either the whole
+decision or none of it.
+
+Rules (DESIGN §3): the approver is the authenticated identity; agents never
+decide; the requester and the agent's own identity never approve; a role
+list means "at least one of these"; the server's clock judges expiry; one
+rejection rejects; ``required_approvals`` distinct approvers must approve the
+*same* arguments hash (an edit starts a new count on the new hash).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from signoff import lifecycle
+from signoff.canonical import args_hash, canonical_text, hash_bytes, parse_args
+from signoff.errors import Conflict, Expired, Forbidden, InvalidArguments, InvalidDecision, NotFound
+from signoff.identity import Identity
+from signoff.model import (
+    ApprovalRequest,
+    ApproveScope,
+    Decision,
+    DecisionKind,
+    DecisionRecord,
+    Effect,
+    Grant,
+    GrantScope,
+    Rejection,
+    RequestStatus,
+    ToolCall,
+)
+from signoff.policy import Policy
+from signoff.policy.modes import trusted_context
+from signoff.policy.patterns import value_text
+from signoff.store.base import Store, Tx
+from signoff.tools import ToolEntry
+
+_GLOB_META = re.compile(r"([*?\[])")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionResult:
+    request: ApprovalRequest
+    decision_id: str
+    approvals: int  # distinct approvals of the arguments that would run
+    required: int
+    transitioned: bool  # this decision moved the request out of pending
+    replayed: bool = False  # an idempotent replay of an earlier identical decision
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"request_id": self.request.id, "status": self.request.status.value,
+                "decision_id": self.decision_id, "approvals": self.approvals,
+                "required": self.required, "transitioned": self.transitioned,
+                "replayed": self.replayed}
+
+
+class Deciding:
+    """The decide half of the gate (a mixin: the gate supplies the attributes)."""
+
+    store: Store
+    policy: Policy
+    clock: Callable[[], float]
+    tools: dict[str, ToolEntry]
+    agent: str | None
+
+    def decide(self, request_id: str, decision: Decision, *, identity: Identity,
+               idempotency_key: str | None = None) -> DecisionResult:
+        """Record one authenticated decision. Raises ``Forbidden``, ``NotFound``,
+        ``Conflict`` (``already_decided``, ``already_voted``, ``idempotency_conflict``),
+        ``Expired`` or ``InvalidDecision``; never half-writes."""
+        if not identity.may_decide:
+            raise Forbidden(f"{identity.name} is an agent identity and cannot decide"
+                            if not identity.disabled else f"{identity.name} is disabled",
+                            code="agent_cannot_decide" if not identity.disabled
+                            else "identity_disabled")
+        edited = self._edited_args(decision)
+        body = _body_hash(request_id, decision, edited)
+        now = self.clock()
+        expired: ApprovalRequest | None = None
+        with self.store.transaction() as tx:
+            if idempotency_key is not None:
+                stored = tx.idempotent_response(idempotency_key)
+                if stored is not None:
+                    return self._replay(tx, request_id, body, stored)
+            request = tx.get_request(request_id, lock=True)
+            if request is None:
+                raise NotFound(f"no approval request {request_id!r}", code="not_found")
+            self._authorize(request, identity)
+            if request.status is not RequestStatus.PENDING:
+                raise Conflict(f"request {request_id} is already {request.status.value}",
+                               code="already_decided", status=request.status.value)
+            if request.expires_at is not None and now >= request.expires_at:
+                expired = self._transition(tx, request, RequestStatus.EXPIRED, now,
+                                           actor=identity.name, outcome_code="expired")
+            else:
+                result = self._apply(tx, request, decision, edited=edited, identity=identity,
+                                     now=now)
+                if idempotency_key is not None:
+                    tx.put_idempotent_response(
+                        idempotency_key, request_id=request_id, body_hash=body,
+                        response=json.dumps(result.to_dict()), at=now)
+                tx.notify(request_id)
+        if expired is not None:
+            raise Expired(f"request {request_id} expired before this decision", code="expired")
+        return result
+
+    # ---- checks --------------------------------------------------------------------------------
+
+    def _authorize(self, request: ApprovalRequest, identity: Identity) -> None:
+        if identity.name in {request.principal, request.agent} - {None}:
+            raise Forbidden(f"{identity.name} asked for this call and cannot decide it",
+                            code="self_approval")
+        if not identity.holds_any(request.roles):
+            raise Forbidden(f"{identity.name} holds none of the roles "
+                            f"{', '.join(request.roles)} this request needs", code="role_missing")
+
+    def _edited_args(self, decision: Decision) -> dict[str, Any] | None:
+        if decision.kind is DecisionKind.REJECT and not (decision.reason or "").strip():
+            raise InvalidDecision("a rejection needs a reason the agent can act on",
+                                  code="missing_reason")
+        if decision.kind is DecisionKind.RESPOND and not (decision.message or "").strip():
+            raise InvalidDecision("a response needs a message", code="missing_message")
+        if decision.kind is not DecisionKind.EDIT:
+            return None
+        try:
+            return parse_args(decision.args)
+        except InvalidArguments as exc:
+            raise InvalidDecision(f"edited arguments: {exc.message}", code="invalid_edit") from exc
+
+    def _check_edit(self, request: ApprovalRequest, args: dict[str, Any]) -> None:
+        tool = self.tools.get(request.tool)
+        if tool is not None:
+            tool.validate(args)
+        context = trusted_context(thread_id=request.thread_id, session_id=request.session_id,
+                                  principal=request.principal, parent_call=request.parent_call)
+        verdict = self.policy.evaluate(
+            ToolCall(id=request.call_id, name=request.tool, args=args), context)
+        if verdict.effect is Effect.DENY:
+            raise InvalidDecision(f"the policy denies the edited call: {verdict.message}",
+                                  code="edit_denied")
+
+    # ---- applying ------------------------------------------------------------------------------
+
+    def _apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
+               edited: dict[str, Any] | None, identity: Identity, now: float) -> DecisionResult:
+        record_id = "dec_" + uuid.uuid4().hex
+        kind = decision.kind
+        target_hash = request.run_hash
+        changes: dict[str, Any] = {}
+        if kind is DecisionKind.EDIT:
+            assert edited is not None
+            self._check_edit(request, edited)
+            target_hash = args_hash(edited)
+            if target_hash != request.run_hash:
+                changes = {"approved_args": canonical_text(edited), "approved_hash": target_hash}
+        approving = kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
+        if approving and any(d.approver == identity.name and d.args_hash == target_hash
+                             for d in tx.decisions(request.id)):
+            raise Conflict(f"{identity.name} already approved these arguments",
+                           code="already_voted", status=request.status.value)
+        tx.insert_decision(DecisionRecord(
+            id=record_id, request_id=request.id, kind=kind, approver=identity.name,
+            created_at=now, args_hash=target_hash if approving else None,
+            reason=decision.reason, alternatives=decision.alternatives,
+            args=changes.get("approved_args"), message=decision.message, scope=decision.scope))
+        tx.append_audit("decision.recorded", at_us=_us(now), request_id=request.id,
+                        actor=identity.name, data={
+                            "kind": kind.value, "decision_id": record_id,
+                            "args_hash": target_hash if approving else None,
+                            "reason": decision.reason, "scope": decision.scope.value,
+                            "alternatives": list(decision.alternatives)})
+        if changes:
+            moved = tx.update_request(request, updated_at=now, **changes)
+            assert moved is not None  # we hold the row lock
+            request = moved
+        approvals = sum(1 for d in tx.decisions(request.id)
+                        if d.kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
+                        and d.args_hash == request.run_hash)
+        after = request
+        if kind is DecisionKind.REJECT:
+            after = self._transition(tx, request, RequestStatus.REJECTED, now,
+                                     actor=identity.name, outcome_code="rejected",
+                                     outcome_reason=decision.reason,
+                                     alternatives=decision.alternatives)
+            if request.thread_id:
+                tx.put_rejection(Rejection(
+                    thread_id=request.thread_id, tool=request.tool, args_hash=request.args_hash,
+                    reason=decision.reason or "rejected", alternatives=decision.alternatives,
+                    request_id=request.id), at=now)
+        elif kind is DecisionKind.RESPOND:
+            after = self._transition(tx, request, RequestStatus.RESPONDED, now,
+                                     actor=identity.name, response=decision.message)
+        elif approvals >= request.approvals_required:
+            after = self._transition(tx, request, RequestStatus.APPROVED, now,
+                                     actor=identity.name)
+        if approving and decision.scope is ApproveScope.THREAD and request.thread_id:
+            self._grant(tx, request, decision, identity, now)
+        return DecisionResult(request=after, decision_id=record_id, approvals=approvals,
+                              required=request.approvals_required,
+                              transitioned=after.status is not RequestStatus.PENDING)
+
+    def _transition(self, tx: Tx, request: ApprovalRequest, target: RequestStatus, now: float,
+                    *, actor: str | None, **changes: Any) -> ApprovalRequest:
+        """Compare-and-set ``request`` to ``target`` with its audit event, in ``tx``."""
+        lifecycle.check(request.status, target)
+        moved = tx.update_request(request, status=target, updated_at=now, **changes)
+        if moved is None:
+            raise Conflict(f"request {request.id} changed underneath", code="already_decided",
+                           status=request.status.value)
+        data: dict[str, Any] = {"from": request.status.value, "to": target.value}
+        for key in ("outcome_code", "outcome_reason", "fencing_token", "executor"):
+            if key in changes:
+                data[key] = changes[key]
+        tx.append_audit(f"request.{target.value}", at_us=_us(now), request_id=request.id,
+                        actor=actor, data=data)
+        tx.notify(request.id)
+        return moved
+
+    def _grant(self, tx: Tx, request: ApprovalRequest, decision: Decision, identity: Identity,
+               now: float) -> None:
+        args = json.loads(request.run_args)
+        patterns = dict(decision.grant_args) if decision.grant_args is not None else \
+            self._exact_patterns(request.tool, args)
+        if patterns is None:
+            return
+        grant = Grant(id="grant_" + uuid.uuid4().hex, scope=GrantScope.THREAD,
+                      tool=request.tool, args=patterns, thread_id=request.thread_id,
+                      session_id=request.session_id, created_by=identity.name)
+        tx.insert_grant(grant, at=now, request_id=request.id)
+        tx.append_audit("grant.created", at_us=_us(now), request_id=request.id,
+                        actor=identity.name, data={"grant_id": grant.id, "tool": grant.tool,
+                                                   "args": patterns, "scope": "thread"})
+
+    def _exact_patterns(self, tool: str, args: Mapping[str, Any]) -> dict[str, str] | None:
+        """Patterns matching exactly these arguments (a shell command as a command pattern)."""
+        spec = self.policy.config.tools.get(tool)
+        shell = spec.shell if spec is not None else None
+        out: dict[str, str] = {}
+        for name, value in args.items():
+            if name == shell and isinstance(value, str):
+                try:
+                    words = shlex.split(value)
+                except ValueError:
+                    return None
+                if not words:
+                    return None
+                out[name] = shlex.join(_GLOB_META.sub(r"[\1]", w) for w in words)
+            else:
+                out[name] = "re:" + re.escape(value_text(value))
+        return out
+
+    def _replay(self, tx: Tx, request_id: str, body: str,
+                stored: tuple[str, str, str]) -> DecisionResult:
+        stored_request, stored_body, response = stored
+        if stored_request != request_id or stored_body != body:
+            raise Conflict("this idempotency key was used for a different decision",
+                           code="idempotency_conflict")
+        data = json.loads(response)
+        request = tx.get_request(request_id)
+        assert request is not None
+        return DecisionResult(request=request, decision_id=data["decision_id"],
+                              approvals=data["approvals"], required=data["required"],
+                              transitioned=data["transitioned"], replayed=True)
+
+
+def _body_hash(request_id: str, decision: Decision, edited: dict[str, Any] | None) -> str:
+    body = {"request_id": request_id, "kind": decision.kind.value, "reason": decision.reason,
+            "alternatives": list(decision.alternatives), "message": decision.message,
+            "scope": decision.scope.value,
+            "args": canonical_text(edited) if edited is not None else None,
+            "grant_args": dict(decision.grant_args) if decision.grant_args else None}
+    return hash_bytes(json.dumps(body, sort_keys=True).encode())
+
+
+def _us(seconds: float) -> int:
+    return round(seconds * 1_000_000)

@@ -1,0 +1,335 @@
+"""Running an approved call: re-validate, claim, run, record — at most once, ever.
+
+1. **Re-validate** against the world as it is now: not expired; the canonical
+   arguments that will run hash to the approved hash (and the decisions
+   approved that hash); every counted approver still exists and holds a
+   required role; the current policy does not deny the call; the resources the
+   tool declared preconditions on have the versions recorded at request time.
+   Any failure moves the request to ``invalidated`` with a code, and the agent
+   is told why.
+2. **Claim** ``approved → executing`` by compare-and-set, with a fencing token
+   (a store-wide counter) and a lease. Only one claimant can win.
+3. **Run** the tool with the request id as its idempotency key.
+4. **Record** ``executing → succeeded | failed`` — only by the holder of the
+   fencing token. A run that dies leaves ``executing``; ``recover()`` turns an
+   expired lease into ``unknown`` (a tool's ``verify`` hook may settle it),
+   and never runs the call again.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from signoff.canonical import args_hash
+from signoff.errors import Conflict, NotFound
+from signoff.identity import Identity
+from signoff.model import (
+    ApprovalRequest,
+    DecisionKind,
+    Effect,
+    RequestStatus,
+    ToolCall,
+)
+from signoff.outcomes import Outcome, OutcomeKind
+from signoff.policy import Policy
+from signoff.policy.modes import trusted_context
+from signoff.store.base import Store, Tx
+from signoff.tools import ToolEntry
+
+_current: contextvars.ContextVar[Execution | None] = contextvars.ContextVar(
+    "signoff_execution", default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """Handed to a running tool: ``request_id`` doubles as its idempotency key."""
+
+    request_id: str
+    fencing_token: int
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def current_execution() -> Execution | None:
+    """The approved execution the calling tool is part of, if any."""
+    return _current.get()
+
+
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """Observation points, for tests that kill a process at an exact step."""
+
+    after_insert: Callable[[str], None] | None = None
+    after_decision: Callable[[str], None] | None = None
+    after_claim: Callable[[str], None] | None = None
+    before_result: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecoveryReport:
+    expired: int = 0
+    unknown: int = 0
+    settled: int = 0
+    executed: int = 0
+    left_approved: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {"expired": self.expired, "unknown": self.unknown, "settled": self.settled,
+                "executed": self.executed, "left_approved": self.left_approved}
+
+
+class Executing:
+    """The execute half of the gate (a mixin: the gate supplies the attributes)."""
+
+    store: Store
+    policy: Policy
+    tools: dict[str, ToolEntry]
+    lease: float
+    executor_id: str
+    hooks: Hooks
+    clock: Callable[[], float]
+
+    def _transition(self, tx: Tx, request: ApprovalRequest, target: RequestStatus, now: float,
+                    *, actor: str | None, **changes: Any) -> ApprovalRequest:
+        raise NotImplementedError
+
+    # ---- claim and report: the primitive any executor uses ---------------------------------------
+
+    def claim(self, request_id: str, *, executor: str | None = None) -> Execution | Outcome:
+        """Re-validate and claim an approved request. Returns the ``Execution`` to run, or
+        the ``Outcome`` that says why not (someone else holds it, it was invalidated, …)."""
+        for _ in range(5):
+            request = self.store_get(request_id)
+            if request.status is not RequestStatus.APPROVED:
+                return outcome_of(request)
+            problem = self._revalidate_outside(request)
+            now = self.clock()
+            with self.store.transaction() as tx:
+                locked = tx.get_request(request_id, lock=True)
+                if locked is None or locked.version != request.version:
+                    continue
+                problem = problem or self._revalidate_approvers(tx, locked, now)
+                if problem is not None:
+                    code, reason = problem
+                    moved = self._transition(tx, locked, RequestStatus.INVALIDATED, now,
+                                             actor=executor or self.executor_id,
+                                             outcome_code=code, outcome_reason=reason)
+                    return outcome_of(moved)
+                token = tx.next_fencing_token()
+                moved = self._transition(tx, locked, RequestStatus.EXECUTING, now,
+                                         actor=executor or self.executor_id,
+                                         fencing_token=token, lease_until=now + self.lease,
+                                         executor=executor or self.executor_id)
+            if self.hooks.after_claim:
+                self.hooks.after_claim(request_id)
+            return Execution(request_id, token, json.loads(moved.run_args))
+        raise Conflict(f"request {request_id} kept changing while being claimed",
+                       code="claim_contended")
+
+    def report(self, execution: Execution, *, result: Any = None,
+               error: str | None = None) -> Outcome:
+        """Record what the claimed run did; only the fencing-token holder may."""
+        if self.hooks.before_result:
+            self.hooks.before_result(execution.request_id)
+        now = self.clock()
+        target = RequestStatus.FAILED if error is not None else RequestStatus.SUCCEEDED
+        with self.store.transaction() as tx:
+            locked = tx.get_request(execution.request_id, lock=True)
+            if locked is None:
+                raise NotFound(f"no approval request {execution.request_id!r}")
+            if locked.fencing_token != execution.fencing_token or locked.status not in (
+                    RequestStatus.EXECUTING, RequestStatus.UNKNOWN):
+                raise Conflict("this execution no longer holds the request (stale fencing "
+                               "token)", code="stale_fencing_token", status=locked.status.value)
+            moved = self._transition(tx, locked, target, now, actor=self.executor_id,
+                                     result=_result_text(result) if error is None else None,
+                                     error=error)
+        return outcome_of(moved)
+
+    def execute(self, request_id: str) -> Outcome:
+        """Claim, run the registered tool, record. Never runs a request twice."""
+        request = self.store_get(request_id)
+        entry = self.tools.get(request.tool)
+        if request.status is RequestStatus.APPROVED and (entry is None or entry.is_async):
+            raise NotFound(f"no synchronous tool {request.tool!r} is registered here",
+                           code="no_tool")
+        claimed = self.claim(request_id)
+        if isinstance(claimed, Outcome):
+            return claimed
+        assert entry is not None
+        token = _current.set(claimed)
+        try:
+            value = entry.fn(**_call_args(entry, claimed))
+        except Exception as exc:  # the tool's failure is recorded, not raised
+            return self.report(claimed, error=f"{type(exc).__name__}: {exc}")
+        finally:
+            _current.reset(token)
+        return self.report(claimed, result=value)
+
+    # ---- re-validation ---------------------------------------------------------------------------
+
+    def _revalidate_outside(self, request: ApprovalRequest) -> tuple[str, str] | None:
+        """Checks that need no lock: expiry, hash, policy, resources."""
+        now = self.clock()
+        if request.expires_at is not None and now >= request.expires_at:
+            return "expired", "the approval expired before the call ran"
+        run_args = json.loads(request.run_args)
+        if args_hash(run_args) != request.run_hash:
+            return ("args_hash_mismatch",
+                    "the arguments to run do not hash to the approved hash")
+        context = trusted_context(thread_id=request.thread_id, session_id=request.session_id,
+                                  principal=request.principal, parent_call=request.parent_call)
+        verdict = self.policy.evaluate(
+            ToolCall(id=request.call_id, name=request.tool, args=run_args), context)
+        if verdict.effect is Effect.DENY and verdict.code != "rejected_before":
+            return "policy_changed", f"the current policy denies this call: {verdict.message}"
+        entry = self.tools.get(request.tool)
+        if entry is not None and entry.preconditions:
+            try:
+                now_versions = entry.versions(run_args)
+            except Exception as exc:  # a precondition that cannot be read is a change
+                return "resource_changed", f"a precondition could not be read: {exc}"
+            if now_versions != dict(request.resource_versions):
+                changed = sorted(k for k in now_versions
+                                 if now_versions[k] != request.resource_versions.get(k))
+                return ("resource_changed",
+                        f"changed since approval: {', '.join(changed) or 'declared resources'}")
+        return None
+
+    def _revalidate_approvers(self, tx: Tx, request: ApprovalRequest,
+                              now: float) -> tuple[str, str] | None:
+        """Under the lock: the approvals of the hash that will run still add up."""
+        valid = 0
+        lost: list[str] = []
+        for decision in tx.decisions(request.id):
+            if decision.kind not in (DecisionKind.APPROVE, DecisionKind.EDIT):
+                continue
+            if decision.args_hash != request.run_hash:
+                continue
+            user: Identity | None = tx.get_user(decision.approver)
+            if user is None or not user.may_decide or not user.holds_any(request.roles):
+                lost.append(decision.approver)
+                continue
+            valid += 1
+        if valid < request.approvals_required:
+            if lost:
+                return ("approver_lost_role",
+                        f"{', '.join(lost)} no longer hold(s) a required role")
+            return "args_hash_mismatch", "no approval matches the arguments that would run"
+        return None
+
+    # ---- recovery --------------------------------------------------------------------------------
+
+    def recover(self, *, run_approved: bool = True) -> RecoveryReport:
+        """After a crash: expire overdue pending requests, mark dead executions ``unknown``
+        (then let ``verify`` settle them), and finish approved-but-unstarted work."""
+        now = self.clock()
+        expired = unknown = settled = executed = left = 0
+        with self.store.transaction() as tx:
+            for request in tx.requests_in([RequestStatus.PENDING, RequestStatus.EXECUTING],
+                                          100_000):
+                if request.status is RequestStatus.PENDING:
+                    if request.expires_at is not None and now >= request.expires_at:
+                        self._transition(tx, request, RequestStatus.EXPIRED, now,
+                                         actor="recover", outcome_code="expired")
+                        expired += 1
+                elif request.lease_until is not None and now >= request.lease_until:
+                    self._transition(tx, request, RequestStatus.UNKNOWN, now, actor="recover",
+                                     outcome_code="lease_expired",
+                                     outcome_reason="the run died or overran its lease mid-call")
+                    unknown += 1
+            undecided = tx.requests_in([RequestStatus.UNKNOWN], 100_000)
+        for request in undecided:
+            if self._settle_by_verify(request):
+                settled += 1
+        if run_approved:
+            with self.store.transaction() as tx:
+                approved = tx.requests_in([RequestStatus.APPROVED], 100_000)
+            for request in approved:
+                if request.tool in self.tools and not self.tools[request.tool].is_async:
+                    outcome = self.execute(request.id)
+                    executed += outcome.kind in (OutcomeKind.EXECUTED, OutcomeKind.FAILED)
+                else:
+                    left += 1
+        return RecoveryReport(expired=expired, unknown=unknown, settled=settled,
+                              executed=executed, left_approved=left)
+
+    def _settle_by_verify(self, request: ApprovalRequest) -> bool:
+        entry = self.tools.get(request.tool)
+        if entry is None or entry.verify is None:
+            return False
+        try:
+            happened = entry.verify(json.loads(request.run_args), request.id)
+        except Exception:  # a verify that fails settles nothing
+            return False
+        if happened is None:
+            return False
+        return self.settle(request.id, succeeded=bool(happened), actor="verify",
+                           note="settled by the tool's verify hook")
+
+    def settle(self, request_id: str, *, succeeded: bool, actor: str, note: str) -> bool:
+        """Reconcile an ``unknown`` request (a human, or a verify hook, knows what happened)."""
+        now = self.clock()
+        with self.store.transaction() as tx:
+            locked = tx.get_request(request_id, lock=True)
+            if locked is None or locked.status is not RequestStatus.UNKNOWN:
+                return False
+            target = RequestStatus.SUCCEEDED if succeeded else RequestStatus.FAILED
+            self._transition(tx, locked, target, now, actor=actor, outcome_code="reconciled",
+                             outcome_reason=note)
+        return True
+
+    def store_get(self, request_id: str) -> ApprovalRequest:
+        request: ApprovalRequest | None = self.store.get_request(request_id)
+        if request is None:
+            raise NotFound(f"no approval request {request_id!r}", code="not_found")
+        return request
+
+
+def outcome_of(request: ApprovalRequest) -> Outcome:
+    """The outcome a request's current state means for the agent."""
+    status = request.status
+    base: dict[str, Any] = {"request_id": request.id}
+    if status is RequestStatus.SUCCEEDED:
+        return Outcome(kind=OutcomeKind.EXECUTED, result=_load(request.result), **base)
+    if status is RequestStatus.FAILED:
+        return Outcome(kind=OutcomeKind.FAILED, error=request.error, result=_load(request.result),
+                       code=request.outcome_code, reason=request.outcome_reason, **base)
+    if status is RequestStatus.REJECTED:
+        return Outcome(kind=OutcomeKind.REJECTED, reason=request.outcome_reason,
+                       alternatives=request.alternatives, code="rejected",
+                       message="A human rejected this call. Do not retry the same call.", **base)
+    if status is RequestStatus.RESPONDED:
+        return Outcome(kind=OutcomeKind.RESPONDED, message=request.response, **base)
+    if status is RequestStatus.APPROVED:
+        return Outcome(kind=OutcomeKind.APPROVED, args=json.loads(request.run_args), **base)
+    kinds = {RequestStatus.PENDING: OutcomeKind.PENDING,
+             RequestStatus.EXECUTING: OutcomeKind.EXECUTING,
+             RequestStatus.EXPIRED: OutcomeKind.EXPIRED,
+             RequestStatus.CANCELLED: OutcomeKind.CANCELLED,
+             RequestStatus.INVALIDATED: OutcomeKind.INVALIDATED,
+             RequestStatus.UNKNOWN: OutcomeKind.UNKNOWN}
+    return Outcome(kind=kinds[status], code=request.outcome_code,
+                   reason=request.outcome_reason, **base)
+
+
+def _call_args(entry: ToolEntry, execution: Execution) -> dict[str, Any]:
+    args = dict(execution.args)
+    if entry.wants_key:
+        args["idempotency_key"] = execution.request_id
+    return args
+
+
+def _result_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return json.dumps({"repr": repr(value)})
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+

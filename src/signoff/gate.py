@@ -1,0 +1,425 @@
+"""``Gate``: where an agent's tool call meets the policy, the humans and the store.
+
+    gate = Gate(Policy.load("signoff.toml"), SqliteStore("signoff.db"))
+
+    @gate.tool()
+    def write_file(path: str, content: str) -> int: ...
+
+    write_file(path="notes.txt", content="hi")   # allowed → runs; ask → waits for a human
+
+Faces: ``check`` (the verdict only), ``propose`` (verdict → allowed / denied /
+blocked / pending with its request), ``decide`` (an authenticated decision),
+``resume`` (the outcome of a request, running it once if approved), ``run``
+(propose, wait, resume). Async twins (``apropose``, ``aresume``, ``arun``,
+``adecide``) share the same implementation: the store work runs in a worker
+thread and only an async tool itself is awaited on the loop.
+
+Waiting: ``wait`` re-reads the request only when the store says something may
+have changed (an in-process commit, ``PRAGMA data_version`` for other SQLite
+processes, ``LISTEN/NOTIFY`` on PostgreSQL), never in a tight loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import inspect
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar, overload
+
+from signoff.canonical import parse_args
+from signoff.deciding import Deciding, DecisionResult, _us
+from signoff.errors import Conflict, NotFound, Unauthenticated
+from signoff.execution import Executing, Execution, Hooks, _call_args, _current, outcome_of
+from signoff.identity import Identity, IdentityKind, check_name, new_token, token_hash
+from signoff.model import (
+    Decision,
+    Effect,
+    RequestStatus,
+    ReviewMode,
+    RunContext,
+    ToolCall,
+    Verdict,
+)
+from signoff.outcomes import (
+    Blocked,
+    Denied,
+    Outcome,
+    OutcomeKind,
+    Proposal,
+    ProposalKind,
+    Rejected,
+    Responded,
+    StillPending,
+)
+from signoff.policy import Policy
+from signoff.policy.modes import parse_review_mode
+from signoff.requests import build_request
+from signoff.store.base import Store
+from signoff.tools import Precondition, ToolEntry, Verify
+
+P = ParamSpec("P")
+R = TypeVar("R")
+DEFAULT_WAIT = 3600.0
+
+
+class Gate(Deciding, Executing):
+    def __init__(
+        self,
+        policy: Policy,
+        store: Store,
+        *,
+        agent: str | None = "agent",
+        clock: Callable[[], float] = time.time,
+        lease: float = 300.0,
+        hooks: Hooks | None = None,
+        executor_id: str | None = None,
+    ) -> None:
+        self.store = store
+        self.policy = Policy(policy.config, memory=store, reviewer=policy.reviewer, clock=clock)
+        self.clock = clock
+        self.agent = agent
+        self.lease = lease
+        self.hooks = hooks or Hooks()
+        self.tools: dict[str, ToolEntry] = {}
+        self.executor_id = executor_id or f"{socket.gethostname()}:{os.getpid()}"
+
+    # ---- the policy ------------------------------------------------------------------------------
+
+    def context_for(self, context: RunContext | None) -> RunContext:
+        """Fix the run's review mode: explicit, else the thread's stored mode, else default."""
+        context = context or RunContext()
+        if context.review_mode is None and context.thread_id:
+            stored = self.store.thread_mode(context.thread_id)
+            if stored is not None:
+                return _replace(context, review_mode=parse_review_mode(stored))
+        return context
+
+    def check(self, call: ToolCall, context: RunContext | None = None) -> Verdict:
+        return self.policy.evaluate(call, self.context_for(context))
+
+    def propose(self, call: ToolCall, context: RunContext | None = None, *,
+                evidence: Sequence[str] = ()) -> Proposal:
+        """Evaluate and, for an ask, create (or find again) the durable approval request."""
+        context = self.context_for(context)
+        verdict = self.policy.evaluate(call, context)
+        now = self.clock()
+        if verdict.effect is not Effect.ASK:
+            kind = {Effect.ALLOW: ProposalKind.ALLOWED, Effect.DENY: ProposalKind.DENIED,
+                    Effect.BLOCKED: ProposalKind.BLOCKED}[verdict.effect]
+            with self.store.transaction() as tx:
+                tx.append_audit(f"call.{kind.value}", at_us=_us(now), request_id=None,
+                                actor=context.principal or self.agent,
+                                data=_call_record(call, verdict, context))
+                if verdict.grant_id:
+                    tx.use_grant(verdict.grant_id)
+            return Proposal(kind=kind, verdict=verdict)
+        args = parse_args(call.args)
+        tool = self.tools.get(call.name)
+        if tool is not None:
+            tool.validate(args)
+        with self.store.transaction() as tx:
+            if context.thread_id and call.id:
+                existing = tx.find_request(context.thread_id, call.id)
+                if existing is not None:
+                    if existing.args_hash != verdict.args_hash or existing.tool != call.name:
+                        raise Conflict(f"call id {call.id!r} was already used for another call "
+                                       "in this thread", code="call_id_reused")
+                    return Proposal(kind=ProposalKind.PENDING, verdict=verdict,
+                                    request=existing)
+            request = build_request(call=call, args=args, verdict=verdict, context=context,
+                                    config=self.policy.config, tool=tool, agent=self.agent,
+                                    now=now, evidence=evidence)
+            tx.insert_request(request)
+            tx.append_audit("request.created", at_us=_us(now), request_id=request.id,
+                            actor=context.principal or self.agent, data={
+                                "tool": request.tool, "call_id": request.call_id,
+                                "args_hash": request.args_hash, "risk": request.risk.value,
+                                "policy_version": request.policy_version,
+                                "decision_id": request.decision_id,
+                                "thread_id": request.thread_id, "run_id": request.run_id,
+                                "roles": list(request.roles),
+                                "approvals_required": request.approvals_required,
+                                "expires_at": request.expires_at})
+            tx.notify(request.id)
+        if self.hooks.after_insert:
+            self.hooks.after_insert(request.id)
+        return Proposal(kind=ProposalKind.PENDING, verdict=verdict, request=request)
+
+    # ---- deciding and resuming ------------------------------------------------------------------
+
+    def decide(self, request_id: str, decision: Decision, *, identity: Identity,
+               idempotency_key: str | None = None) -> DecisionResult:
+        result = Deciding.decide(self, request_id, decision, identity=identity,
+                                 idempotency_key=idempotency_key)
+        if self.hooks.after_decision:
+            self.hooks.after_decision(request_id)
+        return result
+
+    def resume(self, request_id: str) -> Outcome:
+        """The outcome of a request now; an approved one runs here (once) if its tool is here."""
+        request = self.store_get(request_id)
+        if request.status is RequestStatus.PENDING and request.expires_at is not None \
+                and self.clock() >= request.expires_at:
+            request = self._expire(request_id)
+        if request.status is RequestStatus.APPROVED:
+            entry = self.tools.get(request.tool)
+            if entry is not None and not entry.is_async:
+                return self.execute(request_id)
+        return outcome_of(request)
+
+    def wait(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
+        """Block until the request is decided (or expires, or ``timeout`` passes)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            request = self.store_get(request_id)
+            if request.status is RequestStatus.PENDING and request.expires_at is not None \
+                    and self.clock() >= request.expires_at:
+                request = self._expire(request_id)
+            if request.status is not RequestStatus.PENDING:
+                return outcome_of(request)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return outcome_of(request)
+            limit = remaining
+            if request.expires_at is not None:
+                limit = min(limit, max(0.0, request.expires_at - self.clock()) + 0.001)
+            self.store.wait(request_id, timeout=limit)
+
+    def run(self, call: ToolCall, context: RunContext | None = None, *,
+            timeout: float = DEFAULT_WAIT, fn: Callable[..., Any] | None = None) -> Outcome:
+        """Propose; if allowed run now; if pending wait up to ``timeout`` then resume."""
+        proposal = self.propose(call, context)
+        if proposal.kind is ProposalKind.ALLOWED:
+            entry = self.tools.get(call.name)
+            target = fn or (entry.fn if entry is not None else None)
+            if target is None:
+                return Outcome(kind=OutcomeKind.APPROVED, args=parse_args(call.args))
+            try:
+                return Outcome(kind=OutcomeKind.EXECUTED, result=target(**parse_args(call.args)))
+            except Exception as exc:
+                return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
+        if proposal.kind is not ProposalKind.PENDING:
+            return _refusal(proposal)
+        assert proposal.request is not None
+        waited = self.wait(proposal.request.id, timeout=timeout)
+        if waited.kind is OutcomeKind.APPROVED:
+            return self.resume(proposal.request.id)
+        return waited
+
+    def _expire(self, request_id: str) -> Any:
+        now = self.clock()
+        with self.store.transaction() as tx:
+            locked = tx.get_request(request_id, lock=True)
+            assert locked is not None
+            if locked.status is RequestStatus.PENDING and locked.expires_at is not None \
+                    and now >= locked.expires_at:
+                return self._transition(tx, locked, RequestStatus.EXPIRED, now, actor="clock",
+                                        outcome_code="expired")
+            return locked
+
+    # ---- async faces: the same implementation ------------------------------------------------
+
+    async def apropose(self, call: ToolCall, context: RunContext | None = None) -> Proposal:
+        return await asyncio.to_thread(self.propose, call, context)
+
+    async def adecide(self, request_id: str, decision: Decision, *, identity: Identity,
+                      idempotency_key: str | None = None) -> DecisionResult:
+        return await asyncio.to_thread(functools.partial(
+            self.decide, request_id, decision, identity=identity,
+            idempotency_key=idempotency_key))
+
+    async def aresume(self, request_id: str) -> Outcome:
+        request = await asyncio.to_thread(self.store_get, request_id)
+        entry = self.tools.get(request.tool)
+        if entry is None or not entry.is_async or request.status is not RequestStatus.APPROVED:
+            return await asyncio.to_thread(self.resume, request_id)
+        claimed = await asyncio.to_thread(self.claim, request_id)
+        if isinstance(claimed, Outcome):
+            return claimed
+        return await self._arun_claimed(entry, claimed)
+
+    async def _arun_claimed(self, entry: ToolEntry, claimed: Execution) -> Outcome:
+        token = _current.set(claimed)
+        try:
+            value = await entry.fn(**_call_args(entry, claimed))
+        except Exception as exc:
+            return await asyncio.to_thread(functools.partial(
+                self.report, claimed, error=f"{type(exc).__name__}: {exc}"))
+        finally:
+            _current.reset(token)
+        return await asyncio.to_thread(functools.partial(self.report, claimed, result=value))
+
+    async def await_decision(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
+        return await asyncio.to_thread(functools.partial(self.wait, request_id, timeout=timeout))
+
+    async def arun(self, call: ToolCall, context: RunContext | None = None, *,
+                   timeout: float = DEFAULT_WAIT) -> Outcome:
+        proposal = await self.apropose(call, context)
+        entry = self.tools.get(call.name)
+        if proposal.kind is ProposalKind.ALLOWED:
+            if entry is None:
+                return Outcome(kind=OutcomeKind.APPROVED, args=parse_args(call.args))
+            try:
+                value = entry.fn(**parse_args(call.args))
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:
+                return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
+            return Outcome(kind=OutcomeKind.EXECUTED, result=value)
+        if proposal.kind is not ProposalKind.PENDING:
+            return _refusal(proposal)
+        assert proposal.request is not None
+        waited = await self.await_decision(proposal.request.id, timeout=timeout)
+        if waited.kind is OutcomeKind.APPROVED:
+            return await self.aresume(proposal.request.id)
+        return waited
+
+    # ---- tools -----------------------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: Callable[P, R], /) -> Callable[P, R]: ...
+
+    @overload
+    def tool(self, fn: None = None, /, *, name: str | None = None,
+             schema: Mapping[str, Any] | None = None,
+             preconditions: Mapping[str, Precondition] | None = None,
+             verify: Verify | None = None,
+             summary: Callable[[Mapping[str, Any]], str] | None = None,
+             expected_effect: str | Callable[[Mapping[str, Any]], str] | None = None,
+             context: Callable[[], RunContext] | None = None,
+             timeout: float = DEFAULT_WAIT) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+
+    def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
+             schema: Mapping[str, Any] | None = None,
+             preconditions: Mapping[str, Precondition] | None = None,
+             verify: Verify | None = None,
+             summary: Callable[[Mapping[str, Any]], str] | None = None,
+             expected_effect: str | Callable[[Mapping[str, Any]], str] | None = None,
+             context: Callable[[], RunContext] | None = None,
+             timeout: float = DEFAULT_WAIT) -> Any:
+        """Register a tool and wrap it so every call goes through the gate.
+
+        The wrapper keeps the function's signature (sync or async). Arguments
+        are passed by keyword as the call's JSON arguments. When the call does
+        not run, the wrapper raises ``Denied``, ``Rejected``, ``Blocked``,
+        ``Responded`` or ``StillPending`` carrying the ``Outcome``.
+        """
+
+        def register(target: Callable[..., Any]) -> Callable[..., Any]:
+            tool_name = name or target.__name__
+            entry = ToolEntry.build(tool_name, target, schema=schema,
+                                    preconditions=dict(preconditions or {}), verify=verify,
+                                    summary=summary, expected_effect=expected_effect)
+            self.tools[tool_name] = entry
+            signature = inspect.signature(target)
+
+            def to_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall:
+                bound = signature.bind(*args, **kwargs)
+                call_args = {k: v for k, v in bound.arguments.items()
+                             if k != "idempotency_key"}
+                return ToolCall(id="call_" + uuid.uuid4().hex, name=tool_name, args=call_args)
+
+            if entry.is_async:
+                @functools.wraps(target)
+                async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                    ctx = context() if context else None
+                    return _unwrap(await self.arun(to_call(args, kwargs), ctx, timeout=timeout))
+
+                return async_wrapper
+
+            @functools.wraps(target)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                ctx = context() if context else None
+                return _unwrap(self.run(to_call(args, kwargs), ctx, timeout=timeout))
+
+            return wrapper
+
+        return register(fn) if fn is not None else register
+
+    # ---- identities and threads ------------------------------------------------------------------
+
+    def add_user(self, name: str, *, roles: Sequence[str] = (),
+                 kind: IdentityKind | str = IdentityKind.APPROVER) -> tuple[Identity, str]:
+        """Create an identity; returns it and its token (shown once; only a hash is kept)."""
+        identity = Identity(name=check_name(name), kind=IdentityKind(kind), roles=tuple(roles))
+        token = new_token()
+        now = self.clock()
+        with self.store.transaction() as tx:
+            if tx.get_user(name) is not None:
+                raise Conflict(f"user {name!r} exists", code="user_exists")
+            tx.insert_user(identity, token_hash=token_hash(token), at=now)
+            tx.append_audit("user.added", at_us=_us(now), request_id=None, actor=None,
+                            data={"name": name, "kind": identity.kind.value,
+                                  "roles": list(identity.roles)})
+        return identity, token
+
+    def set_roles(self, name: str, roles: Sequence[str], *, actor: str | None = None) -> None:
+        now = self.clock()
+        with self.store.transaction() as tx:
+            if not tx.set_user(name, roles=tuple(roles)):
+                raise NotFound(f"no user {name!r}", code="not_found")
+            tx.append_audit("user.roles", at_us=_us(now), request_id=None, actor=actor,
+                            data={"name": name, "roles": list(roles)})
+
+    def authenticate(self, token: str | None) -> Identity:
+        """The identity holding ``token``; ``Unauthenticated`` otherwise."""
+        if not token:
+            raise Unauthenticated("a token is required", code="unauthenticated")
+        with self.store.transaction() as tx:
+            identity = tx.user_by_token(token_hash(token))
+        if identity is None or identity.disabled:
+            raise Unauthenticated("unknown or disabled token", code="unauthenticated")
+        return identity
+
+    def set_thread_mode(self, thread_id: str, mode: ReviewMode | str, *,
+                        actor: str | None = None) -> ReviewMode:
+        parsed = parse_review_mode(mode)
+        now = self.clock()
+        with self.store.transaction() as tx:
+            tx.set_thread_mode(thread_id, parsed.value, at=now)
+            tx.append_audit("thread.mode", at_us=_us(now), request_id=None, actor=actor,
+                            data={"thread_id": thread_id, "review_mode": parsed.value})
+        return parsed
+
+
+def _refusal(proposal: Proposal) -> Outcome:
+    verdict = proposal.verdict
+    kind = OutcomeKind.DENIED if proposal.kind is ProposalKind.DENIED else OutcomeKind.BLOCKED
+    return Outcome(kind=kind, code=verdict.code, message=verdict.message)
+
+
+def _unwrap(outcome: Outcome) -> Any:
+    kind = outcome.kind
+    if kind is OutcomeKind.EXECUTED:
+        return outcome.result
+    if kind is OutcomeKind.FAILED:
+        raise RuntimeError(outcome.error or "the tool failed")
+    if kind is OutcomeKind.REJECTED:
+        raise Rejected(outcome)
+    if kind is OutcomeKind.RESPONDED:
+        raise Responded(outcome)
+    if kind is OutcomeKind.BLOCKED:
+        raise Blocked(outcome)
+    if kind is OutcomeKind.PENDING:
+        raise StillPending(outcome)
+    raise Denied(outcome)
+
+
+def _call_record(call: ToolCall, verdict: Verdict, context: RunContext) -> dict[str, Any]:
+    return {"tool": call.name if isinstance(call.name, str) else repr(call.name),
+            "call_id": call.id if isinstance(call.id, str) else None,
+            "args_hash": verdict.args_hash, "code": verdict.code, "source": verdict.source,
+            "risk": verdict.risk.value, "policy_version": verdict.policy_version,
+            "decision_id": verdict.decision_id, "thread_id": context.thread_id,
+            "run_id": context.run_id,
+            "rules": [r.rule for r in verdict.reasons if r.rule]}
+
+
+def _replace(context: RunContext, **changes: Any) -> RunContext:
+    return dataclasses.replace(context, **changes)

@@ -1,0 +1,115 @@
+"""Turning an ``ask`` verdict into an immutable ``ApprovalRequest``.
+
+The request freezes the call as canonical JSON text and its hash, and adds
+what an approver needs: a summary generated *from the call itself* (the
+model's own description is kept separately and shown as agent-supplied),
+the expected effect, evidence references, and the versions of the resources
+the tool declared preconditions on.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from signoff.canonical import canonical_text
+from signoff.model import ApprovalRequest, RequestStatus, RunContext, ToolCall, Verdict
+from signoff.policy.config import PolicyConfig
+from signoff.tools import ToolEntry
+
+_SUMMARY_VALUE = 120
+
+
+def new_request_id() -> str:
+    return "req_" + uuid.uuid4().hex
+
+
+def build_request(
+    *,
+    call: ToolCall,
+    args: Mapping[str, Any],
+    verdict: Verdict,
+    context: RunContext,
+    config: PolicyConfig,
+    tool: ToolEntry | None,
+    agent: str | None,
+    now: float,
+    evidence: Sequence[str] = (),
+) -> ApprovalRequest:
+    assert verdict.args_hash is not None and call.id is not None
+    expires_at = now + verdict.expires_in if verdict.expires_in is not None else None
+    if context.parent_call and expires_at is None:
+        expires_at = now + config.default_expires if config.default_expires else now + 3600
+    return ApprovalRequest(
+        id=new_request_id(),
+        call_id=call.id,
+        tool=call.name,
+        args=canonical_text(args),
+        args_hash=verdict.args_hash,
+        status=RequestStatus.PENDING,
+        risk=verdict.risk,
+        summary=summarize(call.name, args, config, tool),
+        policy_version=verdict.policy_version,
+        created_at=now,
+        updated_at=now,
+        thread_id=context.thread_id,
+        run_id=context.run_id,
+        session_id=context.session_id,
+        parent_call=context.parent_call,
+        principal=context.principal,
+        agent=agent,
+        description=call.description,
+        expected_effect=expected_effect(call.name, args, config, tool),
+        evidence=tuple(evidence),
+        resource_versions=tool.versions(args) if tool is not None else {},
+        roles=verdict.roles,
+        approvals_required=max(1, verdict.approvals),
+        expires_at=expires_at,
+        mandatory=verdict.mandatory,
+        decision_id=verdict.decision_id,
+        reasons=tuple(r.to_dict() for r in verdict.reasons),
+        review_mode=verdict.review_mode,
+    )
+
+
+def summarize(name: str, args: Mapping[str, Any], config: PolicyConfig,
+              tool: ToolEntry | None) -> str:
+    """One line for approvers, built from the arguments, never from the model's prose."""
+    if tool is not None and tool.summary is not None:
+        return tool.summary(args)
+    spec = config.tools.get(name)
+    if spec is not None and spec.shell and isinstance(args.get(spec.shell), str):
+        return f"Run shell command: {_short(args[spec.shell])}"
+    if spec is not None and spec.paths:
+        paths = [args[p] for p in spec.paths if p in args]
+        verb = "Write" if spec.writes else "Use"
+        rest = {k: v for k, v in args.items() if k not in spec.paths}
+        extra = f" ({_pairs(rest)})" if rest else ""
+        return f"{verb} {', '.join(_short(p) for p in paths)} with {name}{extra}"
+    return f"Call {name}({_pairs(args)})"
+
+
+def expected_effect(name: str, args: Mapping[str, Any], config: PolicyConfig,
+                    tool: ToolEntry | None) -> str | None:
+    if tool is not None and tool.expected_effect is not None:
+        effect = tool.expected_effect
+        return effect if isinstance(effect, str) else effect(args)
+    spec = config.tools.get(name)
+    if spec is None:
+        return None
+    if spec.shell:
+        return "runs a shell command in the workspace"
+    if spec.writes:
+        return "creates or overwrites files"
+    return None
+
+
+def _pairs(args: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={_short(v)}" for k, v in sorted(args.items()))
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else canonical_text({"v": value})[5:-1]
+    text = repr(text) if isinstance(value, str) else text
+    return text if len(text) <= _SUMMARY_VALUE else text[:_SUMMARY_VALUE - 1] + "…"

@@ -1,0 +1,121 @@
+"""The storage contract: a ``Store`` hands out transactions; a ``Tx`` reads and writes rows.
+
+Stores only store. The rules (who may decide, quorum, re-validation) live in
+the gate, which runs them inside one store transaction, so a check and the
+write it allows commit together — with their audit event — or not at all.
+A transaction that locks a request (``get_request(..., lock=True)``) holds
+that row until commit: SQLite by ``BEGIN IMMEDIATE``, PostgreSQL by
+``SELECT … FOR UPDATE``.
+
+Every backend passes ``tests/store/test_conformance.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from signoff.audit import AuditEvent
+from signoff.identity import Identity
+from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
+
+
+class Tx(Protocol):
+    """One open transaction. Every write a gate makes goes through one of these."""
+
+    def get_request(self, request_id: str, *, lock: bool = False) -> ApprovalRequest | None: ...
+
+    def find_request(self, thread_id: str, call_id: str) -> ApprovalRequest | None: ...
+
+    def insert_request(self, request: ApprovalRequest) -> None: ...
+
+    def update_request(self, request: ApprovalRequest, **changes: Any) -> ApprovalRequest | None:
+        """Compare-and-set on ``request.version``: the new row, or ``None`` if it moved."""
+        ...
+
+    def insert_decision(self, decision: DecisionRecord) -> None: ...
+
+    def decisions(self, request_id: str) -> list[DecisionRecord]: ...
+
+    def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
+                     actor: str | None, data: Mapping[str, Any]) -> AuditEvent: ...
+
+    def next_fencing_token(self) -> int: ...
+
+    def approved_ids(self, limit: int) -> list[str]:
+        """Approved requests no other transaction holds (``SKIP LOCKED`` where there is one)."""
+        ...
+
+    def requests_in(self, statuses: Sequence[RequestStatus], limit: int) -> list[ApprovalRequest]:
+        ...
+
+    def put_rejection(self, rejection: Rejection, *, at: float) -> None: ...
+
+    def insert_grant(self, grant: Grant, *, at: float, request_id: str | None) -> None: ...
+
+    def use_grant(self, grant_id: str) -> bool:
+        """Count one use; ``False`` when the grant is used up (or gone)."""
+        ...
+
+    def insert_user(self, identity: Identity, *, token_hash: str, at: float) -> None: ...
+
+    def get_user(self, name: str) -> Identity | None: ...
+
+    def user_by_token(self, token_hash: str) -> Identity | None: ...
+
+    def set_user(self, name: str, *, roles: tuple[str, ...] | None = None,
+                 disabled: bool | None = None) -> bool: ...
+
+    def idempotent_response(self, key: str) -> tuple[str, str, str] | None:
+        """``(request_id, body_hash, response_json)`` stored under ``key``."""
+        ...
+
+    def put_idempotent_response(self, key: str, *, request_id: str, body_hash: str,
+                                response: str, at: float) -> None: ...
+
+    def thread_mode(self, thread_id: str) -> str | None: ...
+
+    def set_thread_mode(self, thread_id: str, mode: str, *, at: float) -> None: ...
+
+    def notify(self, request_id: str) -> None:
+        """Wake waiters on this request once the transaction commits."""
+        ...
+
+
+class Store(Protocol):
+    """A database signoff keeps its state in. Implements ``DecisionMemory`` too."""
+
+    backend: str
+
+    def migrate(self) -> int:
+        """Apply pending migrations; return the schema version."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[Tx]: ...
+
+    def get_request(self, request_id: str) -> ApprovalRequest | None: ...
+
+    def list_requests(self, *, status: RequestStatus | None = None,
+                      thread_id: str | None = None, limit: int = 100) -> list[ApprovalRequest]:
+        ...
+
+    def decisions(self, request_id: str) -> list[DecisionRecord]: ...
+
+    def audit_events(self, *, after: int = 0, limit: int | None = None) -> Iterator[AuditEvent]:
+        ...
+
+    def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None: ...
+
+    def grants_for(self, *, thread_id: str | None, session_id: str | None,
+                   tool: str) -> Sequence[Grant]: ...
+
+    def thread_mode(self, thread_id: str) -> str | None: ...
+
+    def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]: ...
+
+    def wait(self, request_id: str, *, timeout: float) -> None:
+        """Block until the request may have changed, or ``timeout`` seconds pass."""
+        ...
+
+    def close(self) -> None: ...

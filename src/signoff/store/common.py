@@ -1,0 +1,82 @@
+"""Reads both SQL stores share, written against ``SqlTx``; backends supply ``_reader``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+
+from signoff.audit import AuditEvent
+from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
+from signoff.store.sqltx import _SELECT_REQUEST, SqlTx, audit_from_row, request_from_row
+
+_AUDIT_PAGE = 1000
+
+
+class SqlStore:
+    """Read helpers over a short read-only transaction from ``_reader()``."""
+
+    backend = "sql"
+
+    def _reader(self) -> AbstractContextManager[SqlTx]:
+        raise NotImplementedError
+
+    def get_request(self, request_id: str) -> ApprovalRequest | None:
+        with self._reader() as tx:
+            return tx.get_request(request_id)
+
+    def list_requests(self, *, status: RequestStatus | None = None,
+                      thread_id: str | None = None, limit: int = 100) -> list[ApprovalRequest]:
+        clauses: list[str] = []
+        params: list[object] = []
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status.value)
+        if thread_id is not None:
+            clauses.append("thread_id = ?")
+            params.append(thread_id)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._reader() as tx:
+            rows = tx._exec(f"{_SELECT_REQUEST}{where} ORDER BY created_at DESC, id LIMIT ?",
+                            [*params, limit]).fetchall()
+            return [request_from_row(r) for r in rows]
+
+    def decisions(self, request_id: str) -> list[DecisionRecord]:
+        with self._reader() as tx:
+            return tx.decisions(request_id)
+
+    def audit_events(self, *, after: int = 0, limit: int | None = None) -> Iterator[AuditEvent]:
+        """Events with index > ``after``, in order, fetched a page at a time."""
+        remaining = limit
+        cursor = after
+        while remaining is None or remaining > 0:
+            page = _AUDIT_PAGE if remaining is None else min(_AUDIT_PAGE, remaining)
+            with self._reader() as tx:
+                rows = tx._exec("SELECT idx, at_us, kind, request_id, actor, data, prev_hash, "
+                                "hash FROM audit WHERE idx > ? ORDER BY idx LIMIT ?",
+                                (cursor, page)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                event = audit_from_row(row)
+                cursor = event.index
+                yield event
+            if remaining is not None:
+                remaining -= len(rows)
+            if len(rows) < page:
+                return
+
+    def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None:
+        with self._reader() as tx:
+            return tx.rejection_for(thread_id, tool, args_hash)
+
+    def grants_for(self, *, thread_id: str | None, session_id: str | None,
+                   tool: str) -> Sequence[Grant]:
+        with self._reader() as tx:
+            return tx.grants_for(thread_id=thread_id, session_id=session_id, tool=tool)
+
+    def thread_mode(self, thread_id: str) -> str | None:
+        with self._reader() as tx:
+            return tx.thread_mode(thread_id)
+
+    def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]:
+        return self.list_requests(status=RequestStatus.PENDING, thread_id=thread_id)

@@ -1,0 +1,303 @@
+"""The SQL both backends share: one ``SqlTx`` over a DB-API cursor, with a dialect.
+
+Statements are written once with ``?`` placeholders; the PostgreSQL dialect
+rewrites them to ``%s`` and adds ``FOR UPDATE`` / ``SKIP LOCKED`` where rows
+must be held. Arguments and audit data are stored as TEXT so the canonical
+bytes come back exactly as they went in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from signoff.audit import AuditEvent, canonical_data, chain_hash
+from signoff.identity import Identity, IdentityKind
+from signoff.model import (
+    ApprovalRequest,
+    ApproveScope,
+    DecisionKind,
+    DecisionRecord,
+    Grant,
+    GrantScope,
+    Rejection,
+    RequestStatus,
+    ReviewMode,
+    Risk,
+)
+
+REQUEST_COLUMNS = (
+    "id", "call_id", "tool", "args", "args_hash", "status", "risk", "summary",
+    "policy_version", "created_at", "updated_at", "thread_id", "run_id", "session_id",
+    "parent_call", "principal", "agent", "description", "expected_effect", "evidence",
+    "resource_versions", "roles", "approvals_required", "expires_at", "mandatory",
+    "decision_id", "reasons", "review_mode", "approved_args", "approved_hash", "outcome_code",
+    "outcome_reason", "alternatives", "response", "result", "error", "fencing_token",
+    "lease_until", "executor", "version",
+)
+_JSON_FIELDS = frozenset({"evidence", "resource_versions", "roles", "reasons", "alternatives"})
+_SELECT_REQUEST = f"SELECT {', '.join(REQUEST_COLUMNS)} FROM requests"
+_DECISION_COLUMNS = ("id", "request_id", "kind", "approver", "created_at", "args_hash",
+                     "reason", "alternatives", "args", "message", "scope")
+_AUDIT_COLUMNS = "idx, at_us, kind, request_id, actor, data, prev_hash, hash"
+_GRANT_COLUMNS = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
+                  "created_by")
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    name: str
+    placeholder: str  # "?" or "%s"
+    lock_suffix: str  # " FOR UPDATE" or ""
+    skip_locked_suffix: str  # " FOR UPDATE SKIP LOCKED" or ""
+
+    def sql(self, statement: str) -> str:
+        return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
+
+
+SQLITE = Dialect("sqlite", "?", "", "")
+POSTGRES = Dialect("postgres", "%s", " FOR UPDATE", " FOR UPDATE SKIP LOCKED")
+
+
+def _encode(name: str, value: Any) -> Any:
+    if name in _JSON_FIELDS:
+        if isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if name == "mandatory":
+        return int(bool(value))
+    if isinstance(value, RequestStatus | Risk | ReviewMode):
+        return value.value
+    return value
+
+
+def request_from_row(row: Sequence[Any]) -> ApprovalRequest:
+    data = dict(zip(REQUEST_COLUMNS, row, strict=True))
+    for name in _JSON_FIELDS:
+        data[name] = json.loads(data[name])
+    return ApprovalRequest(
+        **{**data,
+           "status": RequestStatus(data["status"]), "risk": Risk(data["risk"]),
+           "review_mode": ReviewMode(data["review_mode"]),
+           "evidence": tuple(data["evidence"]), "roles": tuple(data["roles"]),
+           "alternatives": tuple(data["alternatives"]),
+           "reasons": tuple(data["reasons"]), "mandatory": bool(data["mandatory"])})
+
+
+def decision_from_row(row: Sequence[Any]) -> DecisionRecord:
+    data = dict(zip(_DECISION_COLUMNS, row, strict=True))
+    return DecisionRecord(**{**data, "kind": DecisionKind(data["kind"]),
+                             "scope": ApproveScope(data["scope"]),
+                             "alternatives": tuple(json.loads(data["alternatives"]))})
+
+
+def audit_from_row(row: Sequence[Any]) -> AuditEvent:
+    idx, at_us, kind, request_id, actor, data, prev_hash, hash_ = row
+    return AuditEvent(index=int(idx), at_us=int(at_us), kind=kind, request_id=request_id,
+                      actor=actor, data=data, prev_hash=prev_hash, hash=hash_)
+
+
+def grant_from_row(row: Sequence[Any]) -> Grant:
+    (id_, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses,
+     created_by) = row
+    return Grant(id=id_, scope=GrantScope(scope), tool=tool, args=json.loads(args),
+                 thread_id=thread_id, session_id=session_id, expires_at=expires_at,
+                 max_uses=max_uses, uses=int(uses), created_by=created_by)
+
+
+class SqlTx:
+    """A transaction over one DB-API cursor. ``on_commit`` collects post-commit work."""
+
+    def __init__(self, cursor: Any, dialect: Dialect,
+                 on_notify: Callable[[str], None] | None = None) -> None:
+        self.cursor = cursor
+        self.dialect = dialect
+        self.on_notify = on_notify
+        self.notified: list[str] = []
+
+    def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        self.cursor.execute(self.dialect.sql(statement), tuple(params))
+        return self.cursor
+
+    def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        return self._exec(statement, params).fetchone()
+
+    # ---- requests ----------------------------------------------------------------------------
+
+    def get_request(self, request_id: str, *, lock: bool = False) -> ApprovalRequest | None:
+        suffix = self.dialect.lock_suffix if lock else ""
+        row = self._one(f"{_SELECT_REQUEST} WHERE id = ?{suffix}", (request_id,))
+        return request_from_row(row) if row else None
+
+    def find_request(self, thread_id: str, call_id: str) -> ApprovalRequest | None:
+        row = self._one(f"{_SELECT_REQUEST} WHERE thread_id = ? AND call_id = ?"
+                        f"{self.dialect.lock_suffix}", (thread_id, call_id))
+        return request_from_row(row) if row else None
+
+    def insert_request(self, request: ApprovalRequest) -> None:
+        marks = ", ".join("?" for _ in REQUEST_COLUMNS)
+        self._exec(f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}) VALUES ({marks})",
+                   [_encode(c, getattr(request, c)) for c in REQUEST_COLUMNS])
+
+    def update_request(self, request: ApprovalRequest, **changes: Any) -> ApprovalRequest | None:
+        changes["version"] = request.version + 1
+        assignments = ", ".join(f"{name} = ?" for name in changes)
+        params = [_encode(n, v) for n, v in changes.items()]
+        cursor = self._exec(f"UPDATE requests SET {assignments} WHERE id = ? AND version = ?",
+                            [*params, request.id, request.version])
+        if cursor.rowcount != 1:
+            return None
+        return self.get_request(request.id)
+
+    def requests_in(self, statuses: Sequence[RequestStatus], limit: int) -> list[ApprovalRequest]:
+        marks = ", ".join("?" for _ in statuses)
+        rows = self._exec(f"{_SELECT_REQUEST} WHERE status IN ({marks}) ORDER BY created_at "
+                          "LIMIT ?", [s.value for s in statuses] + [limit]).fetchall()
+        return [request_from_row(r) for r in rows]
+
+    def approved_ids(self, limit: int) -> list[str]:
+        rows = self._exec("SELECT id FROM requests WHERE status = 'approved' ORDER BY created_at "
+                          f"LIMIT ?{self.dialect.skip_locked_suffix}", (limit,)).fetchall()
+        return [r[0] for r in rows]
+
+    # ---- decisions ---------------------------------------------------------------------------
+
+    def insert_decision(self, decision: DecisionRecord) -> None:
+        values = [getattr(decision, c) for c in _DECISION_COLUMNS]
+        values[_DECISION_COLUMNS.index("kind")] = decision.kind.value
+        values[_DECISION_COLUMNS.index("scope")] = decision.scope.value
+        values[_DECISION_COLUMNS.index("alternatives")] = json.dumps(list(decision.alternatives))
+        marks = ", ".join("?" for _ in _DECISION_COLUMNS)
+        self._exec(f"INSERT INTO decisions ({', '.join(_DECISION_COLUMNS)}) VALUES ({marks})",
+                   values)
+
+    def decisions(self, request_id: str) -> list[DecisionRecord]:
+        rows = self._exec(f"SELECT {', '.join(_DECISION_COLUMNS)} FROM decisions "
+                          "WHERE request_id = ? ORDER BY created_at, id", (request_id,)).fetchall()
+        return [decision_from_row(r) for r in rows]
+
+    # ---- audit -------------------------------------------------------------------------------
+
+    def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
+                     actor: str | None, data: Mapping[str, Any]) -> AuditEvent:
+        head = self._one(f"SELECT idx, hash FROM audit_head WHERE id = 1"
+                         f"{self.dialect.lock_suffix}")
+        index = int(head[0]) + 1
+        prev = head[1]
+        text = canonical_data(data)
+        digest = chain_hash(prev, index=index, at_us=at_us, kind=kind, request_id=request_id,
+                            actor=actor, data=text)
+        self._exec(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (index, at_us, kind, request_id, actor, text, prev, digest))
+        self._exec("UPDATE audit_head SET idx = ?, hash = ? WHERE id = 1", (index, digest))
+        return AuditEvent(index=index, at_us=at_us, kind=kind, request_id=request_id,
+                          actor=actor, data=text, prev_hash=prev, hash=digest)
+
+    def next_fencing_token(self) -> int:
+        self._exec("UPDATE counters SET value = value + 1 WHERE name = 'fencing'")
+        return int(self._one("SELECT value FROM counters WHERE name = 'fencing'")[0])
+
+    # ---- memory: rejections and grants -----------------------------------------------------------
+
+    def put_rejection(self, rejection: Rejection, *, at: float) -> None:
+        self._exec("DELETE FROM rejections WHERE thread_id = ? AND tool = ? AND args_hash = ?",
+                   (rejection.thread_id, rejection.tool, rejection.args_hash))
+        self._exec("INSERT INTO rejections (thread_id, tool, args_hash, reason, alternatives, "
+                   "request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (rejection.thread_id, rejection.tool, rejection.args_hash, rejection.reason,
+                    json.dumps(list(rejection.alternatives)), rejection.request_id, at))
+
+    def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None:
+        row = self._one("SELECT reason, alternatives, request_id FROM rejections "
+                        "WHERE thread_id = ? AND tool = ? AND args_hash = ?",
+                        (thread_id, tool, args_hash))
+        if row is None:
+            return None
+        return Rejection(thread_id=thread_id, tool=tool, args_hash=args_hash, reason=row[0],
+                         alternatives=tuple(json.loads(row[1])), request_id=row[2])
+
+    def insert_grant(self, grant: Grant, *, at: float, request_id: str | None) -> None:
+        self._exec(f"INSERT INTO grants ({_GRANT_COLUMNS}, created_at, request_id) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (grant.id, grant.scope.value, grant.tool,
+                    json.dumps(dict(grant.args), sort_keys=True), grant.thread_id,
+                    grant.session_id, grant.expires_at, grant.max_uses, grant.uses,
+                    grant.created_by, at, request_id))
+
+    def grants_for(self, *, thread_id: str | None, session_id: str | None,
+                   tool: str) -> list[Grant]:
+        rows = self._exec(f"SELECT {_GRANT_COLUMNS} FROM grants WHERE "
+                          "(scope != 'session' AND thread_id = ?) OR "
+                          "(scope = 'session' AND session_id = ?) ORDER BY created_at",
+                          (thread_id, session_id)).fetchall()
+        return [grant_from_row(r) for r in rows]
+
+    def use_grant(self, grant_id: str) -> bool:
+        cursor = self._exec("UPDATE grants SET uses = uses + 1 WHERE id = ? AND "
+                            "(max_uses IS NULL OR uses < max_uses)", (grant_id,))
+        return bool(cursor.rowcount == 1)
+
+    # ---- users -------------------------------------------------------------------------------
+
+    def insert_user(self, identity: Identity, *, token_hash: str, at: float) -> None:
+        self._exec("INSERT INTO users (name, kind, roles, token_hash, disabled, created_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?)",
+                   (identity.name, identity.kind.value, json.dumps(list(identity.roles)),
+                    token_hash, int(identity.disabled), at))
+
+    def _user(self, where: str, value: str) -> Identity | None:
+        row = self._one(f"SELECT name, kind, roles, disabled FROM users WHERE {where} = ?",
+                        (value,))
+        if row is None:
+            return None
+        return Identity(name=row[0], kind=IdentityKind(row[1]),
+                        roles=tuple(json.loads(row[2])), disabled=bool(row[3]))
+
+    def get_user(self, name: str) -> Identity | None:
+        return self._user("name", name)
+
+    def user_by_token(self, token_hash: str) -> Identity | None:
+        return self._user("token_hash", token_hash)
+
+    def set_user(self, name: str, *, roles: tuple[str, ...] | None = None,
+                 disabled: bool | None = None) -> bool:
+        changed = False
+        if roles is not None:
+            cursor = self._exec("UPDATE users SET roles = ? WHERE name = ?",
+                                (json.dumps(list(roles)), name))
+            changed = cursor.rowcount == 1
+        if disabled is not None:
+            cursor = self._exec("UPDATE users SET disabled = ? WHERE name = ?",
+                                (int(disabled), name))
+            changed = cursor.rowcount == 1
+        return changed
+
+    # ---- idempotency, threads, wake-ups ---------------------------------------------------------
+
+    def idempotent_response(self, key: str) -> tuple[str, str, str] | None:
+        row = self._one("SELECT request_id, body_hash, response FROM idempotency WHERE key = ?",
+                        (key,))
+        return (row[0], row[1], row[2]) if row else None
+
+    def put_idempotent_response(self, key: str, *, request_id: str, body_hash: str,
+                                response: str, at: float) -> None:
+        self._exec("INSERT INTO idempotency (key, request_id, body_hash, response, created_at) "
+                   "VALUES (?, ?, ?, ?, ?)", (key, request_id, body_hash, response, at))
+
+    def thread_mode(self, thread_id: str) -> str | None:
+        row = self._one("SELECT review_mode FROM threads WHERE id = ?", (thread_id,))
+        return row[0] if row else None
+
+    def set_thread_mode(self, thread_id: str, mode: str, *, at: float) -> None:
+        self._exec("DELETE FROM threads WHERE id = ?", (thread_id,))
+        self._exec("INSERT INTO threads (id, review_mode, updated_at) VALUES (?, ?, ?)",
+                   (thread_id, mode, at))
+
+    def notify(self, request_id: str) -> None:
+        self.notified.append(request_id)
+        if self.on_notify is not None:
+            self.on_notify(request_id)
