@@ -123,6 +123,18 @@ class Gate(Deciding, Executing):
         tool = self.tools.get(call.name)
         if tool is not None:
             tool.validate(args)
+        try:
+            return self._create_request(call, args, verdict, context=context, tool=tool,
+                                        now=now, evidence=evidence)
+        except Conflict as exc:  # two processes proposed the same call id at once: find it
+            if exc.code != "unique_violation":
+                raise
+            return self._create_request(call, args, verdict, context=context, tool=tool,
+                                        now=now, evidence=evidence)
+
+    def _create_request(self, call: ToolCall, args: dict[str, Any], verdict: Verdict, *,
+                        context: RunContext, tool: ToolEntry | None, now: float,
+                        evidence: Sequence[str]) -> Proposal:
         with self.store.transaction() as tx:
             if context.thread_id and call.id:
                 existing = tx.find_request(context.thread_id, call.id)
@@ -177,6 +189,7 @@ class Gate(Deciding, Executing):
         """Block until the request is decided (or expires, or ``timeout`` passes)."""
         deadline = time.monotonic() + timeout
         while True:
+            since = self.store.change_token()
             request = self.store_get(request_id)
             if request.status is RequestStatus.PENDING and request.expires_at is not None \
                     and self.clock() >= request.expires_at:
@@ -189,7 +202,7 @@ class Gate(Deciding, Executing):
             limit = remaining
             if request.expires_at is not None:
                 limit = min(limit, max(0.0, request.expires_at - self.clock()) + 0.001)
-            self.store.wait(request_id, timeout=limit)
+            self.store.wait(request_id, timeout=limit, since=since)
 
     def run(self, call: ToolCall, context: RunContext | None = None, *,
             timeout: float = DEFAULT_WAIT, fn: Callable[..., Any] | None = None) -> Outcome:

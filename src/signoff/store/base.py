@@ -114,8 +114,13 @@ class Store(Protocol):
 
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]: ...
 
-    def wait(self, request_id: str, *, timeout: float) -> None:
-        """Block until the request may have changed, or ``timeout`` seconds pass."""
+    def change_token(self) -> object:
+        """An opaque marker of "now": take it *before* reading what you will wait on."""
+        ...
+
+    def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
+        """Block until something may have changed since ``since`` (a ``change_token()``),
+        or ``timeout`` seconds pass. Spurious wake-ups are allowed; missed ones are not."""
         ...
 
     def close(self) -> None: ...

@@ -127,12 +127,18 @@ class SqliteStore(SqlStore):
             self._generation += 1
             self._changed.notify_all()
 
-    def wait(self, request_id: str, *, timeout: float) -> None:
+    def change_token(self) -> object:
+        conn = self._connection()
+        return (self._generation, conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
         conn = self._connection()
         deadline = time.monotonic() + timeout
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        token = since if isinstance(since, tuple) else self.change_token()
+        assert isinstance(token, tuple)
+        generation: int = token[0]
+        version: int = token[1]
         with self._changed:
-            generation = self._generation
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self._generation != generation:

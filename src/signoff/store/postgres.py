@@ -1,0 +1,167 @@
+"""``PostgresStore``: for more than one process or machine. psycopg 3 with a connection pool.
+
+* Transactions lock the request row they decide on (``SELECT … FOR UPDATE``)
+  and the audit head row, so decisions on one request serialise and the audit
+  chain stays a chain; executors pick approved work with ``SKIP LOCKED``.
+* The schema is created by an explicit ``setup()`` (``signoff db migrate``),
+  serialised across processes by an advisory lock; each migration commits
+  with its row in ``signoff_migrations``.
+* Waking: every state change sends ``NOTIFY signoff_requests, '<id>'`` inside
+  its transaction (delivered on commit); one listener thread per store wakes
+  the local waiters, so a decision taken on one machine wakes the agent
+  waiting on another.
+* ``schema=`` puts every table in a named schema (tests use one per run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from signoff.errors import Conflict, StoreError
+from signoff.store.common import SqlStore
+from signoff.store.schema import MIGRATIONS
+from signoff.store.sqltx import POSTGRES, SqlTx
+
+CHANNEL = "signoff_requests"
+_MIGRATION_LOCK = 0x5160FF  # pg_advisory_xact_lock key for setup()
+_SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+WAIT_SLICE = 1.0  # re-read at least this often even if a notification were lost
+
+
+class PostgresStore(SqlStore):
+    backend = "postgres"
+
+    def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,
+                 max_size: int = 8, setup: bool = False) -> None:
+        if schema is not None and not _SCHEMA.match(schema):
+            raise ValueError("schema must be a lowercase SQL identifier")
+        self.dsn = dsn
+        self.schema = schema
+        kwargs: dict[str, Any] = {"autocommit": False}
+        if schema is not None:
+            kwargs["options"] = f"-c search_path={schema}"
+        self._kwargs = kwargs
+        try:
+            if schema is not None:
+                with psycopg.connect(dsn, autocommit=True) as conn:
+                    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                        sql.Identifier(schema)))
+            self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,
+                                       kwargs=kwargs, open=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+        self._changed = threading.Condition()
+        self._generation = 0
+        self._listener: threading.Thread | None = None
+        self._closing = threading.Event()
+        if setup:
+            self.setup()
+
+    # ---- transactions ----------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqlTx]:
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                cursor = conn.cursor()
+
+                def notify(request_id: str) -> None:
+                    cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
+
+                tx = SqlTx(cursor, POSTGRES, on_notify=notify)
+                yield tx
+        except psycopg.errors.UniqueViolation as exc:
+            raise Conflict(f"a concurrent write got there first: {exc.diag.message_primary}",
+                           code="unique_violation") from exc
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+
+    @contextmanager
+    def _reader(self) -> Iterator[SqlTx]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield SqlTx(conn.cursor(), POSTGRES)
+
+    def setup(self) -> int:
+        """Create or upgrade the schema; safe to run from several processes at once."""
+        with self.pool.connection() as conn:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                conn.execute("CREATE TABLE IF NOT EXISTS signoff_migrations (version INTEGER "
+                             "PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION "
+                             "NOT NULL)")
+            for version, migration in enumerate(MIGRATIONS, start=1):
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                    done = conn.execute("SELECT 1 FROM signoff_migrations WHERE version = %s",
+                                        (version,)).fetchone()
+                    if done:
+                        continue
+                    for statement in migration.for_dialect("postgres"):
+                        conn.execute(statement.encode())
+                    conn.execute("INSERT INTO signoff_migrations VALUES (%s, %s, %s)",
+                                 (version, migration.name, time.time()))
+        return len(MIGRATIONS)
+
+    migrate = setup
+
+    # ---- waking ----------------------------------------------------------------------------------
+
+    def _listen(self) -> None:
+        while not self._closing.is_set():
+            try:
+                with psycopg.connect(self.dsn, autocommit=True, **{
+                        k: v for k, v in self._kwargs.items() if k != "autocommit"}) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self._wake()  # anything missed while (re)connecting: re-read
+                    while not self._closing.is_set():
+                        for _ in conn.notifies(timeout=0.5, stop_after=64):
+                            self._wake()
+            except psycopg.Error:
+                self._closing.wait(0.5)
+
+    def _ensure_listener(self) -> None:
+        if self._listener is None or not self._listener.is_alive():
+            self._listener = threading.Thread(target=self._listen, name="signoff-listen",
+                                              daemon=True)
+            self._listener.start()
+
+    def _wake(self) -> None:
+        with self._changed:
+            self._generation += 1
+            self._changed.notify_all()
+
+    def change_token(self) -> object:
+        self._ensure_listener()
+        return self._generation
+
+    def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
+        self._ensure_listener()
+        with self._changed:
+            generation = self._generation if since is None else since
+            self._changed.wait_for(lambda: self._generation != generation,
+                                   timeout=min(timeout, WAIT_SLICE))
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._listener is not None:
+            self._listener.join(timeout=2)
+        with contextlib.suppress(psycopg.Error):
+            self.pool.close()
+
+    def drop_schema(self) -> None:
+        """Tests: remove the whole schema (only when one was given)."""
+        if self.schema is None:
+            raise ValueError("no schema to drop")
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(self.schema)))

@@ -1,0 +1,110 @@
+"""Shared fixtures: a policy for kernel tests and a store per backend.
+
+``store`` is parametrised over SQLite and PostgreSQL. PostgreSQL tests talk to
+the real server at ``SIGNOFF_TEST_PG`` (default 127.0.0.1:5432, user
+postgres); each test gets its own schema, dropped afterwards. Without a
+reachable server those tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from signoff.policy import Policy
+from signoff.store.base import Store
+
+PG_DSN = os.environ.get("SIGNOFF_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+KERNEL_POLICY = """
+[policy]
+version = "kernel-1"
+gated = ["execute", "deploy"]
+unknown_tools = "ask"
+
+[workspace]
+name = "ws"
+root = "{root}"
+
+[tools.execute]
+shell = "command"
+[tools.write_file]
+paths = ["path"]
+writes = true
+[tools.deploy]
+
+[[rules]]
+id = "no-rm"
+effect = "deny"
+tool = "execute"
+command = "rm *"
+
+[[rules]]
+id = "two-man-deploy"
+effect = "ask"
+mandatory = true
+tool = "deploy"
+roles = ["ops"]
+approvals = 2
+expires = "1h"
+"""
+
+
+def postgres_available() -> str | None:
+    """``None`` if PostgreSQL answers, else why not."""
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_DSN, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except Exception as exc:  # any failure means: skip, and say why
+        return f"PostgreSQL not reachable at {PG_DSN}: {exc}"
+    return None
+
+
+_PG_PROBLEM = postgres_available()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def policy(workspace: Path) -> Policy:
+    return Policy.from_toml(KERNEL_POLICY.format(root=workspace), source="kernel.toml")
+
+
+def make_store(backend: str, tmp_path: Path) -> Store:
+    if backend == "sqlite":
+        from signoff.store.sqlite import SqliteStore
+
+        return SqliteStore(tmp_path / "signoff.db")
+    from signoff.store.postgres import PostgresStore
+
+    return PostgresStore(PG_DSN, schema="t_" + uuid.uuid4().hex[:12], setup=True)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres" and _PG_PROBLEM:
+        pytest.skip(_PG_PROBLEM)
+    return str(request.param)
+
+
+@pytest.fixture
+def store(backend: str, tmp_path: Path) -> Iterator[Store]:
+    created = make_store(backend, tmp_path)
+    try:
+        yield created
+    finally:
+        created.close()
+        drop = getattr(created, "drop_schema", None)
+        if drop is not None:
+            drop()
