@@ -1,0 +1,217 @@
+"""The kernel's commands: ``requests``, ``users``, ``audit``, ``recover``, ``db``.
+
+The database comes from ``--db`` or ``SIGNOFF_DB`` (a file path for SQLite, a
+``postgresql://`` URL for PostgreSQL; default ``signoff.db``). A decision's
+approver is the identity holding ``--token`` (or ``SIGNOFF_TOKEN``): there is
+no flag to name an approver.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from signoff.audit import verify
+from signoff.gate import Gate
+from signoff.identity import IdentityKind, parse_roles
+from signoff.model import ApprovalRequest, Decision, RequestStatus
+from signoff.policy import Policy, parse_policy
+from signoff.store.base import Store
+from signoff.store.sqlite import SqliteStore
+
+DEFAULT_DB = "signoff.db"
+
+
+def add_commands(commands: Any) -> None:
+    requests = commands.add_parser("requests", help="list, show and decide approval requests",
+                                   description="Approval requests: list, show, approve, reject.")
+    sub = requests.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
+    listing = _leaf(sub, "list", "list approval requests", cmd_requests_list)
+    listing.add_argument("--status", choices=[s.value for s in RequestStatus],
+                         help="only requests in this status")
+    listing.add_argument("--thread", help="only requests of this thread")
+    listing.add_argument("--limit", type=int, default=50, help="at most this many (50)")
+    show = _leaf(sub, "show", "show one request with its decisions", cmd_requests_show)
+    show.add_argument("request_id")
+    approve = _leaf(sub, "approve", "approve a request (as the identity holding the token)",
+                    cmd_requests_approve, decides=True)
+    approve.add_argument("request_id")
+    approve.add_argument("--thread-grant", action="store_true",
+                         help="approve for this thread: also grant identical calls in it")
+    reject = _leaf(sub, "reject", "reject a request with a reason the agent will read",
+                   cmd_requests_reject, decides=True)
+    reject.add_argument("request_id")
+    reject.add_argument("--reason", required=True, help="why; the agent receives it")
+    reject.add_argument("--alternative", action="append", default=[],
+                        help="an alternative the agent may try instead (repeatable)")
+
+    users = commands.add_parser("users", help="manage approver and agent identities",
+                                description="Identities that may decide (or, for agents, "
+                                "propose and wait).")
+    users_sub = users.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
+    add = _leaf(users_sub, "add", "add an identity; prints its token once", cmd_users_add)
+    add.add_argument("name")
+    add.add_argument("--roles", default="", help="comma-separated roles, e.g. ops,security")
+    add.add_argument("--kind", choices=[k.value for k in IdentityKind], default="approver")
+
+    audit = commands.add_parser("audit", help="verify or export the audit log",
+                                description="The hash-chained audit log.")
+    audit_sub = audit.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
+    _leaf(audit_sub, "verify", "check the hash chain; names the first bad index", cmd_audit_verify)
+    export = _leaf(audit_sub, "export", "print the audit events", cmd_audit_export)
+    export.add_argument("--after", type=int, default=0, help="only events after this index")
+
+    recover = commands.add_parser(
+        "recover", help="after a crash: expire overdue requests, mark dead runs unknown",
+        description="Expire pending requests past their expiry and mark executions whose lease "
+        "ran out as unknown (never re-run). Approved requests whose tool is not loaded here "
+        "are left approved and counted.")
+    _common(recover)
+    recover.set_defaults(handler=cmd_recover)
+
+    db = commands.add_parser("db", help="database maintenance",
+                             description="Create or upgrade the schema.")
+    db_sub = db.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
+    _leaf(db_sub, "migrate", "create or upgrade the schema (PostgreSQL needs this once)",
+          cmd_db_migrate)
+
+
+def _leaf(sub: Any, name: str, text: str, handler: Any, *, decides: bool = False) -> Any:
+    parser = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+    _common(parser)
+    if decides:
+        parser.add_argument("--token", help="approver token (default: $SIGNOFF_TOKEN)")
+        parser.add_argument("--idempotency-key", help="make a retried decision safe")
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help=f"database: a file or postgresql:// URL (default: "
+                        f"$SIGNOFF_DB or {DEFAULT_DB})")
+    parser.add_argument("--policy", help="policy file (default: signoff.toml if present)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def open_store(url: str | None, *, setup: bool = False) -> Store:
+    target = url or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
+    if target.startswith(("postgresql://", "postgres://")):
+        from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)
+
+        return PostgresStore(target, setup=setup)
+    return SqliteStore(target)
+
+
+def open_gate(args: argparse.Namespace) -> Gate:
+    path = args.policy or ("signoff.toml" if Path("signoff.toml").exists() else None)
+    policy = Policy.load(path) if path else Policy(parse_policy("", source="<empty>"))
+    return Gate(policy, open_store(args.db), agent=None)
+
+
+def _print(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    return args.token or os.environ.get("SIGNOFF_TOKEN")
+
+
+def _line(request: ApprovalRequest) -> str:
+    thread = request.thread_id or "-"
+    return (f"{request.id}  {request.status.value:<11} {request.risk.value:<8} "
+            f"{request.tool:<16} thread {thread}  {request.summary}")
+
+
+def cmd_requests_list(args: argparse.Namespace) -> int:
+    gate = open_gate(args)
+    status = RequestStatus(args.status) if args.status else None
+    found = gate.store.list_requests(status=status, thread_id=args.thread, limit=args.limit)
+    _print(args, [r.to_dict() for r in found],
+           "\n".join(_line(r) for r in found) or "no requests")
+    return 0
+
+
+def cmd_requests_show(args: argparse.Namespace) -> int:
+    gate = open_gate(args)
+    request = gate.store_get(args.request_id)
+    decisions = gate.store.decisions(request.id)
+    data = {**request.to_dict(), "decisions": [
+        {"kind": d.kind.value, "approver": d.approver, "args_hash": d.args_hash,
+         "reason": d.reason, "at": d.created_at} for d in decisions]}
+    lines = [_line(request), f"  args ({request.args_hash}): {request.args}"]
+    if request.description:
+        lines.append(f"  agent-supplied description: {request.description!r}")
+    lines.append(f"  needs {request.approvals_required} approval(s)"
+                 + (f" from {', '.join(request.roles)}" if request.roles else ""))
+    lines.extend(f"  {d.kind.value} by {d.approver}" + (f": {d.reason}" if d.reason else "")
+                 for d in decisions)
+    _print(args, data, "\n".join(lines))
+    return 0
+
+
+def _decide(args: argparse.Namespace, decision: Decision) -> int:
+    gate = open_gate(args)
+    identity = gate.authenticate(_token(args))
+    result = gate.decide(args.request_id, decision, identity=identity,
+                         idempotency_key=args.idempotency_key)
+    _print(args, result.to_dict(),
+           f"{result.request.id}: {result.request.status.value} "
+           f"({result.approvals}/{result.required} approvals)")
+    return 0
+
+
+def cmd_requests_approve(args: argparse.Namespace) -> int:
+    return _decide(args, Decision.approve(scope="thread" if args.thread_grant else "once"))
+
+
+def cmd_requests_reject(args: argparse.Namespace) -> int:
+    return _decide(args, Decision.reject(args.reason, args.alternative))
+
+
+def cmd_users_add(args: argparse.Namespace) -> int:
+    gate = open_gate(args)
+    identity, token = gate.add_user(args.name, roles=parse_roles(args.roles), kind=args.kind)
+    _print(args, {"name": identity.name, "kind": identity.kind.value,
+                  "roles": list(identity.roles), "token": token},
+           f"added {identity.kind.value} {identity.name}"
+           + (f" with roles {', '.join(identity.roles)}" if identity.roles else "")
+           + f"\ntoken (shown once; only its hash is stored): {token}")
+    return 0
+
+
+def cmd_audit_verify(args: argparse.Namespace) -> int:
+    gate = open_gate(args)
+    result = verify(gate.store.audit_events())
+    text = (f"audit ok: {result.count} events" if result.ok else
+            f"audit BROKEN at index {result.first_bad}: {result.reason}")
+    _print(args, result.to_dict(), text)
+    return 0 if result.ok else 1
+
+
+def cmd_audit_export(args: argparse.Namespace) -> int:
+    gate = open_gate(args)
+    events = [e.to_dict() for e in gate.store.audit_events(after=args.after)]
+    if args.json:
+        print(json.dumps(events, indent=2, ensure_ascii=False))
+    else:
+        for event in events:
+            print(json.dumps(event, ensure_ascii=False))
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    report = open_gate(args).recover(run_approved=False)
+    _print(args, report.to_dict(), ", ".join(f"{k} {v}" for k, v in report.to_dict().items()))
+    return 0
+
+
+def cmd_db_migrate(args: argparse.Namespace) -> int:
+    store = open_store(args.db, setup=False)
+    version = store.migrate()
+    _print(args, {"version": version, "backend": store.backend},
+           f"{store.backend} schema at version {version}")
+    return 0
+
