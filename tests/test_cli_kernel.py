@@ -1,0 +1,113 @@
+"""The kernel's commands against a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from signoff import Policy, RunContext, ToolCall
+from signoff.cli import main
+from signoff.gate import Gate
+from signoff.store.sqlite import SqliteStore
+
+
+@pytest.fixture
+def setup(tmp_path: Path, policy: Policy, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    db = str(tmp_path / "cli.db")
+    monkeypatch.setenv("SIGNOFF_DB", db)
+    monkeypatch.chdir(tmp_path)
+    gate = Gate(policy, SqliteStore(db))
+    _, approver = gate.add_user("alice", roles=["ops"])
+    _, agent = gate.add_user("robot", kind="agent")
+    pending = gate.propose(ToolCall(id="c1", name="execute", args={"command": "make build"},
+                                    description="harmless, trust me"),
+                           RunContext(thread_id="t1"))
+    assert pending.request is not None
+    gate.store.close()
+    return {"db": db, "approver": approver, "agent": agent, "request": pending.request.id}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_list_show_approve(setup: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "requests", "list", "--status", "pending", "--json")
+    assert code == 0 and [r["id"] for r in json.loads(out)] == [setup["request"]]
+    code, out, _ = run(capsys, "requests", "show", setup["request"])
+    assert code == 0 and "agent-supplied description: 'harmless, trust me'" in out
+    assert '{"command":"make build"}' in out
+    code, out, _ = run(capsys, "requests", "approve", setup["request"], "--token",
+                       setup["approver"], "--json")
+    assert code == 0 and json.loads(out)["status"] == "approved"
+    code, _, err = run(capsys, "requests", "approve", setup["request"], "--token",
+                       setup["approver"])
+    assert code == 2 and "[already_decided]" in err
+
+
+def test_token_from_environment_and_agents_cannot_decide(
+        setup: dict[str, str], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIGNOFF_TOKEN", setup["agent"])
+    code, _, err = run(capsys, "requests", "approve", setup["request"])
+    assert code == 2 and "[agent_cannot_decide]" in err
+    code, _, err = run(capsys, "requests", "approve", setup["request"], "--token", "so_nope")
+    assert code == 2 and "[unauthenticated]" in err
+    monkeypatch.delenv("SIGNOFF_TOKEN")
+    code, _, err = run(capsys, "requests", "approve", setup["request"])
+    assert code == 2 and "[unauthenticated]" in err
+
+
+def test_reject_reaches_rejection_memory(setup: dict[str, str], policy: Policy,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "requests", "reject", setup["request"], "--reason", "not now",
+                       "--alternative", "make test", "--token", setup["approver"], "--json")
+    assert code == 0 and json.loads(out)["status"] == "rejected"
+    gate = Gate(policy, SqliteStore(setup["db"]))
+    again = gate.propose(ToolCall(id="c2", name="execute", args={"command": "make build"}),
+                         RunContext(thread_id="t1"))
+    assert again.verdict.code == "rejected_before"
+    assert "not now" in again.verdict.message and "make test" in again.verdict.message
+
+
+def test_users_add_prints_token_once(setup: dict[str, str],
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "users", "add", "carol", "--roles", "ops,security", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["roles"] == ["ops", "security"]
+    assert data["token"].startswith("so_")
+    stored = sqlite3.connect(setup["db"]).execute(
+        "SELECT token_hash FROM users WHERE name = 'carol'").fetchone()[0]
+    assert data["token"] not in stored and stored.startswith("sha256:")
+    code, _, err = run(capsys, "users", "add", "carol")
+    assert code == 2 and "[user_exists]" in err
+
+
+def test_audit_verify_names_the_tampered_index(setup: dict[str, str],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "audit", "verify", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+    count = json.loads(out)["count"]
+    conn = sqlite3.connect(setup["db"])
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("UPDATE audit SET actor = 'mallory' WHERE idx = 2")
+    conn.execute("DROP TRIGGER audit_no_update")
+    conn.execute("UPDATE audit SET actor = 'mallory' WHERE idx = 2")
+    conn.commit()
+    code, out, _ = run(capsys, "audit", "verify")
+    assert code == 1 and "BROKEN at index 2" in out
+    code, out, _ = run(capsys, "audit", "export", "--json")
+    assert len(json.loads(out)) == count
+
+
+def test_recover_and_migrate(setup: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "recover", "--json")
+    assert code == 0 and json.loads(out)["expired"] == 0
+    code, out, _ = run(capsys, "db", "migrate", "--json")
+    assert code == 0 and json.loads(out) == {"version": 1, "backend": "sqlite"}
+
