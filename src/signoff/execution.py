@@ -282,6 +282,34 @@ class Executing:
                              outcome_reason=note)
         return True
 
+    def work(self, *, limit: int | None = None, batch: int = 16) -> int:
+        """An executor loop: run approved requests whose tool is registered here until none
+        is left (or ``limit`` ran). Safe to run in many processes at once: candidates come
+        with ``SKIP LOCKED`` on PostgreSQL, and the claim's compare-and-set lets exactly one
+        process run each request. Returns how many this process ran."""
+        ran = 0
+        while limit is None or ran < limit:
+            with self.store.transaction() as tx:
+                candidates = tx.approved_ids(batch)
+            if not candidates:
+                return ran
+            progressed = False
+            for request_id in candidates:
+                request = self.store_get(request_id)
+                entry = self.tools.get(request.tool)
+                if entry is None or entry.is_async or request.status is not RequestStatus.APPROVED:
+                    continue
+                outcome = self.execute(request_id)
+                if outcome.kind in (OutcomeKind.EXECUTED, OutcomeKind.FAILED):
+                    ran += 1
+                    progressed = True
+                if limit is not None and ran >= limit:
+                    return ran
+            if not progressed and all(self.tools.get(self.store_get(i).tool) is None
+                                      for i in candidates):
+                return ran  # only requests for tools this process does not have
+        return ran
+
     def store_get(self, request_id: str) -> ApprovalRequest:
         request: ApprovalRequest | None = self.store.get_request(request_id)
         if request is None:
