@@ -7,6 +7,10 @@ EXPECTED = {
     "InvalidCall", "Memory", "PathError", "Policy", "PolicyError", "Reason", "Rejection",
     "ReviewMode", "Risk", "RunContext", "SignoffError", "ToolCall", "Verdict", "__version__",
     "args_hash", "canonical_bytes", "parse_args", "trusted_context", "untrusted_context",
+    "ApprovalRequest", "Blocked", "CallNotRun", "Conflict", "Decision", "DecisionKind", "Denied",
+    "Expired", "Forbidden", "Gate", "Identity", "IdentityKind", "InvalidDecision", "NotFound",
+    "Outcome", "OutcomeKind", "PostgresStore", "Proposal", "ProposalKind", "Rejected",
+    "RequestStatus", "Responded", "SqliteStore", "StillPending", "StoreError", "Unauthenticated",
 }
 
 

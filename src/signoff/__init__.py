@@ -6,51 +6,117 @@ approval request that humans decide. This module is the curated public API;
 ``tests/test_public_api.py`` pins ``__all__``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from signoff.canonical import args_hash, canonical_bytes, parse_args
 from signoff.errors import (
     ConfigurationError,
+    Conflict,
+    Expired,
+    Forbidden,
     InvalidArguments,
     InvalidCall,
+    InvalidDecision,
+    NotFound,
     PathError,
     PolicyError,
     SignoffError,
+    StoreError,
+    Unauthenticated,
 )
+from signoff.gate import Gate
+from signoff.identity import Identity, IdentityKind
 from signoff.model import (
+    ApprovalRequest,
+    Decision,
+    DecisionKind,
     Effect,
     Grant,
     GrantScope,
     InteractionMode,
     Reason,
     Rejection,
+    RequestStatus,
     ReviewMode,
     Risk,
     RunContext,
     ToolCall,
     Verdict,
 )
+from signoff.outcomes import (
+    Blocked,
+    CallNotRun,
+    Denied,
+    Outcome,
+    OutcomeKind,
+    Proposal,
+    ProposalKind,
+    Rejected,
+    Responded,
+    StillPending,
+)
 from signoff.policy import Memory, Policy, trusted_context, untrusted_context
+from signoff.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from signoff.store.postgres import PostgresStore
+
+
+def __getattr__(name: str) -> Any:
+    """``PostgresStore`` is imported on first use, so ``import signoff`` stays light."""
+    if name == "PostgresStore":
+        from signoff.store.postgres import PostgresStore  # noqa: PLC0415
+
+        return PostgresStore
+    raise AttributeError(f"module 'signoff' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApprovalRequest",
+    "Blocked",
+    "CallNotRun",
     "ConfigurationError",
+    "Conflict",
+    "Decision",
+    "DecisionKind",
+    "Denied",
     "Effect",
+    "Expired",
+    "Forbidden",
+    "Gate",
     "Grant",
     "GrantScope",
+    "Identity",
+    "IdentityKind",
     "InteractionMode",
     "InvalidArguments",
     "InvalidCall",
+    "InvalidDecision",
     "Memory",
+    "NotFound",
+    "Outcome",
+    "OutcomeKind",
     "PathError",
     "Policy",
     "PolicyError",
+    "PostgresStore",
+    "Proposal",
+    "ProposalKind",
     "Reason",
+    "Rejected",
     "Rejection",
+    "RequestStatus",
+    "Responded",
     "ReviewMode",
     "Risk",
     "RunContext",
     "SignoffError",
+    "SqliteStore",
+    "StillPending",
+    "StoreError",
     "ToolCall",
+    "Unauthenticated",
     "Verdict",
     "__version__",
     "args_hash",
