@@ -87,6 +87,8 @@ class Deciding:
         body = _body_hash(request_id, decision, edited)
         now = self.clock()
         expired: ApprovalRequest | None = None
+        if idempotency_key is not None:  # keys are per approver: one never replays another's
+            idempotency_key = f"{len(identity.name)}:{identity.name}:{idempotency_key}"
         with self.store.transaction() as tx:
             if idempotency_key is not None:
                 stored = tx.idempotent_response(idempotency_key)
@@ -203,7 +205,13 @@ class Deciding:
         elif approvals >= request.approvals_required:
             after = self._transition(tx, request, RequestStatus.APPROVED, now,
                                      actor=identity.name)
-        if approving and decision.scope is ApproveScope.THREAD and request.thread_id:
+        if (approving and decision.scope is ApproveScope.THREAD and request.thread_id
+                and after.status is RequestStatus.APPROVED
+                and all(d.scope is ApproveScope.THREAD for d in tx.decisions(request.id)
+                        if d.kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
+                        and d.args_hash == request.run_hash)):
+            # A standing approval needs the whole quorum: one of two approvers cannot grant
+            # future calls that the policy says need two.
             self._grant(tx, request, decision, identity, now)
         return DecisionResult(request=after, decision_id=record_id, approvals=approvals,
                               required=request.approvals_required,

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from signoff.canonical import args_hash
-from signoff.errors import Conflict, NotFound
+from signoff.canonical import args_hash, parse_args
+from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
 from signoff.model import (
     ApprovalRequest,
@@ -111,6 +111,8 @@ class Executing:
                 locked = tx.get_request(request_id, lock=True)
                 if locked is None or locked.version != request.version:
                     continue
+                if (locked.run_args, locked.run_hash) != (request.run_args, request.run_hash):
+                    continue  # changed behind the store's back after the checks: check again
                 problem = problem or self._revalidate_approvers(tx, locked, now)
                 if problem is not None:
                     code, reason = problem
@@ -125,7 +127,9 @@ class Executing:
                                          executor=executor or self.executor_id)
             if self.hooks.after_claim:
                 self.hooks.after_claim(request_id)
-            return Execution(request_id, token, json.loads(moved.run_args))
+            args = _frozen_args(request.run_args)  # the very text checked above
+            assert args is not None
+            return Execution(request_id, token, args)
         raise Conflict(f"request {request_id} kept changing while being claimed",
                        code="claim_contended")
 
@@ -176,8 +180,8 @@ class Executing:
         now = self.clock()
         if request.expires_at is not None and now >= request.expires_at:
             return "expired", "the approval expired before the call ran"
-        run_args = json.loads(request.run_args)
-        if args_hash(run_args) != request.run_hash:
+        run_args = _frozen_args(request.run_args)
+        if run_args is None or args_hash(run_args) != request.run_hash:
             return ("args_hash_mismatch",
                     "the arguments to run do not hash to the approved hash")
         context = trusted_context(thread_id=request.thread_id, session_id=request.session_id,
@@ -342,6 +346,15 @@ def outcome_of(request: ApprovalRequest) -> Outcome:
              RequestStatus.UNKNOWN: OutcomeKind.UNKNOWN}
     return Outcome(kind=kinds[status], code=request.outcome_code,
                    reason=request.outcome_reason, **base)
+
+
+def _frozen_args(text: str) -> dict[str, Any] | None:
+    """The stored arguments parsed as strictly as a proposal's, or ``None`` if they no
+    longer parse (someone wrote the row behind the store's back)."""
+    try:
+        return parse_args(text)
+    except InvalidArguments:
+        return None
 
 
 def _call_args(entry: ToolEntry, execution: Execution) -> dict[str, Any]:

@@ -107,22 +107,29 @@ class Gate(Deciding, Executing):
                 evidence: Sequence[str] = ()) -> Proposal:
         """Evaluate and, for an ask, create (or find again) the durable approval request."""
         context = self.context_for(context)
-        verdict = self.policy.evaluate(call, context)
-        now = self.clock()
-        if verdict.effect is not Effect.ASK:
+        for _ in range(3):
+            verdict = self.policy.evaluate(call, context)
+            now = self.clock()
+            if verdict.effect is Effect.ASK:
+                break
             kind = {Effect.ALLOW: ProposalKind.ALLOWED, Effect.DENY: ProposalKind.DENIED,
                     Effect.BLOCKED: ProposalKind.BLOCKED}[verdict.effect]
             with self.store.transaction() as tx:
+                # The grant was read before this transaction: count the use first, and if
+                # someone else used it up meanwhile, evaluate again without it.
+                if verdict.grant_id and not tx.use_grant(verdict.grant_id):
+                    continue
                 tx.append_audit(f"call.{kind.value}", at_us=_us(now), request_id=None,
                                 actor=context.principal or self.agent,
                                 data=_call_record(call, verdict, context))
-                if verdict.grant_id:
-                    tx.use_grant(verdict.grant_id)
             return Proposal(kind=kind, verdict=verdict)
+        else:
+            raise Conflict("a standing approval kept being used up while this call was "
+                           "evaluated", code="grant_contended")
         args = parse_args(call.args)
         tool = self.tools.get(call.name)
         if tool is not None:
-            tool.validate(args)
+            tool.validate(args, edit=False)
         try:
             return self._create_request(call, args, verdict, context=context, tool=tool,
                                         now=now, evidence=evidence)

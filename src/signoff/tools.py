@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema
 
-from signoff.errors import InvalidDecision
+from signoff.errors import InvalidArguments, InvalidDecision
 
 Precondition = Callable[[Mapping[str, Any]], str]
 Verify = Callable[[Mapping[str, Any], str], "bool | None"]
@@ -47,14 +47,19 @@ class ToolEntry:
         return cls(name=name, fn=fn, is_async=inspect.iscoroutinefunction(fn),
                    wants_key=wants_key, **kwargs)
 
-    def validate(self, args: Mapping[str, Any]) -> None:
-        """Check arguments against the declared JSON Schema (``invalid_edit`` on failure)."""
+    def validate(self, args: Mapping[str, Any], *, edit: bool = True) -> None:
+        """Check arguments against the declared JSON Schema. An approver's edit that breaks
+        it is ``InvalidDecision(invalid_edit)``; a proposed call that breaks it is
+        ``InvalidArguments(schema_violation)``."""
         if self.schema is None:
             return
         try:
             jsonschema.validate(dict(args), self.schema)
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "(arguments)"
+            if not edit:
+                raise InvalidArguments(f"{self.name} arguments break its schema: {where}: "
+                                       f"{exc.message}", code="schema_violation") from exc
             raise InvalidDecision(f"{where}: {exc.message}", code="invalid_edit") from exc
 
     def versions(self, args: Mapping[str, Any]) -> dict[str, str]:

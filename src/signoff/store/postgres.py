@@ -9,13 +9,15 @@
 * Waking: every state change sends ``NOTIFY signoff_requests, '<id>'`` inside
   its transaction (delivered on commit); one listener thread per store wakes
   the local waiters, so a decision taken on one machine wakes the agent
-  waiting on another.
+  waiting on another. With ``schema=`` the channel is ``signoff_requests_<hash
+  of the schema>``, so stores in different schemas do not wake each other.
 * ``schema=`` puts every table in a named schema (tests use one per run).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import threading
 import time
@@ -38,6 +40,13 @@ _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 WAIT_SLICE = 1.0  # re-read at least this often even if a notification were lost
 
 
+def channel_for(schema: str | None) -> str:
+    """The NOTIFY channel of one schema: stores in other schemas never wake each other."""
+    if schema is None:
+        return CHANNEL
+    return f"{CHANNEL}_{hashlib.sha256(schema.encode()).hexdigest()[:16]}"
+
+
 class PostgresStore(SqlStore):
     backend = "postgres"
 
@@ -47,6 +56,7 @@ class PostgresStore(SqlStore):
             raise ValueError("schema must be a lowercase SQL identifier")
         self.dsn = dsn
         self.schema = schema
+        self.channel = channel_for(schema)
         kwargs: dict[str, Any] = {"autocommit": False}
         if schema is not None:
             kwargs["options"] = f"-c search_path={schema}"
@@ -76,7 +86,7 @@ class PostgresStore(SqlStore):
                 cursor = conn.cursor()
 
                 def notify(request_id: str) -> None:
-                    cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
+                    cursor.execute("SELECT pg_notify(%s, %s)", (self.channel, request_id))
 
                 tx = SqlTx(cursor, POSTGRES, on_notify=notify)
                 yield tx
@@ -121,7 +131,7 @@ class PostgresStore(SqlStore):
             try:
                 with psycopg.connect(self.dsn, autocommit=True, **{
                         k: v for k, v in self._kwargs.items() if k != "autocommit"}) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
                     self._wake()  # anything missed while (re)connecting: re-read
                     while not self._closing.is_set():
                         for _ in conn.notifies(timeout=0.5, stop_after=64):

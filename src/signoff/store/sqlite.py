@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from signoff.errors import StoreError
+from signoff.errors import Conflict, StoreError
 from signoff.store.common import SqlStore
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqltx import SQLITE, SqlTx
@@ -79,6 +79,12 @@ class SqliteStore(SqlStore):
         tx = SqlTx(conn.cursor(), SQLITE)
         try:
             yield tx
+        except sqlite3.IntegrityError as exc:
+            conn.execute("ROLLBACK")
+            if str(exc).startswith(("UNIQUE constraint failed", "PRIMARY KEY must be unique")):
+                raise Conflict(f"a concurrent write got there first: {exc}",
+                               code="unique_violation") from exc
+            raise
         except BaseException:
             conn.execute("ROLLBACK")
             raise
