@@ -149,3 +149,20 @@ def test_event_to_dict_parses_data() -> None:
     out = event.to_dict()
     assert out["data"] == json.loads(event.data)
     assert out["index"] == 1 and out["prev_hash"] == GENESIS and out["hash"] == event.hash
+
+
+def test_the_recorded_head_catches_a_truncated_tail() -> None:
+    events = chain(6)
+    head = (events[-1].index, events[-1].hash)
+    assert verify(events, head=head).ok
+    shortened = verify(events[:-2], head=head)
+    assert not shortened.ok and shortened.first_bad == 5
+    assert verify(events[:-2]).ok  # without the head, nothing can tell
+
+
+def test_a_head_that_disagrees_with_the_chain_is_reported() -> None:
+    events = chain(4)
+    stale = verify(events, head=(2, events[1].hash))
+    assert not stale.ok and stale.first_bad == 2
+    forged = verify(events, head=(4, GENESIS))
+    assert not forged.ok and forged.first_bad == 4

@@ -62,8 +62,12 @@ class Verification:
                 "reason": self.reason}
 
 
-def verify(events: Iterable[AuditEvent]) -> Verification:
-    """Check the chain; report the first bad index (a gap, a changed field, a broken link)."""
+def verify(events: Iterable[AuditEvent], *, head: tuple[int, str] | None = None) -> Verification:
+    """Check the chain; report the first bad index (a gap, a changed field, a broken link).
+
+    ``head`` is the store's record of the last index and hash (``Store.audit_head()``):
+    with it, events removed from the *end* are caught too, which no chain can show alone.
+    """
     prev = GENESIS
     expected = 1
     count = 0
@@ -80,4 +84,13 @@ def verify(events: Iterable[AuditEvent]) -> Verification:
             return Verification(False, count, event.index, "content does not match its hash")
         prev = event.hash
         expected += 1
+    if head is not None:
+        last = expected - 1
+        head_index, head_hash = head
+        if head_index > last:
+            return Verification(False, count, last + 1,
+                                f"the log ends at {last} but its head records {head_index}")
+        if head_index < last or head_hash != prev:
+            return Verification(False, count, head_index if head_index < last else last,
+                                "the recorded head does not match the last event")
     return Verification(True, count)

@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from signoff.audit import verify
 from signoff.gate import Gate
 from signoff.identity import IdentityKind, parse_roles
 from signoff.model import ApprovalRequest, Decision, RequestStatus
@@ -184,7 +183,7 @@ def cmd_users_add(args: argparse.Namespace) -> int:
 
 def cmd_audit_verify(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    result = verify(gate.store.audit_events())
+    result = gate.store.verify_audit()
     text = (f"audit ok: {result.count} events" if result.ok else
             f"audit BROKEN at index {result.first_bad}: {result.reason}")
     _print(args, result.to_dict(), text)

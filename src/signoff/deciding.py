@@ -24,7 +24,15 @@ from typing import Any
 
 from signoff import lifecycle
 from signoff.canonical import args_hash, canonical_text, hash_bytes, parse_args
-from signoff.errors import Conflict, Expired, Forbidden, InvalidArguments, InvalidDecision, NotFound
+from signoff.errors import (
+    Conflict,
+    Expired,
+    Forbidden,
+    InvalidArguments,
+    InvalidDecision,
+    NotFound,
+    Unauthenticated,
+)
 from signoff.identity import Identity
 from signoff.model import (
     ApprovalRequest,
@@ -38,6 +46,7 @@ from signoff.model import (
     Rejection,
     RequestStatus,
     ToolCall,
+    Verdict,
 )
 from signoff.policy import Policy
 from signoff.policy.modes import trusted_context
@@ -89,6 +98,12 @@ class Deciding:
         expired: ApprovalRequest | None = None
         if idempotency_key is not None:  # keys are per approver: one never replays another's
             idempotency_key = f"{len(identity.name)}:{identity.name}:{idempotency_key}"
+        if edited is not None:
+            # Schema and policy checks of an edit run before the transaction: they read the
+            # store (grants, rejections) and must not hold a second connection meanwhile.
+            before = self.store.get_request(request_id)
+            if before is not None and before.status is RequestStatus.PENDING:
+                self._check_edit(before, edited)
         with self.store.transaction() as tx:
             if idempotency_key is not None:
                 stored = tx.idempotent_response(idempotency_key)
@@ -97,6 +112,7 @@ class Deciding:
             request = tx.get_request(request_id, lock=True)
             if request is None:
                 raise NotFound(f"no approval request {request_id!r}", code="not_found")
+            identity = self._current_identity(tx, identity)
             self._authorize(request, identity)
             if request.status is not RequestStatus.PENDING:
                 raise Conflict(f"request {request_id} is already {request.status.value}",
@@ -117,6 +133,19 @@ class Deciding:
         return result
 
     # ---- checks --------------------------------------------------------------------------------
+
+    def _current_identity(self, tx: Tx, identity: Identity) -> Identity:
+        """Roles as stored now, read under the lock: a role removed a moment ago counts."""
+        current = tx.get_user(identity.name)
+        if current is None:
+            raise Unauthenticated(f"{identity.name} is no longer an identity here",
+                                  code="unauthenticated")
+        if current.disabled:
+            raise Forbidden(f"{identity.name} is disabled", code="identity_disabled")
+        if not current.may_decide:
+            raise Forbidden(f"{identity.name} is an agent identity and cannot decide",
+                            code="agent_cannot_decide")
+        return current
 
     def _authorize(self, request: ApprovalRequest, identity: Identity) -> None:
         if identity.name in {request.principal, request.agent} - {None}:
@@ -150,6 +179,11 @@ class Deciding:
         if verdict.effect is Effect.DENY:
             raise InvalidDecision(f"the policy denies the edited call: {verdict.message}",
                                   code="edit_denied")
+        stronger = needs_more_review(verdict, request)
+        if stronger:
+            raise InvalidDecision(f"the edited call needs more review than this request "
+                                  f"({stronger}); propose it as a new call",
+                                  code="edit_escalates")
 
     # ---- applying ------------------------------------------------------------------------------
 
@@ -161,7 +195,6 @@ class Deciding:
         changes: dict[str, Any] = {}
         if kind is DecisionKind.EDIT:
             assert edited is not None
-            self._check_edit(request, edited)
             target_hash = args_hash(edited)
             if target_hash != request.run_hash:
                 changes = {"approved_args": canonical_text(edited), "approved_hash": target_hash}
@@ -279,6 +312,20 @@ class Deciding:
         return DecisionResult(request=request, decision_id=data["decision_id"],
                               approvals=data["approvals"], required=data["required"],
                               transitioned=data["transitioned"], replayed=True)
+
+
+def needs_more_review(verdict: Verdict, request: ApprovalRequest) -> str | None:
+    """What a fresh verdict asks for that the request did not: more approvals, other
+    roles, or a mandatory human. ``None`` when the request already asked for enough."""
+    if verdict.effect not in (Effect.ASK, Effect.BLOCKED):
+        return None
+    if verdict.approvals > request.approvals_required:
+        return f"{verdict.approvals} approvals instead of {request.approvals_required}"
+    if verdict.roles and not set(verdict.roles) <= set(request.roles):
+        return f"roles {', '.join(verdict.roles)}"
+    if verdict.mandatory and not request.mandatory:
+        return "a mandatory human review"
+    return None
 
 
 def _body_hash(request_id: str, decision: Decision, edited: dict[str, Any] | None) -> str:

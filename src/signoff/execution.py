@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.canonical import args_hash, parse_args
+from signoff.deciding import needs_more_review
 from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
 from signoff.model import (
@@ -190,6 +191,9 @@ class Executing:
             ToolCall(id=request.call_id, name=request.tool, args=run_args), context)
         if verdict.effect is Effect.DENY and verdict.code != "rejected_before":
             return "policy_changed", f"the current policy denies this call: {verdict.message}"
+        stronger = needs_more_review(verdict, request)
+        if stronger:
+            return "policy_changed", f"the current policy needs more review: {stronger}"
         entry = self.tools.get(request.tool)
         if entry is not None and entry.preconditions:
             try:

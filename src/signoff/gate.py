@@ -110,6 +110,9 @@ class Gate(Deciding, Executing):
         for _ in range(3):
             verdict = self.policy.evaluate(call, context)
             now = self.clock()
+            if verdict.effect is not Effect.DENY and call.name in self.tools:
+                # A call its own tool would refuse is bad input, whatever the verdict.
+                self.tools[call.name].validate(parse_args(call.args), edit=False)
             if verdict.effect is Effect.ASK:
                 break
             kind = {Effect.ALLOW: ProposalKind.ALLOWED, Effect.DENY: ProposalKind.DENIED,
@@ -128,8 +131,6 @@ class Gate(Deciding, Executing):
                            "evaluated", code="grant_contended")
         args = parse_args(call.args)
         tool = self.tools.get(call.name)
-        if tool is not None:
-            tool.validate(args, edit=False)
         try:
             return self._create_request(call, args, verdict, context=context, tool=tool,
                                         now=now, evidence=evidence)
@@ -169,6 +170,22 @@ class Gate(Deciding, Executing):
         if self.hooks.after_insert:
             self.hooks.after_insert(request.id)
         return Proposal(kind=ProposalKind.PENDING, verdict=verdict, request=request)
+
+    def start_run(self, context: RunContext) -> RunContext:
+        """Begin a run on a thread: refused (``thread_waiting``) while the thread has a pending
+        request from another run — it is waiting for input, not finished. Returns the
+        context with the run's review mode fixed (explicit, stored, or default)."""
+        if context.thread_id:
+            waiting = [r for r in self.store.pending_on_thread(context.thread_id)
+                       if r.run_id != context.run_id]
+            if waiting:
+                raise Conflict(f"thread {context.thread_id} is waiting for "
+                               f"{len(waiting)} decision(s) ({waiting[0].id}); resolve them "
+                               "first", code="thread_waiting")
+        context = self.context_for(context)
+        if context.review_mode is None:
+            context = _replace(context, review_mode=self.policy.config.default_review_mode)
+        return context
 
     # ---- deciding and resuming ------------------------------------------------------------------
 
@@ -391,8 +408,7 @@ class Gate(Deciding, Executing):
         """The identity holding ``token``; ``Unauthenticated`` otherwise."""
         if not token:
             raise Unauthenticated("a token is required", code="unauthenticated")
-        with self.store.transaction() as tx:
-            identity = tx.user_by_token(token_hash(token))
+        identity = self.store.user_by_token(token_hash(token))
         if identity is None or identity.disabled:
             raise Unauthenticated("unknown or disabled token", code="unauthenticated")
         return identity

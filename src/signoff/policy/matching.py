@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from signoff.model import Effect, Grant, Risk
+from signoff.model import Effect, Grant, GrantScope, Risk
 from signoff.policy.config import ArgRule, PolicyConfig, Rule, ToolSpec
 from signoff.policy.patterns import (
     ValuePattern,
@@ -132,7 +132,9 @@ def grant_applies(
         return False
     if grant.expires_at is not None and now >= grant.expires_at:
         return False
-    if grant.max_uses is not None and grant.uses >= grant.max_uses:
+    limit = grant.max_uses if grant.max_uses is not None else (
+        1 if grant.scope is GrantScope.ONCE else None)
+    if limit is not None and grant.uses >= limit:
         return False
     for name, pattern in grant.args.items():
         if name not in args:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from signoff.audit import AuditEvent
+from signoff.audit import AuditEvent, Verification
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 
@@ -109,6 +109,12 @@ class Store(Protocol):
 
     def grants_for(self, *, thread_id: str | None, session_id: str | None,
                    tool: str) -> Sequence[Grant]: ...
+
+    def audit_head(self) -> tuple[int, str]: ...
+
+    def verify_audit(self) -> Verification: ...
+
+    def user_by_token(self, token_hash: str) -> Identity | None: ...
 
     def thread_mode(self, thread_id: str) -> str | None: ...
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 
-from signoff.audit import AuditEvent
+from signoff.audit import AuditEvent, Verification, verify
+from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 from signoff.store.sqltx import _SELECT_REQUEST, SqlTx, audit_from_row, request_from_row
 
@@ -64,6 +65,20 @@ class SqlStore:
                 remaining -= len(rows)
             if len(rows) < page:
                 return
+
+    def audit_head(self) -> tuple[int, str]:
+        """The last index and hash as recorded when it was appended."""
+        with self._reader() as tx:
+            row = tx._one("SELECT idx, hash FROM audit_head WHERE id = 1")
+        return int(row[0]), str(row[1])
+
+    def verify_audit(self) -> Verification:
+        """Verify the whole chain against the recorded head."""
+        return verify(self.audit_events(), head=self.audit_head())
+
+    def user_by_token(self, token_hash: str) -> Identity | None:
+        with self._reader() as tx:
+            return tx.user_by_token(token_hash)
 
     def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None:
         with self._reader() as tx:

@@ -238,7 +238,8 @@ class SqlTx:
 
     def use_grant(self, grant_id: str) -> bool:
         cursor = self._exec("UPDATE grants SET uses = uses + 1 WHERE id = ? AND "
-                            "(max_uses IS NULL OR uses < max_uses)", (grant_id,))
+                            "(uses < COALESCE(max_uses, CASE scope WHEN 'once' THEN 1 END) "
+                            "OR (max_uses IS NULL AND scope != 'once'))", (grant_id,))
         return bool(cursor.rowcount == 1)
 
     # ---- users -------------------------------------------------------------------------------

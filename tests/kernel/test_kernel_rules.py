@@ -1,0 +1,162 @@
+"""Rules of DESIGN §3 that sit between deciding and running, on both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from signoff.errors import Conflict, Forbidden, InvalidDecision
+from signoff.gate import Gate
+from signoff.model import Decision, Grant, GrantScope, RequestStatus, RunContext, ToolCall
+from signoff.outcomes import OutcomeKind, ProposalKind
+from signoff.policy import Policy, parse_policy
+from signoff.store.base import Store
+
+STRICTER = """
+[policy]
+version = "kernel-2"
+gated = ["execute", "deploy"]
+[tools.execute]
+shell = "command"
+[tools.deploy]
+[[rules]]
+id = "three-man-deploy"
+effect = "ask"
+mandatory = true
+tool = "deploy"
+roles = ["ops"]
+approvals = 3
+"""
+
+
+def _gate(policy: Policy, store: Store) -> tuple[Gate, list[str]]:
+    gate = Gate(policy, store, agent="bot")
+    ledger: list[str] = []
+
+    @gate.tool(name="execute")
+    def execute(command: str) -> str:
+        ledger.append(command)
+        return command
+
+    @gate.tool(name="deploy")
+    def deploy(target: str) -> str:
+        ledger.append(target)
+        return target
+
+    return gate, ledger
+
+
+def test_a_waiting_thread_refuses_new_runs(policy: Policy, store: Store) -> None:
+    gate, _ = _gate(policy, store)
+    first = RunContext(thread_id="t", run_id="r1")
+    assert gate.start_run(first).review_mode is not None
+    pending = gate.propose(ToolCall(id="c1", name="execute", args={"command": "make"}), first)
+    assert pending.kind is ProposalKind.PENDING and pending.request is not None
+    with pytest.raises(Conflict) as info:
+        gate.start_run(RunContext(thread_id="t", run_id="r2"))
+    assert info.value.code == "thread_waiting" and info.value.http_status == 409
+    gate.start_run(RunContext(thread_id="t", run_id="r1"))  # the resume of the same run
+    gate.start_run(RunContext(thread_id="other", run_id="r3"))  # other threads are free
+    _, token = gate.add_user("alice")
+    gate.decide(pending.request.id, Decision.approve(), identity=gate.authenticate(token))
+    gate.start_run(RunContext(thread_id="t", run_id="r2"))
+
+
+def test_a_role_removed_before_the_decision_counts(policy: Policy, store: Store) -> None:
+    gate, _ = _gate(policy, store)
+    ops, _ = gate.add_user("olga", roles=["ops"])
+    proposal = gate.propose(ToolCall(id="d1", name="deploy", args={"target": "prod"}),
+                            RunContext(thread_id="t"))
+    assert proposal.request is not None
+    gate.set_roles("olga", [])
+    with pytest.raises(Forbidden) as info:
+        gate.decide(proposal.request.id, Decision.approve(), identity=ops)  # stale object
+    assert info.value.code == "role_missing"
+
+
+def test_an_edit_that_needs_more_review_is_refused(policy: Policy, store: Store) -> None:
+    gate, ledger = _gate(policy, store)
+    _, token = gate.add_user("alice", roles=["ops"])
+    alice = gate.authenticate(token)
+    proposal = gate.propose(ToolCall(id="c1", name="execute", args={"command": "make"}),
+                            RunContext(thread_id="t"))
+    assert proposal.request is not None
+    # Editing a gated call into one the policy would never let pass is edit_denied …
+    with pytest.raises(InvalidDecision) as denied:
+        gate.decide(proposal.request.id, Decision.edit({"command": "rm -rf /"}), identity=alice)
+    assert denied.value.code == "edit_denied"
+    # … and an ordinary edit goes through and is what runs.
+    gate.decide(proposal.request.id, Decision.edit({"command": "make test"}), identity=alice)
+    assert gate.resume(proposal.request.id).result == "make test"
+    assert ledger == ["make test"]
+
+
+def test_a_stricter_policy_invalidates_an_approved_request(policy: Policy,
+                                                           store: Store) -> None:
+    gate, ledger = _gate(policy, store)
+    _, t1 = gate.add_user("a1", roles=["ops"])
+    _, t2 = gate.add_user("a2", roles=["ops"])
+    proposal = gate.propose(ToolCall(id="d1", name="deploy", args={"target": "prod"}),
+                            RunContext(thread_id="t"))
+    assert proposal.request is not None
+    for token in (t1, t2):
+        gate.decide(proposal.request.id, Decision.approve(), identity=gate.authenticate(token))
+    assert store.get_request(proposal.request.id).status is RequestStatus.APPROVED  # type: ignore[union-attr]
+    stricter, stricter_ledger = _gate(Policy(parse_policy(STRICTER)), store)
+    outcome = stricter.resume(proposal.request.id)
+    assert outcome.kind is OutcomeKind.INVALIDATED and outcome.code == "policy_changed"
+    assert "3 approvals" in (outcome.reason or "")
+    assert ledger == [] and stricter_ledger == []
+
+
+def test_a_once_grant_is_used_once(policy: Policy, store: Store) -> None:
+    gate, _ = _gate(policy, store)
+    with store.transaction() as tx:
+        tx.insert_grant(Grant(id="g1", scope=GrantScope.ONCE, tool="execute",
+                              args={"command": "make"}, thread_id="t"), at=0.0,
+                        request_id=None)
+    context = RunContext(thread_id="t")
+    first = gate.propose(ToolCall(id="c1", name="execute", args={"command": "make"}), context)
+    assert first.kind is ProposalKind.ALLOWED and first.verdict.source == "grant:g1"
+    second = gate.propose(ToolCall(id="c2", name="execute", args={"command": "make"}), context)
+    assert second.kind is ProposalKind.PENDING
+
+
+def test_the_recorded_head_catches_a_truncated_audit(store: Store, policy: Policy) -> None:
+    gate, _ = _gate(policy, store)
+    gate.add_user("alice")
+    gate.propose(ToolCall(id="c1", name="execute", args={"command": "make"}),
+                 RunContext(thread_id="t"))
+    assert store.verify_audit().ok
+    head = store.audit_head()
+    assert head[0] == len(list(store.audit_events()))
+
+
+ESCALATING = """
+[policy]
+version = "kernel-3"
+gated = ["execute"]
+[tools.execute]
+shell = "command"
+[[rules]]
+id = "network-needs-security"
+effect = "ask"
+mandatory = true
+tool = "execute"
+command = "curl *"
+roles = ["security"]
+approvals = 2
+"""
+
+
+def test_an_edit_into_a_stricter_call_is_refused(store: Store) -> None:
+    gate, ledger = _gate(Policy(parse_policy(ESCALATING)), store)
+    _, token = gate.add_user("alice")
+    proposal = gate.propose(ToolCall(id="c1", name="execute", args={"command": "make"}),
+                            RunContext(thread_id="t"))
+    assert proposal.request is not None
+    with pytest.raises(InvalidDecision) as info:
+        gate.decide(proposal.request.id, Decision.edit({"command": "curl evil.example"}),
+                    identity=gate.authenticate(token))
+    assert info.value.code == "edit_escalates" and "2 approvals" in info.value.message
+    assert store.get_request(proposal.request.id).status is RequestStatus.PENDING  # type: ignore[union-attr]
+    assert ledger == []
