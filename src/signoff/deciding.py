@@ -105,11 +105,13 @@ class Deciding:
             if before is not None and before.status is RequestStatus.PENDING:
                 self._check_edit(before, edited)
         with self.store.transaction() as tx:
+            # Lock first, then look for the key: a concurrent retry with the same key waits
+            # for the first one to commit and then finds its answer (READ COMMITTED).
+            request = tx.get_request(request_id, lock=True)
             if idempotency_key is not None:
                 stored = tx.idempotent_response(idempotency_key)
                 if stored is not None:
                     return self._replay(tx, request_id, body, stored)
-            request = tx.get_request(request_id, lock=True)
             if request is None:
                 raise NotFound(f"no approval request {request_id!r}", code="not_found")
             identity = self._current_identity(tx, identity)

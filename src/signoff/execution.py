@@ -114,25 +114,41 @@ class Executing:
                     continue
                 if (locked.run_args, locked.run_hash) != (request.run_args, request.run_hash):
                     continue  # changed behind the store's back after the checks: check again
-                problem = problem or self._revalidate_approvers(tx, locked, now)
-                if problem is not None:
-                    code, reason = problem
-                    moved = self._transition(tx, locked, RequestStatus.INVALIDATED, now,
-                                             actor=executor or self.executor_id,
-                                             outcome_code=code, outcome_reason=reason)
-                    return outcome_of(moved)
-                token = tx.next_fencing_token()
-                moved = self._transition(tx, locked, RequestStatus.EXECUTING, now,
-                                         actor=executor or self.executor_id,
-                                         fencing_token=token, lease_until=now + self.lease,
-                                         executor=executor or self.executor_id)
-            if self.hooks.after_claim:
+                claimed = self._claim_locked(tx, locked, problem, now, executor)
+            if isinstance(claimed, Execution) and self.hooks.after_claim:
                 self.hooks.after_claim(request_id)
-            args = _frozen_args(request.run_args)  # the very text checked above
-            assert args is not None
-            return Execution(request_id, token, args)
+            return claimed
         raise Conflict(f"request {request_id} kept changing while being claimed",
                        code="claim_contended")
+
+    def _claim_locked(self, tx: Tx, locked: ApprovalRequest, problem: tuple[str, str] | None,
+                      now: float, executor: str | None) -> Execution | Outcome:
+        """With the row locked and the outside checks done: invalidate or claim."""
+        actor = executor or self.executor_id
+        problem = problem or self._revalidate_approvers(tx, locked, now)
+        if problem is not None:
+            code, reason = problem
+            moved = self._transition(tx, locked, RequestStatus.INVALIDATED, now, actor=actor,
+                                     outcome_code=code, outcome_reason=reason)
+            return outcome_of(moved)
+        token = tx.next_fencing_token()
+        self._transition(tx, locked, RequestStatus.EXECUTING, now, actor=actor,
+                         fencing_token=token, lease_until=now + self.lease, executor=actor)
+        args = _frozen_args(locked.run_args)  # the very text that was checked
+        assert args is not None
+        return Execution(locked.id, token, args)
+
+    def heartbeat(self, execution: Execution, *, seconds: float | None = None) -> bool:
+        """Extend a running execution's lease (a long tool calls this now and then); ``False``
+        once the execution no longer holds the request."""
+        now = self.clock()
+        with self.store.transaction() as tx:
+            locked = tx.get_request(execution.request_id, lock=True)
+            if locked is None or locked.status is not RequestStatus.EXECUTING \
+                    or locked.fencing_token != execution.fencing_token:
+                return False
+            tx.update_request(locked, lease_until=now + (seconds or self.lease))
+        return True
 
     def report(self, execution: Execution, *, result: Any = None,
                error: str | None = None) -> Outcome:
@@ -156,6 +172,10 @@ class Executing:
 
     def execute(self, request_id: str) -> Outcome:
         """Claim, run the registered tool, record. Never runs a request twice."""
+        return self._execute(request_id)[0]
+
+    def _execute(self, request_id: str) -> tuple[Outcome, bool]:
+        """``execute``, also saying whether *this* call ran the tool."""
         request = self.store_get(request_id)
         entry = self.tools.get(request.tool)
         if request.status is RequestStatus.APPROVED and (entry is None or entry.is_async):
@@ -163,8 +183,11 @@ class Executing:
                            code="no_tool")
         claimed = self.claim(request_id)
         if isinstance(claimed, Outcome):
-            return claimed
+            return claimed, False
         assert entry is not None
+        return self._run_claimed(entry, claimed), True
+
+    def _run_claimed(self, entry: ToolEntry, claimed: Execution) -> Outcome:
         token = _current.set(claimed)
         try:
             value = entry.fn(**_call_args(entry, claimed))
@@ -233,35 +256,40 @@ class Executing:
 
     def recover(self, *, run_approved: bool = True) -> RecoveryReport:
         """After a crash: expire overdue pending requests, mark dead executions ``unknown``
-        (then let ``verify`` settle them), and finish approved-but-unstarted work."""
+        (then let ``verify`` settle them), and finish approved-but-unstarted work.
+
+        Safe to run in several processes at once: each row is re-read under its lock
+        before it moves, and a row another recoverer moved first is skipped.
+        """
         now = self.clock()
-        expired = unknown = settled = executed = left = 0
+        expired = unknown = settled = 0
         with self.store.transaction() as tx:
-            for request in tx.requests_in([RequestStatus.PENDING, RequestStatus.EXECUTING],
-                                          100_000):
+            candidates = [r.id for r in tx.requests_in(
+                [RequestStatus.PENDING, RequestStatus.EXECUTING], 100_000)]
+        for request_id in candidates:
+            with self.store.transaction() as tx:
+                request = tx.get_request(request_id, lock=True)
+                if request is None:
+                    continue
                 if request.status is RequestStatus.PENDING:
                     if request.expires_at is not None and now >= request.expires_at:
                         self._transition(tx, request, RequestStatus.EXPIRED, now,
                                          actor="recover", outcome_code="expired")
                         expired += 1
-                elif request.lease_until is not None and now >= request.lease_until:
+                elif request.status is RequestStatus.EXECUTING and \
+                        request.lease_until is not None and now >= request.lease_until:
                     self._transition(tx, request, RequestStatus.UNKNOWN, now, actor="recover",
                                      outcome_code="lease_expired",
                                      outcome_reason="the run died or overran its lease mid-call")
                     unknown += 1
+        with self.store.transaction() as tx:
             undecided = tx.requests_in([RequestStatus.UNKNOWN], 100_000)
         for request in undecided:
             if self._settle_by_verify(request):
                 settled += 1
-        if run_approved:
-            with self.store.transaction() as tx:
-                approved = tx.requests_in([RequestStatus.APPROVED], 100_000)
-            for request in approved:
-                if request.tool in self.tools and not self.tools[request.tool].is_async:
-                    outcome = self.execute(request.id)
-                    executed += outcome.kind in (OutcomeKind.EXECUTED, OutcomeKind.FAILED)
-                else:
-                    left += 1
+        executed = self.work() if run_approved else 0
+        with self.store.transaction() as tx:
+            left = len(tx.requests_in([RequestStatus.APPROVED], 100_000))
         return RecoveryReport(expired=expired, unknown=unknown, settled=settled,
                               executed=executed, left_approved=left)
 
@@ -290,32 +318,42 @@ class Executing:
                              outcome_reason=note)
         return True
 
-    def work(self, *, limit: int | None = None, batch: int = 16) -> int:
+    def work(self, *, limit: int | None = None) -> int:
         """An executor loop: run approved requests whose tool is registered here until none
-        is left (or ``limit`` ran). Safe to run in many processes at once: candidates come
-        with ``SKIP LOCKED`` on PostgreSQL, and the claim's compare-and-set lets exactly one
-        process run each request. Returns how many this process ran."""
+        is left (or ``limit`` ran); returns how many *this* process ran.
+
+        Safe in many processes at once. Each request is taken with its row locked
+        (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so executors pass each other by instead
+        of queueing; ``BEGIN IMMEDIATE`` on SQLite), re-validated and claimed in that
+        same transaction, so exactly one process runs it.
+        """
         ran = 0
+        skipped: set[str] = set()
         while limit is None or ran < limit:
+            claimed: Execution | Outcome | None = None
             with self.store.transaction() as tx:
-                candidates = tx.approved_ids(batch)
-            if not candidates:
+                for request_id in tx.approved_ids(len(skipped) + 1):
+                    if request_id in skipped:
+                        continue
+                    locked = tx.get_request(request_id, lock=True)
+                    if locked is None or locked.status is not RequestStatus.APPROVED:
+                        continue
+                    entry = self.tools.get(locked.tool)
+                    if entry is None or entry.is_async:
+                        skipped.add(request_id)  # another process has this tool
+                        continue
+                    now = self.clock()
+                    claimed = self._claim_locked(tx, locked, self._revalidate_outside(locked),
+                                                 now, None)
+                    break
+            if claimed is None:
                 return ran
-            progressed = False
-            for request_id in candidates:
-                request = self.store_get(request_id)
-                entry = self.tools.get(request.tool)
-                if entry is None or entry.is_async or request.status is not RequestStatus.APPROVED:
-                    continue
-                outcome = self.execute(request_id)
-                if outcome.kind in (OutcomeKind.EXECUTED, OutcomeKind.FAILED):
-                    ran += 1
-                    progressed = True
-                if limit is not None and ran >= limit:
-                    return ran
-            if not progressed and all(self.tools.get(self.store_get(i).tool) is None
-                                      for i in candidates):
-                return ran  # only requests for tools this process does not have
+            if isinstance(claimed, Execution):
+                if self.hooks.after_claim:
+                    self.hooks.after_claim(claimed.request_id)
+                entry = self.tools[self.store_get(claimed.request_id).tool]
+                self._run_claimed(entry, claimed)
+                ran += 1
         return ran
 
     def store_get(self, request_id: str) -> ApprovalRequest:
