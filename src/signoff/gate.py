@@ -150,8 +150,9 @@ class Gate(Deciding, Executing):
                     if existing.args_hash != verdict.args_hash or existing.tool != call.name:
                         raise Conflict(f"call id {call.id!r} was already used for another call "
                                        "in this thread", code="call_id_reused")
-                    return Proposal(kind=ProposalKind.PENDING, verdict=verdict,
-                                    request=existing)
+                    kind = ProposalKind.PENDING if existing.status is RequestStatus.PENDING \
+                        else ProposalKind.DECIDED
+                    return Proposal(kind=kind, verdict=verdict, request=existing)
             request = build_request(call=call, args=args, verdict=verdict, context=context,
                                     config=self.policy.config, tool=tool, agent=self.agent,
                                     now=now, evidence=evidence)
@@ -241,6 +242,9 @@ class Gate(Deciding, Executing):
                 return Outcome(kind=OutcomeKind.EXECUTED, result=target(**parse_args(call.args)))
             except Exception as exc:
                 return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
+        if proposal.kind is ProposalKind.DECIDED:
+            assert proposal.request is not None
+            return self.resume(proposal.request.id)
         if proposal.kind is not ProposalKind.PENDING:
             return _refusal(proposal)
         assert proposal.request is not None
@@ -309,6 +313,9 @@ class Gate(Deciding, Executing):
             except Exception as exc:
                 return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
             return Outcome(kind=OutcomeKind.EXECUTED, result=value)
+        if proposal.kind is ProposalKind.DECIDED:
+            assert proposal.request is not None
+            return await self.aresume(proposal.request.id)
         if proposal.kind is not ProposalKind.PENDING:
             return _refusal(proposal)
         assert proposal.request is not None

@@ -21,6 +21,7 @@ class ProposalKind(enum.StrEnum):
     DENIED = "denied"
     BLOCKED = "blocked"
     PENDING = "pending"
+    DECIDED = "decided"  # this call id already has a request that was decided: resume() it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

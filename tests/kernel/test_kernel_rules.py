@@ -160,3 +160,19 @@ def test_an_edit_into_a_stricter_call_is_refused(store: Store) -> None:
     assert info.value.code == "edit_escalates" and "2 approvals" in info.value.message
     assert store.get_request(proposal.request.id).status is RequestStatus.PENDING  # type: ignore[union-attr]
     assert ledger == []
+
+
+def test_proposing_a_decided_call_again_resumes_it_once(policy: Policy, store: Store) -> None:
+    gate, ledger = _gate(policy, store)
+    _, token = gate.add_user("alice")
+    call = ToolCall(id="c1", name="execute", args={"command": "make"})
+    context = RunContext(thread_id="t")
+    first = gate.propose(call, context)
+    assert first.kind is ProposalKind.PENDING and first.request is not None
+    gate.decide(first.request.id, Decision.approve(), identity=gate.authenticate(token))
+    again = gate.propose(call, context)  # e.g. a framework re-running its node
+    assert again.kind is ProposalKind.DECIDED and again.request is not None
+    assert again.request.id == first.request.id
+    assert gate.run(call, context).result == "make"
+    assert gate.run(call, context).result == "make"
+    assert ledger == ["make"]
