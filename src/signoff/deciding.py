@@ -201,8 +201,9 @@ class Deciding:
             if target_hash != request.run_hash:
                 changes = {"approved_args": canonical_text(edited), "approved_hash": target_hash}
         approving = kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
+        earlier = tx.decisions(request.id)
         if approving and any(d.approver == identity.name and d.args_hash == target_hash
-                             for d in tx.decisions(request.id)):
+                             for d in earlier):
             raise Conflict(f"{identity.name} already approved these arguments",
                            code="already_voted", status=request.status.value)
         tx.insert_decision(DecisionRecord(
@@ -220,9 +221,9 @@ class Deciding:
             moved = tx.update_request(request, updated_at=now, **changes)
             assert moved is not None  # we hold the row lock
             request = moved
-        approvals = sum(1 for d in tx.decisions(request.id)
-                        if d.kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
-                        and d.args_hash == request.run_hash)
+        approvals = approving + sum(1 for d in earlier
+                                    if d.kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
+                                    and d.args_hash == request.run_hash)
         after = request
         if kind is DecisionKind.REJECT:
             after = self._transition(tx, request, RequestStatus.REJECTED, now,

@@ -99,11 +99,14 @@ class Executing:
 
     # ---- claim and report: the primitive any executor uses ---------------------------------------
 
-    def claim(self, request_id: str, *, executor: str | None = None) -> Execution | Outcome:
+    def claim(self, request_id: str, *, executor: str | None = None,
+              request: ApprovalRequest | None = None) -> Execution | Outcome:
         """Re-validate and claim an approved request. Returns the ``Execution`` to run, or
-        the ``Outcome`` that says why not (someone else holds it, it was invalidated, …)."""
-        for _ in range(5):
-            request = self.store_get(request_id)
+        the ``Outcome`` that says why not (someone else holds it, it was invalidated, …).
+        ``request`` is the row as the caller just read it (saves reading it again)."""
+        for attempt in range(5):
+            if attempt or request is None:
+                request = self.store_get(request_id)
             if request.status is not RequestStatus.APPROVED:
                 return outcome_of(request)
             problem = self._revalidate_outside(request)
@@ -170,18 +173,19 @@ class Executing:
                                      error=error)
         return outcome_of(moved)
 
-    def execute(self, request_id: str) -> Outcome:
+    def execute(self, request_id: str, *, request: ApprovalRequest | None = None) -> Outcome:
         """Claim, run the registered tool, record. Never runs a request twice."""
-        return self._execute(request_id)[0]
+        return self._execute(request_id, request)[0]
 
-    def _execute(self, request_id: str) -> tuple[Outcome, bool]:
+    def _execute(self, request_id: str,
+                 request: ApprovalRequest | None = None) -> tuple[Outcome, bool]:
         """``execute``, also saying whether *this* call ran the tool."""
-        request = self.store_get(request_id)
+        request = request or self.store_get(request_id)
         entry = self.tools.get(request.tool)
         if request.status is RequestStatus.APPROVED and (entry is None or entry.is_async):
             raise NotFound(f"no synchronous tool {request.tool!r} is registered here",
                            code="no_tool")
-        claimed = self.claim(request_id)
+        claimed = self.claim(request_id, request=request)
         if isinstance(claimed, Outcome):
             return claimed, False
         assert entry is not None

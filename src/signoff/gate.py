@@ -207,7 +207,7 @@ class Gate(Deciding, Executing):
         if request.status is RequestStatus.APPROVED:
             entry = self.tools.get(request.tool)
             if entry is not None and not entry.is_async:
-                return self.execute(request_id)
+                return self.execute(request_id, request=request)
         return outcome_of(request)
 
     def wait(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:

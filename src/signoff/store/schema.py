@@ -83,7 +83,6 @@ MIGRATIONS: tuple[Migration, ...] = (
                 version <INT> NOT NULL
             )""",
             "CREATE INDEX requests_status ON requests (status, created_at)",
-            "CREATE INDEX requests_thread ON requests (thread_id, status)",
             "CREATE UNIQUE INDEX requests_call ON requests (thread_id, call_id)",
             """CREATE TABLE decisions (
                 id <TEXT> PRIMARY KEY,

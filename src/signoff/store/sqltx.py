@@ -8,6 +8,7 @@ bytes come back exactly as they went in.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -151,7 +152,8 @@ class SqlTx:
                             [*params, request.id, request.version])
         if cursor.rowcount != 1:
             return None
-        return self.get_request(request.id)
+        # The version matched, so the row is ``request`` plus ``changes``: no need to read it.
+        return dataclasses.replace(request, **changes)
 
     def requests_in(self, statuses: Sequence[RequestStatus], limit: int) -> list[ApprovalRequest]:
         marks = ", ".join("?" for _ in statuses)
