@@ -98,8 +98,7 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
-def store(backend: str, tmp_path: Path) -> Iterator[Store]:
+def _owned(backend: str, tmp_path: Path) -> Iterator[Store]:
     created = make_store(backend, tmp_path)
     try:
         yield created
@@ -108,3 +107,22 @@ def store(backend: str, tmp_path: Path) -> Iterator[Store]:
         drop = getattr(created, "drop_schema", None)
         if drop is not None:
             drop()
+
+
+@pytest.fixture
+def store(backend: str, tmp_path: Path) -> Iterator[Store]:
+    yield from _owned(backend, tmp_path)
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+    """For tests of a SQLite-only mechanism."""
+    yield from _owned("sqlite", tmp_path)
+
+
+@pytest.fixture
+def postgres_store(tmp_path: Path) -> Iterator[Store]:
+    """For tests of a PostgreSQL-only mechanism (skipped, with the reason, without a server)."""
+    if _PG_PROBLEM:
+        pytest.skip(_PG_PROBLEM)
+    yield from _owned("postgres", tmp_path)

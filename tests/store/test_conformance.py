@@ -227,9 +227,9 @@ def test_requests_in_approved_ids_and_list_filters(store: Store) -> None:
     assert store.pending_on_thread("t-b") == []
 
 
-def test_approved_ids_skips_rows_another_transaction_holds(store: Store) -> None:
-    if store.backend != "postgres":
-        pytest.skip("SQLite serialises writers: no other transaction can hold a row")
+def test_approved_ids_skips_rows_another_transaction_holds(postgres_store: Store) -> None:
+    """PostgreSQL only: SQLite serialises writers, so no other transaction holds a row."""
+    store = postgres_store
     first = insert(store, make_request(status=RequestStatus.APPROVED, created_at=1.0))
     second = insert(store, make_request(status=RequestStatus.APPROVED, created_at=2.0))
     held = threading.Event()
@@ -342,9 +342,8 @@ def test_database_refuses_audit_update_and_delete(store: Store, statement: str) 
     assert audit.verify(store.audit_events()).ok
 
 
-def test_postgres_refuses_audit_truncate(store: Store) -> None:
-    if store.backend != "postgres":
-        pytest.skip("TRUNCATE is PostgreSQL only")
+def test_postgres_refuses_audit_truncate(postgres_store: Store) -> None:
+    store = postgres_store
     append(store, 1)
     with raw(store) as conn, pytest.raises(psycopg.Error, match="append-only"):
         conn.execute("TRUNCATE audit")
@@ -597,9 +596,9 @@ def test_wait_without_change_times_out(store: Store) -> None:
     assert 0.25 <= elapsed < 1.5
 
 
-def test_sqlite_commit_by_another_connection_wakes_a_waiter(store: Store) -> None:
-    if store.backend != "sqlite":
-        pytest.skip("PRAGMA data_version polling is SQLite's cross-process wake-up")
+def test_sqlite_commit_by_another_connection_wakes_a_waiter(sqlite_store: Store) -> None:
+    """SQLite's cross-process wake-up: PRAGMA data_version polling."""
+    store = sqlite_store
     append(store, 1)
     since = store.change_token()
     timer = threading.Timer(0.2, _raw_append, args=(store,))
@@ -615,10 +614,9 @@ def _raw_append(store: Store) -> None:
         conn.execute("INSERT INTO threads (id, review_mode, updated_at) VALUES ('z', 'auto', 1)")
 
 
-def test_postgres_notifications_stay_in_their_schema(store: Store,
+def test_postgres_notifications_stay_in_their_schema(postgres_store: Store,
                                                      tmp_path: Any) -> None:
-    if store.backend != "postgres":
-        pytest.skip("LISTEN/NOTIFY is PostgreSQL's wake-up")
+    store = postgres_store
     from conftest import PG_DSN
     from signoff.store.postgres import PostgresStore
 
