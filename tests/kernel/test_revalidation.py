@@ -9,15 +9,12 @@ the oracle of what ran.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
+from backdoor import raw
 from conftest import KERNEL_POLICY
 from signoff import audit
 from signoff.canonical import args_hash, canonical_text
@@ -43,21 +40,6 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
-
-
-@contextmanager
-def raw(store: Store) -> Iterator[Any]:
-    """Our own connection to the store's database: writes here go behind the store's back."""
-    if store.backend == "sqlite":
-        conn = sqlite3.connect(store.path, isolation_level=None)  # type: ignore[attr-defined]
-        try:
-            yield conn
-        finally:
-            conn.close()
-    else:
-        with psycopg.connect(store.dsn, autocommit=True,  # type: ignore[attr-defined]
-                             options=f"-c search_path={store.schema}") as conn:  # type: ignore[attr-defined]
-            yield conn
 
 
 def tamper(store: Store, statement: str, *params: Any) -> int:

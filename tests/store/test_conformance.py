@@ -12,13 +12,12 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 import pytest
 
+from backdoor import raw
 from signoff import audit
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict
@@ -96,22 +95,6 @@ def append(store: Store, n: int, *, kind: str = "test.event") -> None:
         for i in range(n):
             tx.append_audit(kind, at_us=1_000_000 + i, request_id=None, actor="tester",
                             data={"i": i})
-
-
-@contextmanager
-def raw(store: Store) -> Iterator[Any]:
-    """A connection of our own to the same database, behind the store's back (autocommit)."""
-    if store.backend == "sqlite":
-        conn = sqlite3.connect(store.path, isolation_level=None)  # type: ignore[attr-defined]
-        try:
-            yield conn
-        finally:
-            conn.close()
-    else:
-        schema = store.schema  # type: ignore[attr-defined]
-        with psycopg.connect(store.dsn, autocommit=True,  # type: ignore[attr-defined]
-                             options=f"-c search_path={schema}") as conn:
-            yield conn
 
 
 def q(store: Store, statement: str) -> str:
