@@ -6,6 +6,9 @@ import dataclasses
 import json
 
 import pytest
+import rfc8785
+from hypothesis import given
+from hypothesis import strategies as st
 
 from signoff.audit import GENESIS, AuditEvent, Verification, canonical_data, chain_hash, verify
 
@@ -166,3 +169,23 @@ def test_a_head_that_disagrees_with_the_chain_is_reported() -> None:
     assert not stale.ok and stale.first_bad == 2
     forged = verify(events, head=(4, GENESIS))
     assert not forged.ok and forged.first_bad == 4
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**60), max_value=2**60)
+    | st.text(st.characters(blacklist_categories=("Cs",)), max_size=8),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",)), max_size=4), inner,
+                      max_size=3),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(max_size=6).filter(lambda k: k < "\ud800" or k > "\udfff"),
+                       _json, max_size=5))
+def test_canonical_data_fast_path_is_exactly_rfc8785(data: dict[str, object]) -> None:
+    try:
+        expected = rfc8785.dumps(data).decode("utf-8")
+    except rfc8785.CanonicalizationError:
+        return  # integers out of range: rfc8785 refuses, and so must the fast path
+    assert canonical_data(data) == expected

@@ -40,13 +40,38 @@ class AuditEvent:
 
 
 def canonical_data(data: Mapping[str, Any]) -> str:
+    """RFC 8785 text of an event's data.
+
+    Audit data is mostly ASCII keys, ASCII strings, small integers and nulls; for
+    those the standard library's sorted, compact JSON is byte-for-byte the RFC 8785
+    form and five times faster. Anything else (floats, non-ASCII text, large
+    integers) goes through ``rfc8785``.
+    """
+    if _plain(data):
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
     return rfc8785.dumps(data).decode("utf-8")
+
+
+def _plain(value: Any) -> bool:
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, str):
+        return value.isascii()
+    if isinstance(value, int):
+        return -(2**53) < value < 2**53
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and k.isascii() and _plain(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    return False
 
 
 def chain_hash(prev_hash: str, *, index: int, at_us: int, kind: str, request_id: str | None,
                actor: str | None, data: str) -> str:
-    body = rfc8785.dumps({"index": index, "at_us": at_us, "kind": kind,
-                          "request_id": request_id, "actor": actor, "data": data})
+    # A JSON array of integers, strings and nulls: one unambiguous byte string per event
+    # (``data`` is already canonical text), cheap enough for every state change.
+    body = json.dumps([index, at_us, kind, request_id, actor, data], ensure_ascii=True,
+                      separators=(",", ":")).encode("ascii")
     return "sha256:" + hashlib.sha256(prev_hash.encode("ascii") + b"\n" + body).hexdigest()
 
 

@@ -209,13 +209,17 @@ class Executing:
         if request.expires_at is not None and now >= request.expires_at:
             return "expired", "the approval expired before the call ran"
         run_args = _frozen_args(request.run_args)
-        if run_args is None or args_hash(run_args) != request.run_hash:
-            return ("args_hash_mismatch",
-                    "the arguments to run do not hash to the approved hash")
+        if run_args is None:
+            return ("args_hash_mismatch", "the stored arguments no longer parse")
         context = trusted_context(thread_id=request.thread_id, session_id=request.session_id,
                                   principal=request.principal, parent_call=request.parent_call)
         verdict = self.policy.evaluate(
             ToolCall(id=request.call_id, name=request.tool, args=run_args), context)
+        # An ask verdict carries the args hash it computed; anything else: compute it.
+        run_hash = verdict.args_hash or args_hash(run_args)
+        if run_hash != request.run_hash:
+            return ("args_hash_mismatch",
+                    "the arguments to run do not hash to the approved hash")
         if verdict.effect is Effect.DENY and verdict.code != "rejected_before":
             return "policy_changed", f"the current policy denies this call: {verdict.message}"
         stronger = needs_more_review(verdict, request)

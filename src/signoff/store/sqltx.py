@@ -79,7 +79,8 @@ def _encode(name: str, value: Any) -> Any:
 def request_from_row(row: Sequence[Any]) -> ApprovalRequest:
     data = dict(zip(REQUEST_COLUMNS, row, strict=True))
     for name in _JSON_FIELDS:
-        data[name] = json.loads(data[name])
+        text = data[name]
+        data[name] = [] if text == "[]" else {} if text == "{}" else json.loads(text)
     return ApprovalRequest(
         **{**data,
            "status": RequestStatus(data["status"]), "risk": Risk(data["risk"]),
