@@ -32,16 +32,16 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
+from signoff.admin import Administering
 from signoff.canonical import parse_args
 from signoff.deciding import Deciding, DecisionResult, _us
-from signoff.errors import Conflict, NotFound, Unauthenticated
+from signoff.errors import Conflict
 from signoff.execution import Executing, Execution, Hooks, _call_args, _current, outcome_of
-from signoff.identity import Identity, IdentityKind, check_name, new_token, token_hash
+from signoff.identity import Identity
 from signoff.model import (
     Decision,
     Effect,
     RequestStatus,
-    ReviewMode,
     RunContext,
     ToolCall,
     Verdict,
@@ -68,7 +68,7 @@ R = TypeVar("R")
 DEFAULT_WAIT = 3600.0
 
 
-class Gate(Deciding, Executing):
+class Gate(Deciding, Executing, Administering):
     def __init__(
         self,
         policy: Policy,
@@ -385,50 +385,6 @@ class Gate(Deciding, Executing):
             return wrapper
 
         return register(fn) if fn is not None else register
-
-    # ---- identities and threads ------------------------------------------------------------------
-
-    def add_user(self, name: str, *, roles: Sequence[str] = (),
-                 kind: IdentityKind | str = IdentityKind.APPROVER) -> tuple[Identity, str]:
-        """Create an identity; returns it and its token (shown once; only a hash is kept)."""
-        identity = Identity(name=check_name(name), kind=IdentityKind(kind), roles=tuple(roles))
-        token = new_token()
-        now = self.clock()
-        with self.store.transaction() as tx:
-            if tx.get_user(name) is not None:
-                raise Conflict(f"user {name!r} exists", code="user_exists")
-            tx.insert_user(identity, token_hash=token_hash(token), at=now)
-            tx.append_audit("user.added", at_us=_us(now), request_id=None, actor=None,
-                            data={"name": name, "kind": identity.kind.value,
-                                  "roles": list(identity.roles)})
-        return identity, token
-
-    def set_roles(self, name: str, roles: Sequence[str], *, actor: str | None = None) -> None:
-        now = self.clock()
-        with self.store.transaction() as tx:
-            if not tx.set_user(name, roles=tuple(roles)):
-                raise NotFound(f"no user {name!r}", code="not_found")
-            tx.append_audit("user.roles", at_us=_us(now), request_id=None, actor=actor,
-                            data={"name": name, "roles": list(roles)})
-
-    def authenticate(self, token: str | None) -> Identity:
-        """The identity holding ``token``; ``Unauthenticated`` otherwise."""
-        if not token:
-            raise Unauthenticated("a token is required", code="unauthenticated")
-        identity = self.store.user_by_token(token_hash(token))
-        if identity is None or identity.disabled:
-            raise Unauthenticated("unknown or disabled token", code="unauthenticated")
-        return identity
-
-    def set_thread_mode(self, thread_id: str, mode: ReviewMode | str, *,
-                        actor: str | None = None) -> ReviewMode:
-        parsed = parse_review_mode(mode)
-        now = self.clock()
-        with self.store.transaction() as tx:
-            tx.set_thread_mode(thread_id, parsed.value, at=now)
-            tx.append_audit("thread.mode", at_us=_us(now), request_id=None, actor=actor,
-                            data={"thread_id": thread_id, "review_mode": parsed.value})
-        return parsed
 
 
 def _refusal(proposal: Proposal) -> Outcome:
