@@ -8,7 +8,7 @@ bytes come back exactly as they went in.
 
 from __future__ import annotations
 
-import dataclasses
+import enum
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -64,6 +64,8 @@ POSTGRES = Dialect("postgres", "%s", " FOR UPDATE", " FOR UPDATE SKIP LOCKED")
 
 def _encode(name: str, value: Any) -> Any:
     if name in _JSON_FIELDS:
+        if not value:
+            return "{}" if name == "resource_versions" else "[]"
         if isinstance(value, tuple):
             value = list(value)
         elif isinstance(value, Mapping):
@@ -71,23 +73,39 @@ def _encode(name: str, value: Any) -> Any:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     if name == "mandatory":
         return int(bool(value))
-    if isinstance(value, RequestStatus | Risk | ReviewMode):
+    if isinstance(value, enum.Enum):
         return value.value
     return value
 
 
+_STATUS = {s.value: s for s in RequestStatus}
+_RISK = {r.value: r for r in Risk}
+_MODE = {m.value: m for m in ReviewMode}
+_DECODE: dict[str, Callable[[Any], Any]] = {
+    "status": _STATUS.__getitem__, "risk": _RISK.__getitem__, "review_mode": _MODE.__getitem__,
+    "mandatory": bool,
+    **{name: (lambda text: () if text == "[]" else tuple(json.loads(text)))
+       for name in ("evidence", "roles", "alternatives", "reasons")},
+    "resource_versions": lambda text: {} if text == "{}" else json.loads(text),
+}
+_REQUEST_FIELDS = tuple(ApprovalRequest.__dataclass_fields__)
+
+
 def request_from_row(row: Sequence[Any]) -> ApprovalRequest:
-    data = dict(zip(REQUEST_COLUMNS, row, strict=True))
-    for name in _JSON_FIELDS:
-        text = data[name]
-        data[name] = [] if text == "[]" else {} if text == "{}" else json.loads(text)
-    return ApprovalRequest(
-        **{**data,
-           "status": RequestStatus(data["status"]), "risk": Risk(data["risk"]),
-           "review_mode": ReviewMode(data["review_mode"]),
-           "evidence": tuple(data["evidence"]), "roles": tuple(data["roles"]),
-           "alternatives": tuple(data["alternatives"]),
-           "reasons": tuple(data["reasons"]), "mandatory": bool(data["mandatory"])})
+    new = object.__new__(ApprovalRequest)
+    for name, value in zip(REQUEST_COLUMNS, row, strict=True):
+        decode = _DECODE.get(name)
+        object.__setattr__(new, name, decode(value) if decode is not None else value)
+    return new
+
+
+def replaced(request: ApprovalRequest, changes: Mapping[str, Any]) -> ApprovalRequest:
+    """``dataclasses.replace`` without re-running ``__init__`` for forty fields."""
+    new = object.__new__(ApprovalRequest)
+    for name in _REQUEST_FIELDS:
+        object.__setattr__(new, name, changes[name] if name in changes
+                           else getattr(request, name))
+    return new
 
 
 def decision_from_row(row: Sequence[Any]) -> DecisionRecord:
@@ -154,7 +172,7 @@ class SqlTx:
         if cursor.rowcount != 1:
             return None
         # The version matched, so the row is ``request`` plus ``changes``: no need to read it.
-        return dataclasses.replace(request, **changes)
+        return replaced(request, changes)
 
     def requests_in(self, statuses: Sequence[RequestStatus], limit: int) -> list[ApprovalRequest]:
         marks = ", ".join("?" for _ in statuses)
