@@ -166,7 +166,8 @@ class Gate(Deciding, Executing, Administering):
                                 "thread_id": request.thread_id, "run_id": request.run_id,
                                 "roles": list(request.roles),
                                 "approvals_required": request.approvals_required,
-                                "expires_at": request.expires_at})
+                                "expires_at_us": None if request.expires_at is None
+                                else _us(request.expires_at)})
             tx.notify(request.id)
         if self.hooks.after_insert:
             self.hooks.after_insert(request.id)

@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 _TYPES = {
+    # WITHOUT ROWID: a table keyed by its TEXT primary key needs no second B-tree, so
+    # each write touches one page fewer (every commit is a WAL flush of its pages).
     "sqlite": {"TEXT": "TEXT", "REAL": "REAL", "INT": "INTEGER", "BIGINT": "INTEGER",
-               "SERIAL": "INTEGER"},
+               "SERIAL": "INTEGER", "WITHOUT_ROWID": " WITHOUT ROWID"},
     "postgres": {"TEXT": "TEXT", "REAL": "DOUBLE PRECISION", "INT": "INTEGER",
-                 "BIGINT": "BIGINT", "SERIAL": "BIGINT"},
+                 "BIGINT": "BIGINT", "SERIAL": "BIGINT", "WITHOUT_ROWID": ""},
 }
 
 
@@ -81,7 +83,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                 lease_until <REAL>,
                 executor <TEXT>,
                 version <INT> NOT NULL
-            )""",
+            )<WITHOUT_ROWID>""",
             "CREATE INDEX requests_status ON requests (status, created_at)",
             "CREATE UNIQUE INDEX requests_call ON requests (thread_id, call_id)",
             """CREATE TABLE decisions (
@@ -97,7 +99,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                 message <TEXT>,
                 scope <TEXT> NOT NULL,
                 UNIQUE (request_id, approver, args_hash)
-            )""",
+            )<WITHOUT_ROWID>""",
             """CREATE TABLE audit (
                 idx <BIGINT> PRIMARY KEY,
                 at_us <BIGINT> NOT NULL,

@@ -138,6 +138,7 @@ class SqlTx:
         self.dialect = dialect
         self.on_notify = on_notify
         self.notified: list[str] = []
+        self._head: tuple[int, str] | None = None
 
     def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
         self.cursor.execute(self.dialect.sql(statement), tuple(params))
@@ -205,16 +206,19 @@ class SqlTx:
 
     def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> AuditEvent:
-        head = self._one(f"SELECT idx, hash FROM audit_head WHERE id = 1"
-                         f"{self.dialect.lock_suffix}")
-        index = int(head[0]) + 1
-        prev = head[1]
+        if self._head is None:  # read (and lock) once per transaction, then follow it
+            row = self._one(f"SELECT idx, hash FROM audit_head WHERE id = 1"
+                            f"{self.dialect.lock_suffix}")
+            self._head = (int(row[0]), str(row[1]))
+        index = self._head[0] + 1
+        prev = self._head[1]
         text = canonical_data(data)
         digest = chain_hash(prev, index=index, at_us=at_us, kind=kind, request_id=request_id,
                             actor=actor, data=text)
         self._exec(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (index, at_us, kind, request_id, actor, text, prev, digest))
         self._exec("UPDATE audit_head SET idx = ?, hash = ? WHERE id = 1", (index, digest))
+        self._head = (index, digest)
         return AuditEvent(index=index, at_us=at_us, kind=kind, request_id=request_id,
                           actor=actor, data=text, prev_hash=prev, hash=digest)
 
