@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.canonical import args_hash, parse_args
-from signoff.deciding import needs_more_review
+from signoff.deciding import _us, needs_more_review
 from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
 from signoff.model import (
@@ -87,6 +87,7 @@ class Executing:
 
     store: Store
     policy: Policy
+    revalidation_policy: Policy
     tools: dict[str, ToolEntry]
     lease: float
     executor_id: str
@@ -160,7 +161,21 @@ class Executing:
             self.hooks.before_result(execution.request_id)
         now = self.clock()
         target = RequestStatus.FAILED if error is not None else RequestStatus.SUCCEEDED
+        text = _result_text(result) if error is None else None
         with self.store.transaction() as tx:
+            # The common case in one statement: still executing, still ours.
+            if tx.finish_execution(execution.request_id, execution.fencing_token,
+                                   status=target, updated_at=now, result=text, error=error):
+                tx.append_audit(f"request.{target.value}", at_us=_us(now),
+                                request_id=execution.request_id, actor=self.executor_id,
+                                data={"from": RequestStatus.EXECUTING.value,
+                                      "to": target.value})
+                tx.notify(execution.request_id)
+                if error is not None:
+                    return Outcome(kind=OutcomeKind.FAILED, request_id=execution.request_id,
+                                   error=error)
+                return Outcome(kind=OutcomeKind.EXECUTED, request_id=execution.request_id,
+                               result=_load(text))
             locked = tx.get_request(execution.request_id, lock=True)
             if locked is None:
                 raise NotFound(f"no approval request {execution.request_id!r}")
@@ -169,8 +184,7 @@ class Executing:
                 raise Conflict("this execution no longer holds the request (stale fencing "
                                "token)", code="stale_fencing_token", status=locked.status.value)
             moved = self._transition(tx, locked, target, now, actor=self.executor_id,
-                                     result=_result_text(result) if error is None else None,
-                                     error=error)
+                                     result=text, error=error)
         return outcome_of(moved)
 
     def execute(self, request_id: str, *, request: ApprovalRequest | None = None) -> Outcome:
@@ -213,7 +227,9 @@ class Executing:
             return ("args_hash_mismatch", "the stored arguments no longer parse")
         context = trusted_context(thread_id=request.thread_id, session_id=request.session_id,
                                   principal=request.principal, parent_call=request.parent_call)
-        verdict = self.policy.evaluate(
+        # Grants can only weaken a verdict and rejection memory is ignored here, so the
+        # policy is asked without them: no store reads on the way to running.
+        verdict = self.revalidation_policy.evaluate(
             ToolCall(id=request.call_id, name=request.tool, args=run_args), context)
         # An ask verdict carries the args hash it computed; anything else: compute it.
         run_hash = verdict.args_hash or args_hash(run_args)

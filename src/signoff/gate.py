@@ -82,6 +82,7 @@ class Gate(Deciding, Executing, Administering):
     ) -> None:
         self.store = store
         self.policy = Policy(policy.config, memory=store, reviewer=policy.reviewer, clock=clock)
+        self.revalidation_policy = Policy(policy.config, reviewer=policy.reviewer, clock=clock)
         self.clock = clock
         self.agent = agent
         self.lease = lease
@@ -131,20 +132,20 @@ class Gate(Deciding, Executing, Administering):
                            "evaluated", code="grant_contended")
         args = parse_args(call.args)
         tool = self.tools.get(call.name)
-        try:
+        try:  # a new call id is the common case: insert, and look only on a clash
             return self._create_request(call, args, verdict, context=context, tool=tool,
-                                        now=now, evidence=evidence)
-        except Conflict as exc:  # two processes proposed the same call id at once: find it
+                                        now=now, evidence=evidence, look_first=False)
+        except Conflict as exc:  # proposed before (a re-run node) or by another process now
             if exc.code != "unique_violation":
                 raise
             return self._create_request(call, args, verdict, context=context, tool=tool,
-                                        now=now, evidence=evidence)
+                                        now=now, evidence=evidence, look_first=True)
 
     def _create_request(self, call: ToolCall, args: dict[str, Any], verdict: Verdict, *,
                         context: RunContext, tool: ToolEntry | None, now: float,
-                        evidence: Sequence[str]) -> Proposal:
+                        evidence: Sequence[str], look_first: bool) -> Proposal:
         with self.store.transaction() as tx:
-            if context.thread_id and call.id:
+            if look_first and context.thread_id and call.id:
                 existing = tx.find_request(context.thread_id, call.id)
                 if existing is not None:
                     if existing.args_hash != verdict.args_hash or existing.tool != call.name:

@@ -175,6 +175,16 @@ class SqlTx:
         # The version matched, so the row is ``request`` plus ``changes``: no need to read it.
         return replaced(request, changes)
 
+    def finish_execution(self, request_id: str, fencing_token: int, **changes: Any) -> bool:
+        """``executing → changes['status']`` for the holder of ``fencing_token`` only,
+        without reading the row first; ``False`` when it is not (or no longer) so."""
+        assignments = ", ".join(f"{name} = ?" for name in changes)
+        params = [_encode(n, v) for n, v in changes.items()]
+        cursor = self._exec(f"UPDATE requests SET {assignments}, version = version + 1 "
+                            "WHERE id = ? AND fencing_token = ? AND status = 'executing'",
+                            [*params, request_id, fencing_token])
+        return bool(cursor.rowcount == 1)
+
     def requests_in(self, statuses: Sequence[RequestStatus], limit: int) -> list[ApprovalRequest]:
         marks = ", ".join("?" for _ in statuses)
         rows = self._exec(f"{_SELECT_REQUEST} WHERE status IN ({marks}) ORDER BY created_at "
