@@ -62,6 +62,10 @@ SQLITE = Dialect("sqlite", "?", "", "")
 POSTGRES = Dialect("postgres", "%s", " FOR UPDATE", " FOR UPDATE SKIP LOCKED")
 
 
+def _enum_value(value: enum.Enum) -> Any:
+    return value.value
+
+
 def _encode(name: str, value: Any) -> Any:
     if name in _JSON_FIELDS:
         if not value:
@@ -77,6 +81,25 @@ def _encode(name: str, value: Any) -> Any:
         return value.value
     return value
 
+
+def _json_list(value: Any) -> str:
+    return json.dumps(list(value), ensure_ascii=False, sort_keys=True) if value else "[]"
+
+
+def _json_map(value: Any) -> str:
+    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True) if value else "{}"
+
+
+# Per column, how a field becomes a SQL value (``None``: as it is).
+_SPECIAL: dict[str, Callable[[Any], Any]] = {
+    "status": _enum_value, "risk": _enum_value, "review_mode": _enum_value, "mandatory": int,
+    "resource_versions": _json_map,
+    **{name: _json_list for name in ("evidence", "roles", "reasons", "alternatives")},
+}
+_ENCODERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = tuple(
+    (column, _SPECIAL.get(column)) for column in REQUEST_COLUMNS)
+_INSERT_REQUEST = (f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}) "
+                   f"VALUES ({', '.join('?' for _ in REQUEST_COLUMNS)})")
 
 _STATUS = {s.value: s for s in RequestStatus}
 _RISK = {r.value: r for r in Risk}
@@ -160,9 +183,10 @@ class SqlTx:
         return request_from_row(row) if row else None
 
     def insert_request(self, request: ApprovalRequest) -> None:
-        marks = ", ".join("?" for _ in REQUEST_COLUMNS)
-        self._exec(f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}) VALUES ({marks})",
-                   [_encode(c, getattr(request, c)) for c in REQUEST_COLUMNS])
+        self._exec(_INSERT_REQUEST, [
+            encode(getattr(request, column)) if encode is not None
+            else getattr(request, column)
+            for column, encode in _ENCODERS])
 
     def update_request(self, request: ApprovalRequest, **changes: Any) -> ApprovalRequest | None:
         changes["version"] = request.version + 1
