@@ -33,21 +33,27 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 import tree_sitter
 import tree_sitter_bash
 
-from signoff.policy import shellpaths
+from signoff.policy import shellnested, shellpaths
 from signoff.policy import shellwords as sw
 from signoff.policy.shellpaths import PathRef
+from signoff.policy.shelltypes import (
+    MAX_NESTED_SCRIPTS,
+    MAX_SIMPLE_COMMANDS,
+    Finding,
+    ShellAnalysis,
+    SimpleCommand,
+    Walk,
+)
+
+__all__ = ["MAX_NESTED_SCRIPTS", "MAX_SHELL_BYTES", "MAX_SIMPLE_COMMANDS", "Finding", "PathRef",
+           "ShellAnalysis", "SimpleCommand", "analyze"]
 
 MAX_SHELL_BYTES = 64 * 1024
-MAX_SIMPLE_COMMANDS = 50
-MAX_NESTED_SCRIPTS = 3  # bash -c "bash -c '…'" depth we are willing to look into
-NESTED_BUDGET = 64 * 1024  # characters of nested scripts and argv one analysis may look into
-MAX_PATH_REFS = 1024  # more distinct paths than this and the rest count as one unknown path
 
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
@@ -67,100 +73,6 @@ _POSITIONAL = re.compile(r"\$[0-9]|\$\{[0-9]\}")  # empty in an agent's shell: r
 _LINE_CONTINUATION = re.compile(r"\\(\n|.)", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Finding:
-    """Why no allow rule may match this command (``code`` is stable)."""
-
-    code: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SimpleCommand:
-    argv: tuple[str, ...]  # after quote removal; a non-literal word keeps its source text
-    literal: tuple[bool, ...]  # per word: free of expansions
-    name_plain: bool  # argv[0] is an unquoted, unescaped, expansion-free word
-    nested: bool = False  # inside a substitution, wrapper, eval or -c string
-    pipeline: int = 0  # commands sharing a pipeline share this id
-    source: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.argv[0] if self.argv else ""
-
-    @property
-    def basename(self) -> str:
-        return self.name.rsplit("/", 1)[-1]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShellAnalysis:
-    source: str
-    commands: tuple[SimpleCommand, ...]
-    never_allow: tuple[Finding, ...]
-    paths: tuple[PathRef, ...]
-
-    @property
-    def allowable(self) -> bool:
-        return not self.never_allow
-
-
-@dataclass(slots=True)
-class _Walk:
-    depth: int
-    commands: list[SimpleCommand] = field(default_factory=list)
-    findings: dict[str, Finding] = field(default_factory=dict)
-    paths: list[PathRef] = field(default_factory=list)
-    cds: list[str | None] = field(default_factory=list)
-    pipelines: int = 0
-    # Words tree-sitter hangs on a redirection (``ls > f x``, ``cat <<EOF x``) that bash
-    # passes to a command as arguments, keyed by the id of that command's node.
-    extra_words: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
-    seen_paths: set[PathRef] = field(default_factory=set)
-    # Shared by a walk and the walks of its nested scripts: what is left to look into.
-    budget: list[int] = field(default_factory=lambda: [NESTED_BUDGET])
-
-    def spend(self, cost: int) -> bool:
-        """Take ``cost`` from the shared budget; False (and a finding) once it runs out."""
-        if self.budget[0] < cost:
-            self.find("too_complex", "too much nested code to judge")
-            return False
-        self.budget[0] -= cost
-        return True
-
-    def merge(self, inner: _Walk) -> None:
-        """Take a nested walk's commands (as nested, on fresh pipeline ids), findings, paths."""
-        ids: dict[int, int] = {}
-        for c in inner.commands:
-            if c.pipeline not in ids:
-                self.pipelines += 1
-                ids[c.pipeline] = self.pipelines
-            self.commands.append(SimpleCommand(
-                argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
-                pipeline=ids[c.pipeline], source=c.source))
-        for finding in inner.findings.values():
-            self.findings.setdefault(finding.code, finding)
-        for ref in inner.paths:
-            self.add_path(ref)
-
-    def find(self, code: str, text: str) -> None:
-        self.findings.setdefault(code, Finding(code=code, text=text))
-
-    def add_path(self, ref: PathRef) -> None:
-        """Record a path once; past ``MAX_PATH_REFS`` the rest become one unknown path."""
-        if ref in self.seen_paths:
-            return
-        if len(self.paths) >= MAX_PATH_REFS:
-            overflow = PathRef(path=f"<more than {MAX_PATH_REFS} paths>", literal=False,
-                               write=True)
-            if overflow not in self.seen_paths:
-                self.seen_paths.add(overflow)
-                self.paths.append(overflow)
-            return
-        self.seen_paths.add(ref)
-        self.paths.append(ref)
-
-
 def analyze(command: str) -> ShellAnalysis:
     """Analyse one shell command string. Never raises; hostile input yields findings."""
     return _analyze_cached(command)
@@ -168,7 +80,7 @@ def analyze(command: str) -> ShellAnalysis:
 
 @lru_cache(maxsize=512)
 def _analyze_cached(command: str) -> ShellAnalysis:
-    walk = _Walk(depth=0)
+    walk = Walk(depth=0)
     try:
         _analyze_into(command, walk, nested=False)
     except RecursionError:
@@ -183,7 +95,7 @@ def _analyze_cached(command: str) -> ShellAnalysis:
     )
 
 
-def _analyze_into(command: str, walk: _Walk, *, nested: bool, joined: bool = False) -> None:
+def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = False) -> None:
     data = command.encode("utf-8", "surrogatepass")
     if len(data) > MAX_SHELL_BYTES:
         walk.find("too_large", f"shell command longer than {MAX_SHELL_BYTES} bytes")
@@ -205,7 +117,7 @@ def _analyze_into(command: str, walk: _Walk, *, nested: bool, joined: bool = Fal
         _line_continuations(command, walk, start)
 
 
-def _line_continuations(command: str, walk: _Walk, start: int) -> None:
+def _line_continuations(command: str, walk: Walk, start: int) -> None:
     """Bash drops every backslash-newline before it splits words; tree-sitter splits there.
 
     ``r\\<newline>m x`` is ``rm x`` to bash but two words to the parser. Parse the joined
@@ -214,7 +126,7 @@ def _line_continuations(command: str, walk: _Walk, start: int) -> None:
     text = _LINE_CONTINUATION.sub(lambda m: "" if m.group(1) == "\n" else m.group(0), command)
     if not walk.spend(len(text)):
         return
-    inner = _Walk(depth=walk.depth, budget=walk.budget)
+    inner = Walk(depth=walk.depth, budget=walk.budget)
     _analyze_into(text, inner, nested=True, joined=True)
     if [c.argv for c in inner.commands] == [c.argv for c in walk.commands[start:]]:
         return
@@ -222,7 +134,7 @@ def _line_continuations(command: str, walk: _Walk, start: int) -> None:
     walk.merge(inner)
 
 
-def _fallback_commands(command: str, walk: _Walk) -> None:
+def _fallback_commands(command: str, walk: Walk) -> None:
     """Best-effort words of input bash rejects, so deny rules still see ``{r,}m`` as ``rm``.
 
     These commands are only ever *nested* (deny-side): the input is already
@@ -251,7 +163,7 @@ def _fallback_commands(command: str, walk: _Walk) -> None:
             words.append(token)
 
 
-def _visit(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int | None) -> None:
+def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None) -> None:
     # Iterative over siblings, recursive over depth, bounded by the tree's own depth;
     # 64 KiB of input cannot nest deeper than Python's default recursion allows
     # for the shapes bash permits without an ERROR node, and errors stop here.
@@ -294,7 +206,7 @@ def _visit(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int |
             stack.append((child, is_nested, pipe))
 
 
-def _backticks(node: tree_sitter.Node, walk: _Walk) -> None:
+def _backticks(node: tree_sitter.Node, walk: Walk) -> None:
     """`cmd` that tree-sitter leaves as text (unquoted heredoc bodies, ``${x:-`cmd`}``)."""
     text = _text(node)
     if "`" not in text:
@@ -319,7 +231,7 @@ def _trailing_words(redirect: tree_sitter.Node) -> list[tree_sitter.Node]:
     return []
 
 
-def _attach_trailing_words(node: tree_sitter.Node, walk: _Walk) -> None:
+def _attach_trailing_words(node: tree_sitter.Node, walk: Walk) -> None:
     extra = [w for child in node.children if child.type in _REDIRECTS
              for w in _trailing_words(child)]
     if not extra:
@@ -344,7 +256,7 @@ def _is_statement(node: tree_sitter.Node) -> bool:
     return (parent is not None and parent.type in _CONTAINERS) or node.type.endswith("_statement")
 
 
-def _command(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int | None) -> None:
+def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None) -> None:
     words: list[sw.WordValue] = []
     name_plain = False
     extra = walk.extra_words.pop(node.id, [])
@@ -395,7 +307,7 @@ def _command(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int
                 argv=(expanded, *argv[1:]), literal=literal, name_plain=False, nested=True,
                 pipeline=pipeline, source=cmd.source))
     shellpaths.paths_of(cmd, words, walk)
-    _judge_special(cmd, walk, stdin=_stdin_texts(node))
+    shellnested.judge_special(cmd, walk, stdin=_stdin_texts(node), script=_nested_script)
 
 
 def _stdin_texts(node: tree_sitter.Node) -> tuple[str, ...]:
@@ -414,13 +326,13 @@ def _stdin_texts(node: tree_sitter.Node) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _scan_word(node: tree_sitter.Node, walk: _Walk, *, nested: bool, pipeline: int | None) -> None:
+def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None) -> None:
     """Look inside a word for substitutions and risky expansions."""
     if node.child_count or node.is_error or node.is_missing:
         _visit(node, walk, nested=nested, pipeline=pipeline)
 
 
-def _redirect(node: tree_sitter.Node, walk: _Walk) -> None:
+def _redirect(node: tree_sitter.Node, walk: Walk) -> None:
     if node.type != "file_redirect":
         return  # heredoc / herestring bodies are data; their substitutions are visited anyway
     op = ""
@@ -437,90 +349,14 @@ def _redirect(node: tree_sitter.Node, walk: _Walk) -> None:
                           cds=tuple(walk.cds)))
 
 
-def _judge_special(cmd: SimpleCommand, walk: _Walk, *, stdin: tuple[str, ...] = ()) -> None:
-    """Findings for commands that run other code, and the inner commands deny rules must see."""
-    name = cmd.basename
-    argv = cmd.argv
-    if name in sw.EVALUATORS:
-        walk.find("eval", f"{name} runs code that cannot be judged here")
-        if name == "eval" and len(argv) > 1:
-            _nested_script(" ".join(argv[1:]), walk)
-        elif name == "trap":
-            handler = sw.trap_script(argv)
-            if handler is not None:
-                _nested_script(handler, walk)
-        elif name in ("exec", "coproc"):  # exec -a NAME CMD, coproc [NAME] CMD
-            _nested_suffixes(cmd, walk, stdin)
-        return
-    if name in sw.SHELLS:
-        script = sw.shell_inline_script(argv)
-        if script is not None:
-            walk.find("shell_inline", f"{name} -c runs an inline script")
-            for text in script:
-                _nested_script(text, walk)
-        elif sw.shell_reads_stdin(argv):
-            walk.find("interpreter_stdin", f"{name} reads its program from standard input")
-            for text in stdin:  # bash <<< 'rm x', sh <<EOF … EOF
-                _nested_script(text, walk)
-        return
-    if name in sw.WRAPPERS:
-        walk.find("wrapper", f"{name} runs another command")
-        scripts = sw.env_split_strings(argv) if name == "env" else sw.wrapper_scripts(argv)
-        for text in scripts:  # env -S 'rm x', su -c 'rm x', ssh host 'rm x'
-            _nested_script(text, walk)
-        _nested_suffixes(cmd, walk, stdin)
-        return
-    if name == "find":
-        inner = sw.find_exec(argv)
-        if inner is not None:
-            walk.find("find_exec", "find -exec runs another command")
-            for part in inner:
-                _nested_argv(part, cmd, walk)
-        return
-    finding = sw.inline_code(name, argv)
-    if finding is not None:
-        walk.find(*finding)
-        return
-    if sw.is_interpreter(name) and sw.reads_stdin(argv):
-        walk.find("interpreter_stdin", f"{name} reads its program from standard input")
-
-
-def _nested_suffixes(cmd: SimpleCommand, walk: _Walk, stdin: tuple[str, ...]) -> None:
-    """Every suffix of a wrapper's argv that starts with a non-option word may be the command.
-
-    Options that take a value (``sudo -u root``, ``timeout 5``) cannot be told apart
-    from the command without knowing every wrapper's flags, so each candidate counts.
-    """
-    argv = cmd.argv
-    for start in range(1, len(argv)):
-        if len(walk.commands) > MAX_SIMPLE_COMMANDS * 2:
-            walk.find("too_many_commands", f"more than {MAX_SIMPLE_COMMANDS} simple commands")
-            break
-        if not argv[start].startswith("-") and "=" not in argv[start]:
-            _nested_argv(argv[start:], cmd, walk, stdin=stdin)
-
-
-def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: _Walk, *,
-                 stdin: tuple[str, ...] = ()) -> None:
-    if not argv or not walk.spend(len(argv)):
-        return
-    inner = SimpleCommand(argv=argv, literal=(True,) * len(argv), name_plain=False, nested=True,
-                          pipeline=outer.pipeline, source=outer.source)
-    walk.commands.append(inner)
-    if walk.depth < MAX_NESTED_SCRIPTS and len(walk.commands) <= MAX_SIMPLE_COMMANDS * 2:
-        walk.depth += 1
-        _judge_special(inner, walk, stdin=stdin)
-        walk.depth -= 1
-
-
-def _nested_script(text: str, walk: _Walk) -> None:
+def _nested_script(text: str, walk: Walk) -> None:
     if walk.depth >= MAX_NESTED_SCRIPTS:
         walk.find("too_deep", "scripts nested too deeply to judge")
         return
     if not walk.spend(len(text)):
         return
     walk.depth += 1
-    inner = _Walk(depth=walk.depth, budget=walk.budget)
+    inner = Walk(depth=walk.depth, budget=walk.budget)
     _analyze_into(text, inner, nested=True)
     walk.depth -= 1
     walk.merge(inner)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from signoff.policy import shellwords as sw
 
 if TYPE_CHECKING:
-    from signoff.policy.shell import SimpleCommand
+    from signoff.policy.shelltypes import SimpleCommand
 
 PATH_MAX = 4096  # a longer word cannot name a file (ENAMETOOLONG), so it is no path reference
 _GLOB_CHARS = re.compile(r"[*?\[]")

@@ -1,0 +1,94 @@
+"""Commands that run other code: ``eval``, ``bash -c``, wrappers, ``find -exec``, inline code.
+
+They are never allowed; what they would run is parsed where it can be (the
+inner commands become *nested* commands that deny rules see) and otherwise
+recorded as a finding. ``script`` parses a nested script into the same walk;
+it is passed in by ``shell.py``, which owns the parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from signoff.policy import shellwords as sw
+from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
+
+Script = Callable[[str, Walk], None]
+
+
+def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
+                  stdin: tuple[str, ...] = ()) -> None:
+    """Findings for commands that run other code, and the inner commands deny rules must see."""
+    name = cmd.basename
+    argv = cmd.argv
+    if name in sw.EVALUATORS:
+        walk.find("eval", f"{name} runs code that cannot be judged here")
+        if name == "eval" and len(argv) > 1:
+            script(" ".join(argv[1:]), walk)
+        elif name == "trap":
+            handler = sw.trap_script(argv)
+            if handler is not None:
+                script(handler, walk)
+        elif name in ("exec", "coproc"):  # exec -a NAME CMD, coproc [NAME] CMD
+            _nested_suffixes(cmd, walk, stdin, script)
+        return
+    if name in sw.SHELLS:
+        inline = sw.shell_inline_script(argv)
+        if inline is not None:
+            walk.find("shell_inline", f"{name} -c runs an inline script")
+            for text in inline:
+                script(text, walk)
+        elif sw.shell_reads_stdin(argv):
+            walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+            for text in stdin:  # bash <<< 'rm x', sh <<EOF … EOF
+                script(text, walk)
+        return
+    if name in sw.WRAPPERS:
+        walk.find("wrapper", f"{name} runs another command")
+        scripts = sw.env_split_strings(argv) if name == "env" else sw.wrapper_scripts(argv)
+        for text in scripts:  # env -S 'rm x', su -c 'rm x', ssh host 'rm x'
+            script(text, walk)
+        _nested_suffixes(cmd, walk, stdin, script)
+        return
+    if name == "find":
+        inner = sw.find_exec(argv)
+        if inner is not None:
+            walk.find("find_exec", "find -exec runs another command")
+            for part in inner:
+                _nested_argv(part, cmd, walk, script=script)
+        return
+    finding = sw.inline_code(name, argv)
+    if finding is not None:
+        walk.find(*finding)
+        return
+    if sw.is_interpreter(name) and sw.reads_stdin(argv):
+        walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+
+
+def _nested_suffixes(cmd: SimpleCommand, walk: Walk, stdin: tuple[str, ...],
+                     script: Script) -> None:
+    """Every suffix of a wrapper's argv that starts with a non-option word may be the command.
+
+    Options that take a value (``sudo -u root``, ``timeout 5``) cannot be told apart
+    from the command without knowing every wrapper's flags, so each candidate counts.
+    """
+    argv = cmd.argv
+    for start in range(1, len(argv)):
+        if len(walk.commands) > MAX_SIMPLE_COMMANDS * 2:
+            walk.find("too_many_commands", f"more than {MAX_SIMPLE_COMMANDS} simple commands")
+            break
+        if not argv[start].startswith("-") and "=" not in argv[start]:
+            _nested_argv(argv[start:], cmd, walk, stdin=stdin, script=script)
+
+
+def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: Walk, *, script: Script,
+                 stdin: tuple[str, ...] = ()) -> None:
+    if not argv or not walk.spend(len(argv)):
+        return
+    inner = SimpleCommand(argv=argv, literal=(True,) * len(argv), name_plain=False, nested=True,
+                          pipeline=outer.pipeline, source=outer.source)
+    walk.commands.append(inner)
+    if walk.depth < MAX_NESTED_SCRIPTS and len(walk.commands) <= MAX_SIMPLE_COMMANDS * 2:
+        walk.depth += 1
+        judge_special(inner, walk, stdin=stdin, script=script)
+        walk.depth -= 1

@@ -1,0 +1,112 @@
+"""The records of a shell analysis: findings, simple commands, the result, and the walk.
+
+``Walk`` is the mutable state one analysis accumulates; the shared ``budget``
+bounds the work a command and all the scripts nested in it may cause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tree_sitter
+
+from signoff.policy.shellpaths import PathRef
+
+MAX_SIMPLE_COMMANDS = 50
+MAX_NESTED_SCRIPTS = 3  # bash -c "bash -c '…'" depth we are willing to look into
+NESTED_BUDGET = 64 * 1024  # characters of nested scripts and argv one analysis may look into
+MAX_PATH_REFS = 1024  # more distinct paths than this and the rest count as one unknown path
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """Why no allow rule may match this command (``code`` is stable)."""
+
+    code: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimpleCommand:
+    argv: tuple[str, ...]  # after quote removal; a non-literal word keeps its source text
+    literal: tuple[bool, ...]  # per word: free of expansions
+    name_plain: bool  # argv[0] is an unquoted, unescaped, expansion-free word
+    nested: bool = False  # inside a substitution, wrapper, eval or -c string
+    pipeline: int = 0  # commands sharing a pipeline share this id
+    source: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+    @property
+    def basename(self) -> str:
+        return self.name.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellAnalysis:
+    source: str
+    commands: tuple[SimpleCommand, ...]
+    never_allow: tuple[Finding, ...]
+    paths: tuple[PathRef, ...]
+
+    @property
+    def allowable(self) -> bool:
+        return not self.never_allow
+
+
+@dataclass(slots=True)
+class Walk:
+    depth: int
+    commands: list[SimpleCommand] = field(default_factory=list)
+    findings: dict[str, Finding] = field(default_factory=dict)
+    paths: list[PathRef] = field(default_factory=list)
+    cds: list[str | None] = field(default_factory=list)
+    pipelines: int = 0
+    # Words tree-sitter hangs on a redirection (``ls > f x``, ``cat <<EOF x``) that bash
+    # passes to a command as arguments, keyed by the id of that command's node.
+    extra_words: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
+    seen_paths: set[PathRef] = field(default_factory=set)
+    # Shared by a walk and the walks of its nested scripts: what is left to look into.
+    budget: list[int] = field(default_factory=lambda: [NESTED_BUDGET])
+
+    def spend(self, cost: int) -> bool:
+        """Take ``cost`` from the shared budget; False (and a finding) once it runs out."""
+        if self.budget[0] < cost:
+            self.find("too_complex", "too much nested code to judge")
+            return False
+        self.budget[0] -= cost
+        return True
+
+    def merge(self, inner: Walk) -> None:
+        """Take a nested walk's commands (as nested, on fresh pipeline ids), findings, paths."""
+        ids: dict[int, int] = {}
+        for c in inner.commands:
+            if c.pipeline not in ids:
+                self.pipelines += 1
+                ids[c.pipeline] = self.pipelines
+            self.commands.append(SimpleCommand(
+                argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
+                pipeline=ids[c.pipeline], source=c.source))
+        for finding in inner.findings.values():
+            self.findings.setdefault(finding.code, finding)
+        for ref in inner.paths:
+            self.add_path(ref)
+
+    def find(self, code: str, text: str) -> None:
+        self.findings.setdefault(code, Finding(code=code, text=text))
+
+    def add_path(self, ref: PathRef) -> None:
+        """Record a path once; past ``MAX_PATH_REFS`` the rest become one unknown path."""
+        if ref in self.seen_paths:
+            return
+        if len(self.paths) >= MAX_PATH_REFS:
+            overflow = PathRef(path=f"<more than {MAX_PATH_REFS} paths>", literal=False,
+                               write=True)
+            if overflow not in self.seen_paths:
+                self.seen_paths.add(overflow)
+                self.paths.append(overflow)
+            return
+        self.seen_paths.add(ref)
+        self.paths.append(ref)
