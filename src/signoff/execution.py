@@ -69,19 +69,6 @@ class Hooks:
     before_result: Callable[[str], None] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RecoveryReport:
-    expired: int = 0
-    unknown: int = 0
-    settled: int = 0
-    executed: int = 0
-    left_approved: int = 0
-
-    def to_dict(self) -> dict[str, int]:
-        return {"expired": self.expired, "unknown": self.unknown, "settled": self.settled,
-                "executed": self.executed, "left_approved": self.left_approved}
-
-
 class Executing:
     """The execute half of the gate (a mixin: the gate supplies the attributes)."""
 
@@ -278,69 +265,6 @@ class Executing:
 
     # ---- recovery --------------------------------------------------------------------------------
 
-    def recover(self, *, run_approved: bool = True) -> RecoveryReport:
-        """After a crash: expire overdue pending requests, mark dead executions ``unknown``
-        (then let ``verify`` settle them), and finish approved-but-unstarted work.
-
-        Safe to run in several processes at once: each row is re-read under its lock
-        before it moves, and a row another recoverer moved first is skipped.
-        """
-        now = self.clock()
-        expired = unknown = settled = 0
-        with self.store.transaction() as tx:
-            candidates = [r.id for r in tx.requests_in(
-                [RequestStatus.PENDING, RequestStatus.EXECUTING], 100_000)]
-        for request_id in candidates:
-            with self.store.transaction() as tx:
-                request = tx.get_request(request_id, lock=True)
-                if request is None:
-                    continue
-                if request.status is RequestStatus.PENDING:
-                    if request.expires_at is not None and now >= request.expires_at:
-                        self._transition(tx, request, RequestStatus.EXPIRED, now,
-                                         actor="recover", outcome_code="expired")
-                        expired += 1
-                elif request.status is RequestStatus.EXECUTING and \
-                        request.lease_until is not None and now >= request.lease_until:
-                    self._transition(tx, request, RequestStatus.UNKNOWN, now, actor="recover",
-                                     outcome_code="lease_expired",
-                                     outcome_reason="the run died or overran its lease mid-call")
-                    unknown += 1
-        with self.store.transaction() as tx:
-            undecided = tx.requests_in([RequestStatus.UNKNOWN], 100_000)
-        for request in undecided:
-            if self._settle_by_verify(request):
-                settled += 1
-        executed = self.work() if run_approved else 0
-        with self.store.transaction() as tx:
-            left = len(tx.requests_in([RequestStatus.APPROVED], 100_000))
-        return RecoveryReport(expired=expired, unknown=unknown, settled=settled,
-                              executed=executed, left_approved=left)
-
-    def _settle_by_verify(self, request: ApprovalRequest) -> bool:
-        entry = self.tools.get(request.tool)
-        if entry is None or entry.verify is None:
-            return False
-        try:
-            happened = entry.verify(json.loads(request.run_args), request.id)
-        except Exception:  # a verify that fails settles nothing
-            return False
-        if happened is None:
-            return False
-        return self.settle(request.id, succeeded=bool(happened), actor="verify",
-                           note="settled by the tool's verify hook")
-
-    def settle(self, request_id: str, *, succeeded: bool, actor: str, note: str) -> bool:
-        """Reconcile an ``unknown`` request (a human, or a verify hook, knows what happened)."""
-        now = self.clock()
-        with self.store.transaction() as tx:
-            locked = tx.get_request(request_id, lock=True)
-            if locked is None or locked.status is not RequestStatus.UNKNOWN:
-                return False
-            target = RequestStatus.SUCCEEDED if succeeded else RequestStatus.FAILED
-            self._transition(tx, locked, target, now, actor=actor, outcome_code="reconciled",
-                             outcome_reason=note)
-        return True
 
     def work(self, *, limit: int | None = None) -> int:
         """An executor loop: run approved requests whose tool is registered here until none

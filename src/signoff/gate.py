@@ -59,6 +59,7 @@ from signoff.outcomes import (
 )
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
+from signoff.recovery import Recovering
 from signoff.requests import build_request
 from signoff.store.base import Store
 from signoff.tools import Precondition, ToolEntry, Verify
@@ -68,7 +69,7 @@ R = TypeVar("R")
 DEFAULT_WAIT = 3600.0
 
 
-class Gate(Deciding, Executing, Administering):
+class Gate(Deciding, Executing, Recovering, Administering):
     def __init__(
         self,
         policy: Policy,
