@@ -68,6 +68,10 @@ class PostgresStore(SqlStore):
                         sql.Identifier(schema)))
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,
                                        kwargs=kwargs, open=True)
+            # Reads are single statements: in autocommit they cost one round trip each,
+            # not three (BEGIN, SELECT, COMMIT).
+            self.read_pool = ConnectionPool(dsn, min_size=1, max_size=max_size,
+                                            kwargs={**kwargs, "autocommit": True}, open=True)
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
         self._changed = threading.Condition()
@@ -98,7 +102,7 @@ class PostgresStore(SqlStore):
 
     @contextmanager
     def _reader(self) -> Iterator[SqlTx]:
-        with self.pool.connection() as conn, conn.transaction():
+        with self.read_pool.connection() as conn:
             yield SqlTx(conn.cursor(), POSTGRES)
 
     def setup(self) -> int:
@@ -167,6 +171,7 @@ class PostgresStore(SqlStore):
             self._listener.join(timeout=2)
         with contextlib.suppress(psycopg.Error):
             self.pool.close()
+            self.read_pool.close()
 
     def drop_schema(self) -> None:
         """Tests: remove the whole schema (only when one was given)."""
