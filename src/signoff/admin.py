@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from signoff.deciding import _us
+from signoff.audit import to_us
 from signoff.errors import Conflict, NotFound, Unauthenticated
 from signoff.identity import Identity, IdentityKind, check_name, new_token, token_hash
 from signoff.model import ReviewMode
@@ -30,7 +30,7 @@ class Administering:
             if tx.get_user(name) is not None:
                 raise Conflict(f"user {name!r} exists", code="user_exists")
             tx.insert_user(identity, token_hash=token_hash(token), at=now)
-            tx.append_audit("user.added", at_us=_us(now), request_id=None, actor=None,
+            tx.append_audit("user.added", at_us=to_us(now), request_id=None, actor=None,
                             data={"name": name, "kind": identity.kind.value,
                                   "roles": list(identity.roles)})
         return identity, token
@@ -40,7 +40,7 @@ class Administering:
         with self.store.transaction() as tx:
             if not tx.set_user(name, roles=tuple(roles)):
                 raise NotFound(f"no user {name!r}", code="not_found")
-            tx.append_audit("user.roles", at_us=_us(now), request_id=None, actor=actor,
+            tx.append_audit("user.roles", at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name, "roles": list(roles)})
 
     def authenticate(self, token: str | None) -> Identity:
@@ -58,6 +58,6 @@ class Administering:
         now = self.clock()
         with self.store.transaction() as tx:
             tx.set_thread_mode(thread_id, parsed.value, at=now)
-            tx.append_audit("thread.mode", at_us=_us(now), request_id=None, actor=actor,
+            tx.append_audit("thread.mode", at_us=to_us(now), request_id=None, actor=actor,
                             data={"thread_id": thread_id, "review_mode": parsed.value})
         return parsed

@@ -39,6 +39,11 @@ class AuditEvent:
                 "hash": self.hash}
 
 
+def to_us(seconds: float) -> int:
+    """Audit timestamps are integer microseconds: exact in every store and in JSON."""
+    return round(seconds * 1_000_000)
+
+
 def canonical_data(data: Mapping[str, Any]) -> str:
     """RFC 8785 text of an event's data.
 

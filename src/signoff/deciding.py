@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signoff import lifecycle
+from signoff.audit import to_us
 from signoff.canonical import args_hash, canonical_text, hash_bytes, parse_args
 from signoff.errors import (
     Conflict,
@@ -120,8 +121,9 @@ class Deciding:
                 raise Conflict(f"request {request_id} is already {request.status.value}",
                                code="already_decided", status=request.status.value)
             if request.expires_at is not None and now >= request.expires_at:
-                expired = self._transition(tx, request, RequestStatus.EXPIRED, now,
-                                           actor=identity.name, outcome_code="expired")
+                expired = lifecycle.transition(
+                    tx, request, RequestStatus.EXPIRED, now=now, actor=identity.name,
+                    outcome_code="expired")
             else:
                 result = self._apply(tx, request, decision, edited=edited, identity=identity,
                                      now=now)
@@ -211,7 +213,7 @@ class Deciding:
             created_at=now, args_hash=target_hash if approving else None,
             reason=decision.reason, alternatives=decision.alternatives,
             args=changes.get("approved_args"), message=decision.message, scope=decision.scope))
-        tx.append_audit("decision.recorded", at_us=_us(now), request_id=request.id,
+        tx.append_audit("decision.recorded", at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data={
                             "kind": kind.value, "decision_id": record_id,
                             "args_hash": target_hash if approving else None,
@@ -226,21 +228,22 @@ class Deciding:
                                     and d.args_hash == request.run_hash)
         after = request
         if kind is DecisionKind.REJECT:
-            after = self._transition(tx, request, RequestStatus.REJECTED, now,
-                                     actor=identity.name, outcome_code="rejected",
-                                     outcome_reason=decision.reason,
-                                     alternatives=decision.alternatives)
+            after = lifecycle.transition(
+                tx, request, RequestStatus.REJECTED, now=now, actor=identity.name,
+                outcome_code="rejected", outcome_reason=decision.reason,
+                alternatives=decision.alternatives)
             if request.thread_id:
                 tx.put_rejection(Rejection(
                     thread_id=request.thread_id, tool=request.tool, args_hash=request.args_hash,
                     reason=decision.reason or "rejected", alternatives=decision.alternatives,
                     request_id=request.id), at=now)
         elif kind is DecisionKind.RESPOND:
-            after = self._transition(tx, request, RequestStatus.RESPONDED, now,
-                                     actor=identity.name, response=decision.message)
+            after = lifecycle.transition(
+                tx, request, RequestStatus.RESPONDED, now=now, actor=identity.name,
+                response=decision.message)
         elif approvals >= request.approvals_required:
-            after = self._transition(tx, request, RequestStatus.APPROVED, now,
-                                     actor=identity.name)
+            after = lifecycle.transition(
+                tx, request, RequestStatus.APPROVED, now=now, actor=identity.name)
         if (approving and decision.scope is ApproveScope.THREAD and request.thread_id
                 and after.status is RequestStatus.APPROVED
                 and all(d.scope is ApproveScope.THREAD for d in tx.decisions(request.id)
@@ -253,23 +256,6 @@ class Deciding:
                               required=request.approvals_required,
                               transitioned=after.status is not RequestStatus.PENDING)
 
-    def _transition(self, tx: Tx, request: ApprovalRequest, target: RequestStatus, now: float,
-                    *, actor: str | None, **changes: Any) -> ApprovalRequest:
-        """Compare-and-set ``request`` to ``target`` with its audit event, in ``tx``."""
-        lifecycle.check(request.status, target)
-        moved = tx.update_request(request, status=target, updated_at=now, **changes)
-        if moved is None:
-            raise Conflict(f"request {request.id} changed underneath", code="already_decided",
-                           status=request.status.value)
-        data: dict[str, Any] = {"from": request.status.value, "to": target.value}
-        for key in ("outcome_code", "outcome_reason", "fencing_token", "executor"):
-            if key in changes:
-                data[key] = changes[key]
-        tx.append_audit(f"request.{target.value}", at_us=_us(now), request_id=request.id,
-                        actor=actor, data=data)
-        tx.notify(request.id)
-        return moved
-
     def _grant(self, tx: Tx, request: ApprovalRequest, decision: Decision, identity: Identity,
                now: float) -> None:
         args = json.loads(request.run_args)
@@ -281,7 +267,7 @@ class Deciding:
                       tool=request.tool, args=patterns, thread_id=request.thread_id,
                       session_id=request.session_id, created_by=identity.name)
         tx.insert_grant(grant, at=now, request_id=request.id)
-        tx.append_audit("grant.created", at_us=_us(now), request_id=request.id,
+        tx.append_audit("grant.created", at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data={"grant_id": grant.id, "tool": grant.tool,
                                                    "args": patterns, "scope": "thread"})
 
@@ -339,6 +325,3 @@ def _body_hash(request_id: str, decision: Decision, edited: dict[str, Any] | Non
             "grant_args": dict(decision.grant_args) if decision.grant_args else None}
     return hash_bytes(json.dumps(body, sort_keys=True).encode())
 
-
-def _us(seconds: float) -> int:
-    return round(seconds * 1_000_000)

@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from signoff import lifecycle
 from signoff.canonical import args_hash, parse_args
-from signoff.deciding import _us, needs_more_review
+from signoff.deciding import needs_more_review
 from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
 from signoff.model import (
@@ -81,10 +82,6 @@ class Executing:
     hooks: Hooks
     clock: Callable[[], float]
 
-    def _transition(self, tx: Tx, request: ApprovalRequest, target: RequestStatus, now: float,
-                    *, actor: str | None, **changes: Any) -> ApprovalRequest:
-        raise NotImplementedError
-
     # ---- claim and report: the primitive any executor uses ---------------------------------------
 
     def claim(self, request_id: str, *, executor: str | None = None,
@@ -119,12 +116,14 @@ class Executing:
         problem = problem or self._revalidate_approvers(tx, locked, now)
         if problem is not None:
             code, reason = problem
-            moved = self._transition(tx, locked, RequestStatus.INVALIDATED, now, actor=actor,
-                                     outcome_code=code, outcome_reason=reason)
+            moved = lifecycle.transition(
+                tx, locked, RequestStatus.INVALIDATED, now=now, actor=actor, outcome_code=code,
+                outcome_reason=reason)
             return outcome_of(moved)
         token = tx.next_fencing_token()
-        self._transition(tx, locked, RequestStatus.EXECUTING, now, actor=actor,
-                         fencing_token=token, lease_until=now + self.lease, executor=actor)
+        lifecycle.transition(
+            tx, locked, RequestStatus.EXECUTING, now=now, actor=actor, fencing_token=token,
+            lease_until=now + self.lease, executor=actor)
         args = _frozen_args(locked.run_args)  # the very text that was checked
         assert args is not None
         return Execution(locked.id, token, args)
@@ -153,11 +152,8 @@ class Executing:
             # The common case in one statement: still executing, still ours.
             if tx.finish_execution(execution.request_id, execution.fencing_token,
                                    status=target, updated_at=now, result=text, error=error):
-                tx.append_audit(f"request.{target.value}", at_us=_us(now),
-                                request_id=execution.request_id, actor=self.executor_id,
-                                data={"from": RequestStatus.EXECUTING.value,
-                                      "to": target.value})
-                tx.notify(execution.request_id)
+                lifecycle.record_move(tx, execution.request_id, RequestStatus.EXECUTING, target,
+                                      now=now, actor=self.executor_id, changes={})
                 if error is not None:
                     return Outcome(kind=OutcomeKind.FAILED, request_id=execution.request_id,
                                    error=error)
@@ -170,8 +166,8 @@ class Executing:
                     RequestStatus.EXECUTING, RequestStatus.UNKNOWN):
                 raise Conflict("this execution no longer holds the request (stale fencing "
                                "token)", code="stale_fencing_token", status=locked.status.value)
-            moved = self._transition(tx, locked, target, now, actor=self.executor_id,
-                                     result=text, error=error)
+            moved = lifecycle.transition(
+                tx, locked, target, now=now, actor=self.executor_id, result=text, error=error)
         return outcome_of(moved)
 
     def execute(self, request_id: str, *, request: ApprovalRequest | None = None) -> Outcome:

@@ -32,11 +32,13 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
+from signoff import lifecycle
 from signoff.admin import Administering
+from signoff.audit import to_us
 from signoff.canonical import parse_args
-from signoff.deciding import Deciding, DecisionResult, _us
+from signoff.deciding import Deciding, DecisionResult
 from signoff.errors import Conflict
-from signoff.execution import Executing, Execution, Hooks, _call_args, _current, outcome_of
+from signoff.execution import Execution, Hooks, _call_args, _current, outcome_of
 from signoff.identity import Identity
 from signoff.model import (
     Decision,
@@ -69,7 +71,7 @@ R = TypeVar("R")
 DEFAULT_WAIT = 3600.0
 
 
-class Gate(Deciding, Executing, Recovering, Administering):
+class Gate(Deciding, Recovering, Administering):
     def __init__(
         self,
         policy: Policy,
@@ -109,12 +111,15 @@ class Gate(Deciding, Executing, Recovering, Administering):
                 evidence: Sequence[str] = ()) -> Proposal:
         """Evaluate and, for an ask, create (or find again) the durable approval request."""
         context = self.context_for(context)
-        for _ in range(3):
+        args: dict[str, Any] = {}
+        for attempt in range(3):
             verdict = self.policy.evaluate(call, context)
             now = self.clock()
-            if verdict.effect is not Effect.DENY and call.name in self.tools:
-                # A call its own tool would refuse is bad input, whatever the verdict.
-                self.tools[call.name].validate(parse_args(call.args), edit=False)
+            if attempt == 0 and verdict.effect is not Effect.DENY:
+                args = parse_args(call.args)  # well-formed, or the verdict would be a deny
+                if call.name in self.tools:
+                    # A call its own tool would refuse is bad input, whatever the verdict.
+                    self.tools[call.name].validate(args, edit=False)
             if verdict.effect is Effect.ASK:
                 break
             kind = {Effect.ALLOW: ProposalKind.ALLOWED, Effect.DENY: ProposalKind.DENIED,
@@ -124,14 +129,13 @@ class Gate(Deciding, Executing, Recovering, Administering):
                 # someone else used it up meanwhile, evaluate again without it.
                 if verdict.grant_id and not tx.use_grant(verdict.grant_id):
                     continue
-                tx.append_audit(f"call.{kind.value}", at_us=_us(now), request_id=None,
+                tx.append_audit(f"call.{kind.value}", at_us=to_us(now), request_id=None,
                                 actor=context.principal or self.agent,
                                 data=_call_record(call, verdict, context))
             return Proposal(kind=kind, verdict=verdict)
         else:
             raise Conflict("a standing approval kept being used up while this call was "
                            "evaluated", code="grant_contended")
-        args = parse_args(call.args)
         tool = self.tools.get(call.name)
         try:  # a new call id is the common case: insert, and look only on a clash
             return self._create_request(call, args, verdict, context=context, tool=tool,
@@ -159,7 +163,7 @@ class Gate(Deciding, Executing, Recovering, Administering):
                                     config=self.policy.config, tool=tool, agent=self.agent,
                                     now=now, evidence=evidence)
             tx.insert_request(request)
-            tx.append_audit("request.created", at_us=_us(now), request_id=request.id,
+            tx.append_audit("request.created", at_us=to_us(now), request_id=request.id,
                             actor=context.principal or self.agent, data={
                                 "tool": request.tool, "call_id": request.call_id,
                                 "args_hash": request.args_hash, "risk": request.risk.value,
@@ -169,7 +173,7 @@ class Gate(Deciding, Executing, Recovering, Administering):
                                 "roles": list(request.roles),
                                 "approvals_required": request.approvals_required,
                                 "expires_at_us": None if request.expires_at is None
-                                else _us(request.expires_at)})
+                                else to_us(request.expires_at)})
             tx.notify(request.id)
         if self.hooks.after_insert:
             self.hooks.after_insert(request.id)
@@ -239,10 +243,11 @@ class Gate(Deciding, Executing, Recovering, Administering):
         if proposal.kind is ProposalKind.ALLOWED:
             entry = self.tools.get(call.name)
             target = fn or (entry.fn if entry is not None else None)
+            args = parse_args(call.args)
             if target is None:
-                return Outcome(kind=OutcomeKind.APPROVED, args=parse_args(call.args))
+                return Outcome(kind=OutcomeKind.APPROVED, args=args)
             try:
-                return Outcome(kind=OutcomeKind.EXECUTED, result=target(**parse_args(call.args)))
+                return Outcome(kind=OutcomeKind.EXECUTED, result=target(**args))
             except Exception as exc:
                 return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
         if proposal.kind is ProposalKind.DECIDED:
@@ -263,8 +268,9 @@ class Gate(Deciding, Executing, Recovering, Administering):
             assert locked is not None
             if locked.status is RequestStatus.PENDING and locked.expires_at is not None \
                     and now >= locked.expires_at:
-                return self._transition(tx, locked, RequestStatus.EXPIRED, now, actor="clock",
-                                        outcome_code="expired")
+                return lifecycle.transition(
+                    tx, locked, RequestStatus.EXPIRED, now=now, actor="clock",
+                    outcome_code="expired")
             return locked
 
     # ---- async faces: the same implementation ------------------------------------------------
@@ -307,10 +313,11 @@ class Gate(Deciding, Executing, Recovering, Administering):
         proposal = await self.apropose(call, context)
         entry = self.tools.get(call.name)
         if proposal.kind is ProposalKind.ALLOWED:
+            args = parse_args(call.args)
             if entry is None:
-                return Outcome(kind=OutcomeKind.APPROVED, args=parse_args(call.args))
+                return Outcome(kind=OutcomeKind.APPROVED, args=args)
             try:
-                value = entry.fn(**parse_args(call.args))
+                value = entry.fn(**args)
                 if inspect.isawaitable(value):
                     value = await value
             except Exception as exc:

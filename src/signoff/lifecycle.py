@@ -13,8 +13,17 @@ table is a bug or an attack, and is refused with ``illegal_transition``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from signoff.audit import to_us
 from signoff.errors import Conflict
+from signoff.model import ApprovalRequest
 from signoff.model import RequestStatus as S
+
+if TYPE_CHECKING:
+    from signoff.store.base import Tx
+
+_AUDITED = ("outcome_code", "outcome_reason", "fencing_token", "executor")
 
 TRANSITIONS: dict[S, frozenset[S]] = {
     S.PENDING: frozenset({S.APPROVED, S.REJECTED, S.EXPIRED, S.CANCELLED, S.RESPONDED}),
@@ -39,3 +48,28 @@ def check(current: S, target: S) -> None:
     if target not in TRANSITIONS[current]:
         raise Conflict(f"a request cannot go from {current.value} to {target.value}",
                        code="illegal_transition", status=current.value)
+
+
+def transition(tx: Tx, request: ApprovalRequest, target: S, *, now: float, actor: str | None,
+               **changes: Any) -> ApprovalRequest:
+    """Compare-and-set ``request`` to ``target`` on its version, with its audit event, in
+    ``tx``: the one way every part of signoff moves a request."""
+    check(request.status, target)
+    moved = tx.update_request(request, status=target, updated_at=now, **changes)
+    if moved is None:
+        raise Conflict(f"request {request.id} changed underneath", code="already_decided",
+                       status=request.status.value)
+    record_move(tx, request.id, request.status, target, now=now, actor=actor, changes=changes)
+    return moved
+
+
+def record_move(tx: Tx, request_id: str, source: S, target: S, *, now: float,
+                actor: str | None, changes: dict[str, Any]) -> None:
+    """The audit event (and wake-up) of a move already written in ``tx`` — for a caller
+    that wrote it with a narrower compare-and-set (the fencing token)."""
+    check(source, target)
+    data: dict[str, Any] = {"from": source.value, "to": target.value}
+    data.update((key, changes[key]) for key in _AUDITED if key in changes)
+    tx.append_audit(f"request.{target.value}", at_us=to_us(now), request_id=request_id,
+                    actor=actor, data=data)
+    tx.notify(request_id)

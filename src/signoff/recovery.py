@@ -8,13 +8,11 @@ second time: a run whose lease ran out is ``unknown`` until the tool's
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from signoff import lifecycle
+from signoff.execution import Executing
 from signoff.model import ApprovalRequest, RequestStatus
-from signoff.store.base import Store, Tx
-from signoff.tools import ToolEntry
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,17 +28,8 @@ class RecoveryReport:
                 "executed": self.executed, "left_approved": self.left_approved}
 
 
-class Recovering:
-    store: Store
-    tools: dict[str, ToolEntry]
-    clock: Callable[[], float]
-
-    def _transition(self, tx: Tx, request: ApprovalRequest, target: RequestStatus, now: float,
-                    *, actor: str | None, **changes: Any) -> ApprovalRequest:
-        raise NotImplementedError
-
-    def work(self, *, limit: int | None = None) -> int:
-        raise NotImplementedError
+class Recovering(Executing):
+    """Recovery builds on execution: it finishes approved work with ``work()``."""
 
     def recover(self, *, run_approved: bool = True) -> RecoveryReport:
         """After a crash: expire overdue pending requests, mark dead executions ``unknown``
@@ -61,14 +50,16 @@ class Recovering:
                     continue
                 if request.status is RequestStatus.PENDING:
                     if request.expires_at is not None and now >= request.expires_at:
-                        self._transition(tx, request, RequestStatus.EXPIRED, now,
-                                         actor="recover", outcome_code="expired")
+                        lifecycle.transition(
+                            tx, request, RequestStatus.EXPIRED, now=now, actor="recover",
+                            outcome_code="expired")
                         expired += 1
                 elif request.status is RequestStatus.EXECUTING and \
                         request.lease_until is not None and now >= request.lease_until:
-                    self._transition(tx, request, RequestStatus.UNKNOWN, now, actor="recover",
-                                     outcome_code="lease_expired",
-                                     outcome_reason="the run died or overran its lease mid-call")
+                    lifecycle.transition(
+                        tx, request, RequestStatus.UNKNOWN, now=now, actor="recover",
+                        outcome_code="lease_expired",
+                        outcome_reason="the run died or overran its lease mid-call")
                     unknown += 1
         with self.store.transaction() as tx:
             undecided = tx.requests_in([RequestStatus.UNKNOWN], 100_000)
@@ -102,6 +93,7 @@ class Recovering:
             if locked is None or locked.status is not RequestStatus.UNKNOWN:
                 return False
             target = RequestStatus.SUCCEEDED if succeeded else RequestStatus.FAILED
-            self._transition(tx, locked, target, now, actor=actor, outcome_code="reconciled",
-                             outcome_reason=note)
+            lifecycle.transition(
+                tx, locked, target, now=now, actor=actor, outcome_code="reconciled",
+                outcome_reason=note)
         return True

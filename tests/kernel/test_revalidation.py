@@ -16,7 +16,7 @@ import pytest
 
 from backdoor import raw
 from conftest import KERNEL_POLICY
-from signoff import audit
+from signoff import audit, lifecycle
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict
 from signoff.execution import Execution
@@ -567,7 +567,7 @@ def test_a_stale_transition_writes_nothing(kit: Kit) -> None:
     kit.gate.decide(stale.id, Decision.approve(), identity=kit.alice)
     before = list(kit.store.audit_events())
     with pytest.raises(Conflict) as caught, kit.store.transaction() as tx:
-        kit.gate._transition(tx, stale, RequestStatus.REJECTED, kit.clock(), actor="x")
+        lifecycle.transition(tx, stale, RequestStatus.REJECTED, now=kit.clock(), actor="x")
     assert caught.value.code == "already_decided"
     assert list(kit.store.audit_events()) == before
     assert kit.status(stale.id) is RequestStatus.APPROVED
@@ -582,6 +582,6 @@ def test_an_illegal_transition_is_refused(kit: Kit) -> None:
     for target in (RequestStatus.EXECUTING, RequestStatus.APPROVED, RequestStatus.PENDING,
                    RequestStatus.UNKNOWN):
         with pytest.raises(Conflict) as caught, kit.store.transaction() as tx:
-            kit.gate._transition(tx, done, target, kit.clock(), actor="x")
+            lifecycle.transition(tx, done, target, now=kit.clock(), actor="x")
         assert caught.value.code == "illegal_transition" and caught.value.status == "succeeded"
     assert list(kit.store.audit_events()) == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 
@@ -13,13 +14,15 @@ from signoff.store.sqltx import _SELECT_REQUEST, SqlTx, audit_from_row, request_
 _AUDIT_PAGE = 1000
 
 
-class SqlStore:
-    """Read helpers over a short read-only transaction from ``_reader()``."""
+class SqlStore(abc.ABC):
+    """Read helpers over a short read from ``_reader()``, which each backend supplies."""
 
     backend = "sql"
 
+    @abc.abstractmethod
     def _reader(self) -> AbstractContextManager[SqlTx]:
-        raise NotImplementedError
+        """A ``SqlTx`` for reads only (SQLite: the thread's connection; PostgreSQL:
+        an autocommit connection)."""
 
     def get_request(self, request_id: str) -> ApprovalRequest | None:
         with self._reader() as tx:
