@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.metadata
 import math
 import os
 import platform
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import signoff
+from _common import expect, version
 from signoff import Effect, Policy, RunContext, ToolCall, Verdict
 from signoff.policy import shell as signoff_shell
 
@@ -287,18 +287,6 @@ def measure(label: str, fn: Callable[[Any], object], inputs: Sequence[Any],
 # ----------------------------------------------------------------------------------------------
 
 
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise SystemExit(f"benchmark setup is wrong: {message}")
-
-
 def make_workspace(tmp: Path) -> Path:
     root = tmp / "workspace"
     (root / "src" / "pkg").mkdir(parents=True)
@@ -316,9 +304,9 @@ def run(iterations: int, warmup_count: int) -> None:
           f"{platform.platform()}")
     print(f"  machine   {platform.machine()}, {os.cpu_count()} CPUs, "
           f"processor {platform.processor() or 'unknown'}")
-    print(f"  packages  signoff {signoff.__version__}, cedarpy {_version('cedarpy')}, "
-          f"casbin {_version('casbin')}, tree-sitter {_version('tree-sitter')}, "
-          f"tree-sitter-bash {_version('tree-sitter-bash')}")
+    print(f"  packages  signoff {signoff.__version__}, cedarpy {version('cedarpy')}, "
+          f"casbin {version('casbin')}, tree-sitter {version('tree-sitter')}, "
+          f"tree-sitter-bash {version('tree-sitter-bash')}")
     print(f"  method    perf_counter_ns around each single call; {warmup_count} warm-up calls, "
           f"then {iterations} timed calls per case; gc disabled while timing")
     print()
@@ -334,9 +322,9 @@ def run(iterations: int, warmup_count: int) -> None:
         config = policy.config
         tool_globs = {r.tool for r in config.rules}
         tool_names = {t for t in tool_globs if not any(c in t for c in "*?[")}
-        _expect(len(config.rules) == RULE_COUNT, f"{len(config.rules)} rules, not {RULE_COUNT}")
-        _expect(CASE_A_TOOL not in config.tools, f"{CASE_A_TOOL} must not be in [tools]")
-        _expect(config.workspace is not None, "the policy needs a [workspace]")
+        expect(len(config.rules) == RULE_COUNT, f"{len(config.rules)} rules, not {RULE_COUNT}")
+        expect(CASE_A_TOOL not in config.tools, f"{CASE_A_TOOL} must not be in [tools]")
+        expect(config.workspace is not None, "the policy needs a [workspace]")
         context = RunContext(thread_id="bench-thread")
         evaluate = policy.evaluate
         total = warmup_count + iterations
@@ -348,7 +336,7 @@ def run(iterations: int, warmup_count: int) -> None:
         a_args = {"path": "src/signoff/policy/engine.py"}
         a_calls = [ToolCall(id=f"a{i}", name=CASE_A_TOOL, args=a_args) for i in range(total)]
         verdict = ev(a_calls[0])
-        _expect(verdict.effect is Effect.ALLOW, f"case (a) verdict {verdict.effect}")
+        expect(verdict.effect is Effect.ALLOW, f"case (a) verdict {verdict.effect}")
         a_decided = verdict.code
 
         # (b) a 3-segment shell command, every command distinct (uncached shell analysis).
@@ -358,9 +346,9 @@ def run(iterations: int, warmup_count: int) -> None:
         b_probe_command = "ls -la src/probe && git status | cat"
         b_probe = ToolCall(id="b-probe", name="execute", args={"command": b_probe_command})
         verdict = ev(b_probe)
-        _expect(verdict.effect is Effect.ALLOW and verdict.code == "rule_allow",
+        expect(verdict.effect is Effect.ALLOW and verdict.code == "rule_allow",
                 f"case (b) verdict {verdict.effect} {verdict.code}")
-        _expect(len(signoff_shell.analyze(b_probe_command).commands) == 3,
+        expect(len(signoff_shell.analyze(b_probe_command).commands) == 3,
                 "case (b) must be three simple commands")
         b_same = [ToolCall(id=f"bc{i}", name="execute",
                            args={"command": "ls -la src/pkg && git status | cat"})
@@ -370,10 +358,10 @@ def run(iterations: int, warmup_count: int) -> None:
         c_calls = [ToolCall(id=f"c{i}", name="read_file", args={"path": "src/pkg/mod.py"})
                    for i in range(total)]
         verdict = ev(c_calls[0])
-        _expect(verdict.effect is Effect.ALLOW, f"case (c) verdict {verdict.effect}")
+        expect(verdict.effect is Effect.ALLOW, f"case (c) verdict {verdict.effect}")
         assert policy.workspace is not None
         guard = policy.workspace.check("src/pkg/mod.py")
-        _expect(guard.inside and guard.resolved == str(root / "src/pkg/mod.py"),
+        expect(guard.inside and guard.resolved == str(root / "src/pkg/mod.py"),
                 f"case (c) path guard said {guard.note}")
 
         # ---- cedarpy ---------------------------------------------------------------------
@@ -390,8 +378,8 @@ def run(iterations: int, warmup_count: int) -> None:
         is_authorized = cedarpy.is_authorized
         is_authorized_batch = cedarpy.is_authorized_batch
         cedar_result = is_authorized(cedar_request, cedar_policies, cedar_entities)
-        _expect(cedar_result.allowed, f"cedar said {cedar_result.decision}")
-        _expect(len(cedar_policies) == 10, "cedarpy needs 10 policies")
+        expect(cedar_result.allowed, f"cedar said {cedar_result.decision}")
+        expect(len(cedar_policies) == 10, "cedarpy needs 10 policies")
 
         def cedar(request: dict[str, Any]) -> object:
             return is_authorized(request, cedar_policies, cedar_entities)
@@ -408,8 +396,8 @@ def run(iterations: int, warmup_count: int) -> None:
         enforcer = casbin.Enforcer(str(tmp / "model.conf"), str(tmp / "policy.csv"))
         enforce = enforcer.enforce
         casbin_request = ("coder", "src/signoff/policy/engine.py", "view_file")
-        _expect(enforce(*casbin_request) is True, "casbin must allow the request")
-        _expect(len(enforcer.get_policy()) == 10, "casbin needs 10 policy lines")
+        expect(enforce(*casbin_request) is True, "casbin must allow the request")
+        expect(len(enforcer.get_policy()) == 10, "casbin needs 10 policy lines")
 
         def casbin_enforce(request: tuple[str, str, str]) -> object:
             return enforce(*request)
@@ -430,7 +418,7 @@ def run(iterations: int, warmup_count: int) -> None:
         warm, timed = split(b_calls)
         results["b"] = measure("(b) 3-segment shell, uncached", ev, timed, warm)
         info_b = signoff_shell._analyze_cached.cache_info()
-        _expect(info_b.hits == 0, f"case (b) hit the shell cache: {info_b}")
+        expect(info_b.hits == 0, f"case (b) hit the shell cache: {info_b}")
         warm, timed = split(b_same)
         results["b_cached"] = measure("(b') same command repeated (cached)", ev, timed, warm)
         warm, timed = split(c_calls)

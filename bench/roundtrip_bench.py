@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import importlib.metadata
 import itertools
 import math
 import os
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 import signoff
+from _common import expect, version
 from signoff import Effect, Policy, RunContext, ToolCall
 from signoff.gate import Gate
 from signoff.identity import Identity
@@ -270,7 +270,7 @@ class SignoffCase(Case):
         self.outcome: Any = None
         call = ToolCall(id="probe", name="execute", args={"command": COMMAND})
         verdict = self.gate.check(call, RunContext(thread_id="probe"))
-        _expect(verdict.effect is Effect.ASK, f"the cycle's call must ask, got {verdict.effect}")
+        expect(verdict.effect is Effect.ASK, f"the cycle's call must ask, got {verdict.effect}")
 
     def _gate(self, store: Any, *, add_user: bool) -> tuple[Gate, Identity]:
         gate = Gate(self.policy, store)
@@ -301,7 +301,7 @@ class SignoffCase(Case):
 
     def check(self) -> None:
         outcome = self.outcome
-        _expect(outcome.kind is OutcomeKind.EXECUTED and outcome.result == work(COMMAND),
+        expect(outcome.kind is OutcomeKind.EXECUTED and outcome.result == work(COMMAND),
                 f"{self.key}: resume said {outcome.kind} {outcome.error or ''}")
 
 
@@ -316,13 +316,13 @@ class SignoffSqlite(SignoffCase):
         conn = store._connection()
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         sync = conn.execute("PRAGMA synchronous").fetchone()[0]
-        _expect(mode == "wal" and sync == 2, f"signoff's SQLite store runs {mode}/{sync}")
+        expect(mode == "wal" and sync == 2, f"signoff's SQLite store runs {mode}/{sync}")
         super().__init__(policy, store)
 
     def count(self, cycles: int) -> Counts:
         # This process's connections to the store (one: the bench is single-threaded).
         connections = list(self.store._connections)
-        _expect(len(connections) == 1, f"expected one store connection, {len(connections)}")
+        expect(len(connections) == 1, f"expected one store connection, {len(connections)}")
         return count_sqlite(self, cycles, connections, self.store.path)
 
     def close(self) -> None:
@@ -485,9 +485,9 @@ class LangGraphCase(Case):
         self.out = self.graph.invoke(resume, config, durability=self.durability)
 
     def check(self) -> None:
-        _expect("__interrupt__" in self.interrupted,
+        expect("__interrupt__" in self.interrupted,
                 f"{self.key}: the first invoke did not stop at the interrupt")
-        _expect(self.out.get("result") == work(COMMAND), f"{self.key}: resume gave {self.out}")
+        expect(self.out.get("result") == work(COMMAND), f"{self.key}: resume gave {self.out}")
 
     def count(self, cycles: int) -> Counts:
         return count_sqlite(self, cycles, [self.conn], self.path)
@@ -607,18 +607,6 @@ def connect_pg(dsn: str) -> tuple[PgTarget | None, str]:
 # ----------------------------------------------------------------------------------------------
 
 
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise SystemExit(f"benchmark setup is wrong: {message}")
-
-
 def _cpu_model() -> str:
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -655,10 +643,10 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
     load = ", load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) \
         if hasattr(os, "getloadavg") else ""
     print(f"  machine   {platform.machine()}, {os.cpu_count()} CPUs, {_cpu_model()}{load}")
-    print(f"  packages  signoff {signoff.__version__}, langgraph {_version('langgraph')}, "
-          f"langgraph-checkpoint {_version('langgraph-checkpoint')}, "
-          f"langgraph-checkpoint-sqlite {_version('langgraph-checkpoint-sqlite')}, "
-          f"psycopg {_version('psycopg')}, sqlite {sqlite3.sqlite_version}")
+    print(f"  packages  signoff {signoff.__version__}, langgraph {version('langgraph')}, "
+          f"langgraph-checkpoint {version('langgraph-checkpoint')}, "
+          f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')}, "
+          f"psycopg {version('psycopg')}, sqlite {sqlite3.sqlite_version}")
 
     try:
         import langgraph  # noqa: F401
