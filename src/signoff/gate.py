@@ -217,6 +217,15 @@ class Gate(Deciding, Recovering, Administering):
                 return self.execute(request_id, request=request)
         return outcome_of(request)
 
+    def outcome(self, request_id: str) -> Outcome:
+        """The outcome of a request now, without running anything (an overdue pending
+        request is expired first). What an HTTP agent polls."""
+        request = self.store_get(request_id)
+        if request.status is RequestStatus.PENDING and request.expires_at is not None \
+                and self.clock() >= request.expires_at:
+            request = self._expire(request_id)
+        return outcome_of(request)
+
     def wait(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
         """Block until the request is decided (or expires, or ``timeout`` passes)."""
         deadline = time.monotonic() + timeout

@@ -183,7 +183,8 @@ class _Loader:
                 raise self.error(f"unknown key{extra}", rule=where, field=key)
 
     def load(self, data: dict[str, Any], digest: str) -> PolicyConfig:
-        self.known(data, {"policy", "workspace", "tools", "rules"}, None)
+        # [server] belongs to `signoff serve` (signoff.server.settings), which checks it.
+        self.known(data, {"policy", "workspace", "tools", "rules", "server"}, None)
         policy = self.table(data.get("policy", {}), "[policy]")
         self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",
                             "clarification_tool", "unattended_asks", "default_expires",

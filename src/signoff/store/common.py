@@ -96,5 +96,15 @@ class SqlStore(abc.ABC):
         with self._reader() as tx:
             return tx.thread_mode(thread_id)
 
+    def count_requests(self) -> dict[str, int]:
+        """How many requests are in each status (for ``/metrics``)."""
+        with self._reader() as tx:
+            rows = tx._exec("SELECT status, COUNT(*) FROM requests GROUP BY status", ())
+            return {str(row[0]): int(row[1]) for row in rows.fetchall()}
+
+    def count_users(self) -> int:
+        with self._reader() as tx:
+            return int(tx._exec("SELECT COUNT(*) FROM users", ()).fetchone()[0])
+
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]:
         return self.list_requests(status=RequestStatus.PENDING, thread_id=thread_id)

@@ -1,0 +1,66 @@
+"""``create_app``: the ASGI application ``signoff serve`` runs.
+
+FastAPI rather than bare Starlette because the HTTP contract is a typed one:
+the same pydantic models validate bodies and produce ``/openapi.json``, which
+schemathesis then turns against the running server. Underneath it is
+Starlette, which the inbox pages and the SSE stream use directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from signoff import __version__
+from signoff.gate import Gate
+from signoff.server import api, inbox, problems
+from signoff.server.feed import ChangeFeed
+from signoff.server.guard import Guard
+from signoff.server.metrics import Metrics
+from signoff.server.settings import ServerSettings
+from signoff.server.state import AppState
+
+
+def create_app(gate: Gate, settings: ServerSettings | None = None, *,
+               feed_poll: float = 1.0) -> FastAPI:
+    """The server for ``gate``. The change feed starts with the app and stops with it."""
+    settings = settings or ServerSettings()
+    feed = ChangeFeed(gate.store, poll=feed_poll)
+    state = AppState(gate=gate, feed=feed, settings=settings,
+                     metrics=Metrics(gate.store, lambda: feed.subscribers))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        feed.start()
+        try:
+            yield
+        finally:
+            feed.stop()
+
+    app = FastAPI(title="signoff", version=__version__, lifespan=lifespan,
+                  description="Human approval for AI agents' tool calls: propose, decide, run "
+                  "exactly the approved call once. Errors are application/problem+json with a "
+                  "stable `code`.", docs_url=None, redoc_url=None)
+    app.state.signoff = state
+    problems.install(app)
+    app.include_router(api.router)
+    app.include_router(api.health)
+    app.include_router(inbox.pages)
+    app.add_middleware(Guard, settings=settings)
+    _security(app)
+    return app
+
+
+def _security(app: FastAPI) -> None:
+    schema = app.openapi()
+    schema.setdefault("components", {})["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer",
+                   "description": "a token from `signoff users add` or the login URL"}}
+    schema["security"] = [{"bearer": []}]
+    for path, item in schema.get("paths", {}).items():
+        if path in ("/healthz", "/metrics"):
+            for operation in item.values():
+                operation["security"] = []
+    app.openapi_schema = schema

@@ -1,0 +1,122 @@
+"""One thread per server watches the store and tells the event loop what changed.
+
+The audit log is the change feed: every state change commits with an audit
+event, and events carry a gap-free index. The watcher waits on the store
+(``change_token``/``wait``: in-process commits at once, other processes by
+``PRAGMA data_version`` on SQLite or LISTEN/NOTIFY on PostgreSQL, so a
+decision taken on another server is seen here), reads the events after the
+last index it saw, and hands them to the loop. Long-polls wait on a
+generation counter; SSE subscribers get the events themselves, and a client
+that reconnects with ``Last-Event-ID`` is replayed what it missed from the
+log, not from memory. A bounded re-check every ``poll`` seconds catches
+changes that send no notification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from signoff.audit import AuditEvent
+from signoff.store.base import Store
+
+log = logging.getLogger("signoff.server")
+QUEUE_LIMIT = 1000
+
+
+class ChangeFeed:
+    def __init__(self, store: Store, *, poll: float = 1.0) -> None:
+        self.store = store
+        self.poll = poll
+        self.generation = 0
+        self.last_index = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._changed: asyncio.Event | None = None
+        self._subscribers: set[asyncio.Queue[AuditEvent | None]] = set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.listeners: list[Callable[[list[AuditEvent]], None]] = []
+
+    # ---- lifecycle (called from the event loop) --------------------------------------------------
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._changed = asyncio.Event()
+        self.last_index = self.store.audit_head()[0]
+        self._thread = threading.Thread(target=self._watch, name="signoff-feed", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for queue in list(self._subscribers):
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(None)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # ---- the watcher thread -------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            try:
+                since = self.store.change_token()
+                events = list(self.store.audit_events(after=self.last_index))
+                if events:
+                    self.last_index = events[-1].index
+                    for listener in self.listeners:
+                        listener(events)
+                    assert self._loop is not None
+                    self._loop.call_soon_threadsafe(self._publish, events)
+                self.store.wait("*", timeout=self.poll, since=since)
+            except Exception:  # the database went away: keep trying, never kill the server
+                log.exception("change feed: store unavailable; retrying")
+                self._stop.wait(self.poll)
+
+    def _publish(self, events: list[AuditEvent]) -> None:
+        self.generation += 1
+        assert self._changed is not None
+        self._changed.set()
+        self._changed = asyncio.Event()
+        for queue in list(self._subscribers):
+            for event in events:
+                try:
+                    queue.put_nowait(event)
+                except asyncio.QueueFull:  # a stalled client: drop it; it reconnects and replays
+                    self._subscribers.discard(queue)
+                    break
+
+    # ---- what handlers use --------------------------------------------------------------------
+
+    async def changed(self, since: int, timeout: float) -> None:
+        """Return once the generation moves past ``since`` or ``timeout`` seconds pass."""
+        if self.generation != since or self._changed is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+    def subscribe(self) -> asyncio.Queue[AuditEvent | None]:
+        queue: asyncio.Queue[AuditEvent | None] = asyncio.Queue(QUEUE_LIMIT)
+        self._subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[AuditEvent | None]) -> None:
+        self._subscribers.discard(queue)
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._subscribers)
+
+
+def event_payload(event: AuditEvent) -> dict[str, Any]:
+    """What an SSE client sees of an audit event: enough to refresh the right view."""
+    data = json.loads(event.data)
+    if not isinstance(data, dict):
+        data = {}
+    return {"index": event.index, "kind": event.kind, "request_id": event.request_id,
+            "actor": event.actor, "at_us": event.at_us,
+            "thread_id": data.get("thread_id"), "status": data.get("to")}

@@ -1,0 +1,287 @@
+"""The web inbox: server-rendered pages over the same gate the API uses.
+
+Forms post and redirect (303), so every action works without JavaScript; the
+little script in ``static/inbox.js`` adds live refresh over SSE and expiry
+countdowns. GET never changes state — signing in only sets the session
+cookie. Every form carries the CSRF token; the cookie is HttpOnly and
+SameSite=Strict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from signoff.canonical import parse_args
+from signoff.errors import InvalidDecision, SignoffError, Unauthenticated
+from signoff.identity import Identity, IdentityKind
+from signoff.model import ApprovalRequest, Decision, DecisionKind, RequestStatus
+from signoff.server.api import allowed_modes, decide_as, set_mode, thread_view
+from signoff.server.auth import COOKIE, authenticate, csrf_for
+from signoff.server.reveal import reveal
+from signoff.server.state import AppState, state_of
+
+pages = APIRouter(include_in_schema=False)
+env = Environment(loader=PackageLoader("signoff.server", "templates"),
+                  autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+env.filters["urlencode"] = lambda value: quote(str(value), safe="")
+
+MODE_HELP = {"manual": "a human reviews every gated call",
+             "auto": "the reviewer approves low and medium risk; a human the rest",
+             "full": "gated calls run without review"}
+
+
+def render(request: Request, template: str, status: int = 200, **data: Any) -> HTMLResponse:
+    token = getattr(request.state, "token", None)
+    data.setdefault("identity", getattr(request.state, "identity", None))
+    data["csrf"] = csrf_for(token) if token else ""
+    html = env.get_template(template).render(**data)
+    return HTMLResponse(html, status_code=status)
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    return f"{int(seconds // 3600)}h {int(seconds % 3600 // 60)}m"
+
+
+class Row:
+    """A request as a list row: the request's fields plus display text."""
+
+    def __init__(self, request: ApprovalRequest, now: float) -> None:
+        self.r = request
+        self.summary_html = reveal(request.summary)[0]
+        self.age = _age(now - request.created_at) + " ago"
+        self.expires_in = "in " + _age(request.expires_at - now) if request.expires_at else ""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.r, name)
+
+
+async def signed_in(request: Request) -> Identity | Response:
+    try:
+        return await authenticate(state_of(request).gate, request)
+    except Unauthenticated:
+        return RedirectResponse("/login", status_code=303)
+
+
+@pages.get("/")
+async def home() -> Response:
+    return RedirectResponse("/inbox", status_code=303)
+
+
+@pages.get("/login")
+async def login(request: Request, token: str | None = None) -> Response:
+    if not token:
+        return render(request, "login.html")
+    try:
+        await run_in_threadpool(state_of(request).gate.authenticate, token)
+    except Unauthenticated:
+        return render(request, "login.html", status=401,
+                      error={"code": "unauthenticated", "message": "unknown or disabled token"})
+    response = RedirectResponse("/inbox", status_code=303)
+    settings = state_of(request).settings
+    response.set_cookie(COOKIE, token, httponly=True, samesite="strict",
+                        secure=settings.secure_cookies, max_age=30 * 86400, path="/")
+    return response
+
+
+@pages.post("/logout")
+async def logout(request: Request) -> Response:
+    form = await request.form()
+    await authenticate(state_of(request).gate, request, csrf=_field(form, "csrf"))
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+def inbox_data(state: AppState) -> dict[str, Any]:
+    store = state.gate.store
+    now = state.gate.clock()
+    pending = store.list_requests(status=RequestStatus.PENDING, limit=200)
+    recent = [r for r in store.list_requests(limit=40) if r.status is not RequestStatus.PENDING]
+    threads: dict[str, int] = {}
+    for r in pending:
+        if r.thread_id:
+            threads[r.thread_id] = threads.get(r.thread_id, 0) + 1
+    order = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+    pending.sort(key=lambda r: (order.get(r.risk.value, 4), r.created_at))
+    return {"pending": [Row(r, now) for r in pending], "recent": [Row(r, now) for r in recent[:15]],
+            "threads": [{"id": t, "count": n} for t, n in sorted(threads.items())]}
+
+
+@pages.get("/inbox")
+async def inbox(request: Request, fragment: bool = False) -> Response:
+    who = await signed_in(request)
+    if isinstance(who, Response):
+        return who
+    data = await run_in_threadpool(inbox_data, state_of(request))
+    return render(request, "_list.html" if fragment else "inbox.html", **data)
+
+
+def request_data(state: AppState, request_id: str, identity: Identity) -> dict[str, Any]:
+    gate = state.gate
+    req = gate.store_get(request_id)
+    decisions = gate.store.decisions(req.id)
+    approvers = sorted({d.approver for d in decisions if d.kind in (
+        DecisionKind.APPROVE, DecisionKind.EDIT) and d.args_hash == req.run_hash})
+    args_html, flagged = reveal(req.run_args)
+    description_html, flagged_desc = reveal(req.description)
+    summary_html, flagged_summary = reveal(req.summary)
+    try:
+        pretty = json.dumps(json.loads(req.run_args), indent=2, ensure_ascii=False)
+    except ValueError:
+        pretty = req.run_args
+    can_decide, why = _can_decide(identity, req)
+    now = gate.clock()
+    return {"r": req, "request_id": req.id, "thread_id": req.thread_id, "decisions": decisions,
+            "approvals": len(approvers), "approvers": approvers, "args_html": args_html,
+            "flagged": flagged + flagged_desc + flagged_summary, "summary_html": summary_html,
+            "description_html": description_html, "pretty_args": pretty,
+            "edited_from": req.args if req.approved_args is not None else None,
+            "expires_in": "in " + _age(req.expires_at - now) if req.expires_at else "",
+            "can_decide": can_decide, "cannot_decide": why}
+
+
+def _can_decide(identity: Identity, req: ApprovalRequest) -> tuple[bool, str]:
+    if identity.kind is IdentityKind.AGENT:
+        return False, "Agent identities cannot decide."
+    if identity.name in {req.principal, req.agent} - {None}:
+        return False, "You asked for this call, so someone else must decide it."
+    if not identity.holds_any(req.roles):
+        return False, f"Deciding needs one of the roles: {', '.join(req.roles)}."
+    return True, ""
+
+
+@pages.get("/requests/{request_id}")
+async def request_page(request: Request, request_id: str, fragment: bool = False,
+                       done: str | None = None) -> Response:
+    who = await signed_in(request)
+    if isinstance(who, Response):
+        return who
+    data = await run_in_threadpool(request_data, state_of(request), request_id, who)
+    flash = {"approved": "Approved.", "rejected": "Rejected; the agent gets your reason.",
+             "edited": "Approved with your edited arguments.", "responded": "Response sent.",
+             "recorded": "Your approval is recorded; more approvals are needed."}.get(done or "")
+    return render(request, "_status.html" if fragment else "request.html", flash=flash, **data)
+
+
+def _field(form: Mapping[str, Any], name: str) -> str | None:
+    value = form.get(name)
+    return value if isinstance(value, str) else None
+
+
+@pages.post("/requests/{request_id}/decide")
+async def decide_form(request: Request, request_id: str) -> Response:
+    form = await request.form()
+    state = state_of(request)
+    identity = await authenticate(state.gate, request, csrf=_field(form, "csrf"))
+    action = _field(form, "action") or ""
+    try:
+        decision = _form_decision(action, form)
+        result = await decide_as(state, request_id, decision, identity, None)
+    except SignoffError as exc:
+        data = await run_in_threadpool(request_data, state, request_id, identity)
+        return render(request, "request.html", status=exc.http_status,
+                      error={"code": exc.code, "message": exc.message}, **data)
+    done = {"approve_once": "approved", "approve_thread": "approved", "reject": "rejected",
+            "edit": "edited", "respond": "responded"}[action]
+    if action.startswith("approve") and result.request.status is RequestStatus.PENDING:
+        done = "recorded"
+    return RedirectResponse(f"/requests/{quote(request_id, safe='')}?done={done}",
+                            status_code=303)
+
+
+def _form_decision(action: str, form: Mapping[str, Any]) -> Decision:
+    if action == "approve_once":
+        return Decision.approve(scope="once")
+    if action == "approve_thread":
+        return Decision.approve(scope="thread")
+    if action == "reject":
+        alternatives = [a.strip() for a in (_field(form, "alternatives") or "").splitlines()
+                        if a.strip()]
+        return Decision.reject(_field(form, "reason") or "", alternatives)
+    if action == "edit":
+        return Decision.edit(parse_args(_field(form, "args") or ""),
+                             reason=_field(form, "reason") or None)
+    if action == "respond":
+        message = (_field(form, "message") or "").strip()
+        if not message:
+            raise InvalidDecision("a response needs a message", code="missing_message")
+        return Decision.respond(message)
+    raise InvalidDecision(f"unknown action {action!r}", code="unknown_action")
+
+
+def thread_data(state: AppState, thread_id: str) -> dict[str, Any]:
+    view = thread_view(state.gate, thread_id)
+    allowed = {m.value for m in allowed_modes(state.gate)}
+    modes = [{"value": m, "label": f"{m} review mode", "help": MODE_HELP[m],
+              "allowed": m in allowed} for m in ("manual", "auto", "full")]
+    return {"thread": view, "thread_id": thread_id, "modes": modes}
+
+
+@pages.get("/threads/{thread_id}")
+async def thread_page(request: Request, thread_id: str, fragment: bool = False,
+                      done: str | None = None) -> Response:
+    who = await signed_in(request)
+    if isinstance(who, Response):
+        return who
+    data = await run_in_threadpool(thread_data, state_of(request), thread_id)
+    page = "thread.html"
+    if fragment:  # the part below the heading
+        html = bytes(render(request, page, can_decide=who.may_decide, **data).body).decode()
+        start = html.index('<div id="thread-body">') + len('<div id="thread-body">')
+        end = html.rindex("</div>", start, html.index("</main>"))
+        return HTMLResponse(html[start:end])
+    flash = "Review mode saved." if done == "mode" else None
+    return render(request, page, can_decide=who.may_decide, flash=flash, **data)
+
+
+@pages.post("/threads/{thread_id}/mode")
+async def thread_mode(request: Request, thread_id: str) -> Response:
+    form = await request.form()
+    state = state_of(request)
+    identity = await authenticate(state.gate, request, csrf=_field(form, "csrf"))
+    mode = _field(form, "review_mode") or ""
+    try:
+        if mode not in MODE_HELP:
+            raise InvalidDecision(f"unknown review mode {mode!r}", code="unknown_review_mode")
+        if mode == "full" and _field(form, "confirm") != "yes":
+            raise InvalidDecision("full mode runs gated calls without review; confirm it",
+                                  code="confirmation_required")
+        from signoff.server.auth import require_decider  # noqa: PLC0415
+
+        require_decider(identity)
+        await run_in_threadpool(set_mode, state.gate, thread_id, mode, identity)
+    except SignoffError as exc:
+        data = await run_in_threadpool(thread_data, state, thread_id)
+        return render(request, "thread.html", status=exc.http_status,
+                      can_decide=identity.may_decide,
+                      error={"code": exc.code, "message": exc.message}, **data)
+    return RedirectResponse(f"/threads/{quote(thread_id, safe='')}?done=mode", status_code=303)
+
+
+def static_file(name: str) -> tuple[bytes, str]:
+    data = resources.files("signoff.server").joinpath("static", name).read_bytes()
+    return data, "text/javascript" if name.endswith(".js") else "text/css"
+
+
+@pages.get("/static/{name}")
+async def static(name: str) -> Response:
+    if name not in ("inbox.js", "inbox.css"):
+        return Response("not found", status_code=404, media_type="text/plain")
+    data, media = static_file(name)
+    return Response(data, media_type=media, headers={"Cache-Control": "no-cache"})
+
+

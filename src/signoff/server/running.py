@@ -1,0 +1,107 @@
+"""Running the app: ``signoff serve`` in the foreground, or a ``ServerThread`` beside other
+work (the demo, tests, benchmarks).
+
+The listening socket is bound here, before uvicorn starts, so ``--port 0``
+works and the printed URL always names the port actually bound. On first
+start with no users an admin is created and a one-time login URL printed,
+as Jupyter does; only the token's hash is stored, so the URL is never shown
+again.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+from typing import TextIO
+
+import uvicorn
+from fastapi import FastAPI
+
+from signoff.gate import Gate
+from signoff.identity import IdentityKind
+from signoff.server.settings import ServerSettings
+
+ADMIN = "admin"
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def first_admin(gate: Gate) -> str | None:
+    """Create the first admin if the database has no users; its token, else ``None``."""
+    if gate.store.count_users():
+        return None
+    _, token = gate.add_user(ADMIN, kind=IdentityKind.ADMIN)
+    return token
+
+
+def login_url(settings: ServerSettings, token: str) -> str:
+    return f"{settings.base_url}/login?token={token}"
+
+
+def _config(app: FastAPI, log_level: str) -> uvicorn.Config:
+    return uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on",
+                          timeout_graceful_shutdown=2, ws="none")
+
+
+def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = sys.stdout,
+          log_level: str = "warning") -> None:
+    """Bind, print where to go, and serve until interrupted."""
+    sock = bind(settings.host, settings.port)
+    settings = settings.with_port(sock.getsockname()[1])
+    token = first_admin(gate)
+    print(f"signoff {gate.store.backend} server at {settings.base_url}", file=out)
+    if token:
+        print("first start: created user 'admin'. Sign in (this URL is shown once):", file=out)
+        print(f"    {login_url(settings, token)}", file=out)
+    else:
+        print(f"sign in at {settings.base_url}/login with a token from `signoff users add`",
+              file=out)
+    out.flush()
+    uvicorn.Server(_config(app, log_level)).run(sockets=[sock])
+
+
+class ServerThread:
+    """A real uvicorn serving ``app`` on a background thread (port 0: a free one)."""
+
+    def __init__(self, app: FastAPI, *, host: str = "127.0.0.1", port: int = 0,
+                 log_level: str = "warning") -> None:
+        self.sock = bind(host, port)
+        self.port: int = self.sock.getsockname()[1]
+        self.host = host
+        self.server = uvicorn.Server(_config(app, log_level))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       name="signoff-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 10.0) -> ServerThread:
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()

@@ -1,0 +1,101 @@
+"""Where and how ``signoff serve`` listens: from flags, then the environment, then
+``signoff.toml``'s ``[server]`` table, then defaults.
+
+Hosts and origins are allow-lists because a server on 127.0.0.1 is still reachable
+from any web page the approver has open: a DNS-rebinding page arrives with a
+foreign ``Host``, a cross-site form with a foreign ``Origin``; both are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from signoff.errors import ConfigurationError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+_KEYS = {"host", "port", "public_url", "allowed_hosts", "allowed_origins", "long_poll_max"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerSettings:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    public_url: str | None = None  # how approvers reach us, if not http://host:port
+    allowed_hosts: tuple[str, ...] = ()  # extra Host names (behind a proxy, say)
+    allowed_origins: tuple[str, ...] = ()  # extra origins allowed to POST (no CORS either way)
+    long_poll_max: float = 60.0  # the longest a GET /calls/{id}?wait= may hold
+    secure_cookies: bool = False  # set by an https public_url
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def host_names(self) -> frozenset[str]:
+        """Every Host header value (without port) this server answers to."""
+        names = {self.host, *self.allowed_hosts}
+        if self.host in LOOPBACK or self.host in ("0.0.0.0", "::"):  # noqa: S104
+            names.update(LOOPBACK)
+        if self.public_url:
+            names.add(_host_of(self.public_url))
+        return frozenset(n.lower() for n in names)
+
+    def with_port(self, port: int) -> ServerSettings:
+        return replace(self, port=port)
+
+
+def _host_of(url: str) -> str:
+    rest = url.split("://", 1)[-1].split("/", 1)[0]
+    if rest.startswith("["):
+        return rest[: rest.index("]") + 1]
+    return rest.rsplit(":", 1)[0] if rest.count(":") == 1 else rest
+
+
+def load_settings(*, policy_path: str | None = None, host: str | None = None,
+                  port: int | None = None, public_url: str | None = None,
+                  environ: Mapping[str, str] | None = None) -> ServerSettings:
+    """Flags beat ``SIGNOFF_HOST``/``SIGNOFF_PORT``/``SIGNOFF_PUBLIC_URL``, which beat
+    ``[server]`` in the policy file. Unknown ``[server]`` keys are refused by name."""
+    env = os.environ if environ is None else environ
+    table: dict[str, Any] = {}
+    if policy_path and Path(policy_path).exists():
+        with open(policy_path, "rb") as fh:
+            table = dict(tomllib.load(fh).get("server", {}))
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigurationError(f"{policy_path}: [server]: unknown key {unknown[0]!r}",
+                                 code="policy_invalid")
+    chosen_port = port if port is not None else _int(env.get("SIGNOFF_PORT"), "SIGNOFF_PORT")
+    url = public_url or env.get("SIGNOFF_PUBLIC_URL") or table.get("public_url")
+    settings = ServerSettings(
+        host=host or env.get("SIGNOFF_HOST") or str(table.get("host", DEFAULT_HOST)),
+        port=chosen_port if chosen_port is not None else int(table.get("port", DEFAULT_PORT)),
+        public_url=str(url) if url else None,
+        allowed_hosts=tuple(str(h) for h in table.get("allowed_hosts", ())),
+        allowed_origins=tuple(str(o).rstrip("/") for o in table.get("allowed_origins", ())),
+        long_poll_max=float(table.get("long_poll_max", 60.0)),
+        secure_cookies=bool(url and str(url).startswith("https://")),
+    )
+    if not 0 <= settings.port <= 65535:
+        raise ConfigurationError(f"port {settings.port} is not a TCP port", code="invalid_port")
+    return settings
+
+
+def _int(value: str | None, name: str) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigurationError(f"{name}={value!r} is not a number",
+                                 code="invalid_port") from None

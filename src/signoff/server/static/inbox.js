@@ -1,0 +1,88 @@
+// signoff inbox: live updates over SSE, expiry countdowns, and the full-mode confirmation.
+// Plain JavaScript, no build step. The page works without it (forms post and redirect).
+(function () {
+  "use strict";
+  var body = document.body;
+  var live = body.getAttribute("data-live");
+  var requestId = body.getAttribute("data-request-id");
+  var threadId = body.getAttribute("data-thread-id");
+  var statusEl = document.getElementById("live-status");
+
+  function human(seconds) {
+    if (seconds < 60) return Math.floor(seconds) + "s";
+    if (seconds < 3600) return Math.floor(seconds / 60) + "m " + Math.floor(seconds % 60) + "s";
+    if (seconds < 86400) return Math.floor(seconds / 3600) + "h " + Math.floor((seconds % 3600) / 60) + "m";
+    return Math.floor(seconds / 86400) + "d";
+  }
+
+  function tick() {
+    var now = Date.now() / 1000;
+    document.querySelectorAll("[data-expires-at]").forEach(function (el) {
+      var left = parseFloat(el.getAttribute("data-expires-at")) - now;
+      el.textContent = left > 0 ? "in " + human(left) : "expired";
+      el.classList.toggle("soon", left > 0 && left < 300);
+    });
+    document.querySelectorAll("[data-since]").forEach(function (el) {
+      el.textContent = human(Math.max(0, now - parseFloat(el.getAttribute("data-since")))) + " ago";
+    });
+  }
+
+  function refresh(url, targetId) {
+    return fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        var target = document.getElementById(targetId);
+        if (html !== null && target) {
+          var open = Array.prototype.map.call(target.querySelectorAll("details[open]"), function (d) { return d.id; });
+          var focused = document.activeElement && target.contains(document.activeElement);
+          if (focused) return;  // never yank a form from under someone typing
+          target.innerHTML = html;
+          open.forEach(function (id) { var d = document.getElementById(id); if (d) d.open = true; });
+          tick();
+        }
+      });
+  }
+
+  var pending = null;
+  function schedule(fn) {  // coalesce bursts of events into one refresh
+    if (pending) return;
+    pending = setTimeout(function () { pending = null; fn(); }, 100);
+  }
+
+  function onEvent(data) {
+    if (live === "inbox") {
+      schedule(function () { refresh("/inbox?fragment=1", "inbox-list"); });
+    } else if (live === "request" && data.request_id === requestId) {
+      schedule(function () { refresh("/requests/" + encodeURIComponent(requestId) + "?fragment=1", "request-status"); });
+    } else if (live === "thread" && (data.thread_id === threadId || data.kind === "thread.mode" || data.request_id)) {
+      schedule(function () { refresh("/threads/" + encodeURIComponent(threadId) + "?fragment=1", "thread-body"); });
+    }
+  }
+
+  if (live && window.EventSource) {
+    var source = new EventSource("/api/v1/events");
+    source.onopen = function () { if (statusEl) { statusEl.textContent = "live"; statusEl.className = "live on"; } };
+    source.onerror = function () { if (statusEl) { statusEl.textContent = "reconnecting…"; statusEl.className = "live off"; } };
+    source.onmessage = function (e) {
+      try { onEvent(JSON.parse(e.data)); } catch (err) { /* ignore malformed frames */ }
+    };
+  } else if (statusEl) {
+    statusEl.textContent = "";
+  }
+
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (form.id !== "mode-form") return;
+    var chosen = form.querySelector("input[name=review_mode]:checked");
+    if (chosen && chosen.value === "full") {
+      if (!window.confirm("Full mode runs this thread's gated calls without asking anyone. Switch to full?")) {
+        e.preventDefault();
+        return;
+      }
+      form.querySelector("#confirm-full").value = "yes";
+    }
+  });
+
+  tick();
+  setInterval(tick, 1000);
+})();
