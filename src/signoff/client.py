@@ -1,0 +1,209 @@
+"""``signoff.client``: the gate over HTTP, for Python agents and scripts on other machines.
+
+    client = Client("http://127.0.0.1:8765", token=agent_token)
+    outcome = client.run("execute", {"command": "make build"}, fn=run_command,
+                         call_id="call_1", thread_id="t1")
+
+``run`` does what an in-process ``Gate.run`` does, over the wire: propose;
+if allowed, run now; if pending, long-poll for the decision; when approved,
+claim (the server re-validates and hands back exactly the approved — maybe
+edited — arguments and a fencing token), run those, report the result. A
+rejection comes back as data (``reason``, ``alternatives``). Errors arrive as
+the same ``SignoffError`` subclasses, with the same codes, as in-process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from signoff import errors
+from signoff.execution import Execution
+from signoff.outcomes import Outcome, OutcomeKind
+
+_BY_STATUS: dict[int, type[errors.SignoffError]] = {
+    400: errors.ConfigurationError, 401: errors.Unauthenticated, 403: errors.Forbidden,
+    404: errors.NotFound, 409: errors.Conflict, 410: errors.Expired,
+    422: errors.InvalidDecision, 503: errors.StoreError}
+_ARG_CODES = {"invalid_json", "not_an_object", "duplicate_key", "non_finite_number",
+              "lone_surrogate", "too_deep", "too_large", "integer_out_of_range"}
+LONG_POLL = 30.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallAnswer:
+    """The server's answer to a proposal."""
+
+    status: str  # allowed | denied | blocked | pending | decided
+    request_id: str | None
+    verdict: Mapping[str, Any] = field(default_factory=dict)
+    stripped: tuple[str, ...] = ()
+
+
+class Client:
+    def __init__(self, base_url: str, token: str, *, timeout: float = 10.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.http = httpx.Client(base_url=base_url.rstrip("/"), transport=transport,
+                                 headers={"Authorization": f"Bearer {token}"},
+                                 timeout=httpx.Timeout(timeout, read=LONG_POLL + timeout))
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ---- the agent's side ---------------------------------------------------------------------
+
+    def propose(self, tool: str, args: Mapping[str, Any] | None = None, *, call_id: str,
+                thread_id: str | None = None, run_id: str | None = None,
+                session_id: str | None = None, description: str | None = None,
+                evidence: Sequence[str] = ()) -> CallAnswer:
+        context = {k: v for k, v in (("thread_id", thread_id), ("run_id", run_id),
+                                     ("session_id", session_id)) if v is not None}
+        body = {"tool": tool, "args": dict(args or {}), "call_id": call_id,
+                "description": description, "evidence": list(evidence), "context": context}
+        data = self._call("POST", "/api/v1/calls", json=body)
+        return CallAnswer(status=data["status"], request_id=data.get("request_id"),
+                          verdict=data.get("verdict", {}), stripped=tuple(data["stripped"]))
+
+    def outcome(self, request_id: str, *, wait: float = 0.0) -> Outcome:
+        data = self._call("GET", f"/api/v1/calls/{request_id}", params={"wait": wait})
+        return Outcome(kind=OutcomeKind(data["kind"]), request_id=data.get("request_id"),
+                       result=data.get("result"), error=data.get("error"),
+                       code=data.get("code"), reason=data.get("reason"),
+                       alternatives=tuple(data.get("alternatives") or ()),
+                       message=data.get("message"), args=data.get("args") or {})
+
+    def wait(self, request_id: str, *, timeout: float = 3600.0) -> Outcome:
+        """Long-poll until the request is decided or ``timeout`` seconds pass."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            outcome = self.outcome(request_id, wait=max(0.0, min(LONG_POLL, remaining)))
+            if outcome.kind is not OutcomeKind.PENDING or remaining <= 0:
+                return outcome
+
+    def claim(self, request_id: str) -> Execution:
+        data = self._call("POST", f"/api/v1/calls/{request_id}/claim")
+        return Execution(data["request_id"], int(data["fencing_token"]), dict(data["args"]))
+
+    def report(self, execution: Execution, *, result: Any = None,
+               error: str | None = None) -> Outcome:
+        self._call("POST", f"/api/v1/calls/{execution.request_id}/result",
+                   json={"fencing_token": execution.fencing_token, "result": result,
+                         "error": error})
+        return self.outcome(execution.request_id)
+
+    def run(self, tool: str, args: Mapping[str, Any] | None, *, fn: Callable[..., Any],
+            call_id: str, thread_id: str | None = None, run_id: str | None = None,
+            description: str | None = None, timeout: float = 3600.0) -> Outcome:
+        """Propose, wait, claim, run ``fn(**approved_args)``, report: the whole gate."""
+        answer = self.propose(tool, args, call_id=call_id, thread_id=thread_id, run_id=run_id,
+                              description=description)
+        if answer.status == "allowed":
+            return _run_now(fn, dict(args or {}))
+        if answer.status in ("denied", "blocked"):
+            verdict = answer.verdict
+            return Outcome(kind=OutcomeKind(answer.status), code=verdict.get("code"),
+                           message=verdict.get("message"))
+        assert answer.request_id is not None
+        outcome = self.wait(answer.request_id, timeout=timeout)
+        if outcome.kind is not OutcomeKind.APPROVED:
+            return outcome
+        try:
+            execution = self.claim(answer.request_id)
+        except errors.Conflict:
+            return self.outcome(answer.request_id)
+        try:
+            result = fn(**execution.args)
+        except Exception as exc:
+            return self.report(execution, error=f"{type(exc).__name__}: {exc}")
+        return self.report(execution, result=result)
+
+    # ---- the approver's side ------------------------------------------------------------------
+
+    def requests(self, *, status: str | None = None, thread_id: str | None = None,
+                 limit: int = 100) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {"limit": limit}
+        if status:
+            params["status"] = status
+        if thread_id:
+            params["thread_id"] = thread_id
+        found: list[dict[str, Any]] = self._call("GET", "/api/v1/requests",
+                                                 params=params)["requests"]
+        return list(found)
+
+    def request(self, request_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/api/v1/requests/{request_id}")
+
+    def decide(self, request_id: str, kind: str, *, reason: str | None = None,
+               alternatives: Sequence[str] = (), args: Mapping[str, Any] | None = None,
+               message: str | None = None, scope: str = "once",
+               idempotency_key: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"kind": kind, "scope": scope, "reason": reason,
+                                "alternatives": list(alternatives), "message": message}
+        if args is not None:
+            body["args"] = dict(args)
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._call("POST", f"/api/v1/requests/{request_id}/decisions", json=body,
+                          headers=headers)
+
+    def thread(self, thread_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/api/v1/threads/{thread_id}")
+
+    def set_mode(self, thread_id: str, mode: str) -> dict[str, Any]:
+        return self._call("PUT", f"/api/v1/threads/{thread_id}", json={"review_mode": mode})
+
+    def check(self, tool: str, args: Mapping[str, Any] | None = None, *,
+              thread_id: str | None = None) -> dict[str, Any]:
+        context = {"thread_id": thread_id} if thread_id else {}
+        return self._call("POST", "/api/v1/check",
+                          json={"tool": tool, "args": dict(args or {}), "context": context})
+
+    def audit(self, *, after: int = 0, limit: int = 100, verify: bool = False) -> dict[str, Any]:
+        return self._call("GET", "/api/v1/audit",
+                          params={"after": after, "limit": limit, "verify": verify})
+
+    # ---- plumbing -----------------------------------------------------------------------------
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            response = self.http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise errors.StoreError(f"signoff server unreachable: {exc}",
+                                    code="server_unreachable") from exc
+        if response.status_code >= 400:
+            raise problem_error(response)
+        data: dict[str, Any] = response.json()
+        return data
+
+
+def problem_error(response: httpx.Response) -> errors.SignoffError:
+    """The ``SignoffError`` a problem+json answer stands for, code and all."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    code = str(body.get("code") or "http_error")
+    detail = str(body.get("detail") or response.reason_phrase)
+    if response.status_code == 422 and code in _ARG_CODES:
+        return errors.InvalidArguments(detail, code=code)
+    kind = _BY_STATUS.get(response.status_code, errors.SignoffError)
+    if kind is errors.Conflict:
+        return errors.Conflict(detail, code=code, status=body.get("request_status"))
+    return kind(detail, code=code)
+
+
+def _run_now(fn: Callable[..., Any], args: dict[str, Any]) -> Outcome:
+    try:
+        return Outcome(kind=OutcomeKind.EXECUTED, result=fn(**args))
+    except Exception as exc:
+        return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
