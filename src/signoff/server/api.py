@@ -43,6 +43,7 @@ from signoff.server.state import state_of
 
 M = TypeVar("M", bound=BaseModel)
 MAX_BODY = (1 << 20) + 64 * 1024  # the arguments' limit plus room for the envelope
+MAX_INDEX = 2**53 - 1  # audit indexes; beyond this a database integer would overflow
 MODE_ORDER = (ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -307,7 +308,7 @@ async def put_thread(request: Request, thread_id: str) -> Any:
 
 @router.get("/audit", response_model=schemas.AuditPage,
             summary="Audit events after an index; ?verify=true checks the whole chain")
-async def audit(request: Request, after: Annotated[int, Query(ge=0)] = 0,
+async def audit(request: Request, after: Annotated[int, Query(ge=0, le=MAX_INDEX)] = 0,
                 limit: Annotated[int, Query(ge=1, le=1000)] = 100,
                 verify: bool = False) -> Any:
     state = state_of(request)
@@ -332,12 +333,12 @@ async def audit(request: Request, after: Annotated[int, Query(ge=0)] = 0,
             responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}}})
 async def events(request: Request,
                  last_event_id: Annotated[str | None, Header(max_length=20)] = None,
-                 after: Annotated[int | None, Query(ge=0)] = None) -> Response:
+                 after: Annotated[int | None, Query(ge=0, le=MAX_INDEX)] = None) -> Response:
     state = state_of(request)
     await authenticate(state.gate, request)
     start = after
     if start is None and last_event_id is not None and last_event_id.isdigit():
-        start = int(last_event_id)
+        start = min(int(last_event_id), MAX_INDEX)
     return StreamingResponse(event_stream(state, request, start),
                              media_type="text/event-stream",
                              headers={"X-Accel-Buffering": "no"})

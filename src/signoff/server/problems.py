@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Match
 
 from signoff.errors import Conflict, SignoffError
 
@@ -28,10 +30,13 @@ _TITLES = {400: "Bad request", 401: "Unauthenticated", 403: "Forbidden", 404: "N
            503: "Service unavailable"}
 
 
-def problem(status: int, code: str, detail: str, **extra: Any) -> Response:
+def problem(status: int, code: str, detail: str, *, headers: Mapping[str, str] | None = None,
+            **extra: Any) -> Response:
     body = {"type": f"https://signoff.dev/problems/{code}", "title": _TITLES.get(status, "Error"),
             "status": status, "code": code, "detail": detail, **extra}
-    headers = {"WWW-Authenticate": 'Bearer realm="signoff"'} if status == 401 else None
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="signoff"'
     return Response(json.dumps(body, ensure_ascii=False), status_code=status, media_type=PROBLEM,
                     headers=headers)
 
@@ -53,14 +58,28 @@ def install(app: FastAPI) -> None:
                        f"{'.'.join(first['loc']) or 'body'}: {first['msg']}", errors=errors)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> Response:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return problem(exc.status_code, code, str(exc.detail))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
+        return problem(exc.status_code, code, str(exc.detail), headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return problem(500, "internal_error", "the server failed; the error was logged")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (GET and PUT live on two routes)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, BaseRoute) and getattr(route, "methods", None):
+            match, _ = route.matches(request.scope)
+            if match is not Match.NONE:
+                methods.update(route.methods)  # type: ignore[attr-defined]
+    return sorted(methods)
 
 
 def problem_schema() -> dict[str, Any]:
