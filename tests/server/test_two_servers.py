@@ -1,0 +1,149 @@
+"""Two ``signoff serve`` processes on one PostgreSQL behave as one service: a decision
+taken on server A wakes the agent long-polling server B within a second, and B's
+SSE stream shows it (LISTEN/NOTIFY). Real processes, a real database of their own."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+PG = os.environ.get("SIGNOFF_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def _admin_dsn() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG, connect_timeout=3, autocommit=True) as conn:
+            conn.execute("SELECT 1")
+    except Exception as exc:
+        pytest.skip(f"PostgreSQL not reachable at {PG}: {exc}")
+    return PG
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    import psycopg
+
+    admin = _admin_dsn()
+    assert admin is not None
+    name = "signoff_t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield admin.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def signoff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("signoff")
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=60, check=True)
+
+
+@contextlib.contextmanager
+def server(dsn: str, cwd: Path) -> Iterator[tuple[str, str | None, subprocess.Popen[str]]]:
+    exe = Path(sys.executable).with_name("signoff")
+    proc = subprocess.Popen([str(exe), "serve", "--db", dsn, "--port", "0"], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        url = re.search(r"server at (http://\S+)", first)
+        assert url, first
+        token = None
+        line = proc.stdout.readline()
+        if line.startswith("first start"):
+            token = proc.stdout.readline().strip().split("token=", 1)[1]
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if httpx.get(url.group(1) + "/healthz").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "server did not come up"
+            time.sleep(0.05)
+        yield url.group(1), token, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+@pytest.mark.slow
+def test_a_decision_on_one_server_wakes_a_waiter_on_the_other(database: str,
+                                                               tmp_path: Path) -> None:
+    signoff("db", "migrate", "--db", database, cwd=tmp_path)
+    with server(database, tmp_path) as (url_a, admin, _), \
+            server(database, tmp_path) as (url_b, again, _):
+        assert admin is not None, "the first server creates the admin"
+        assert again is None, "the second sees the same users: no second admin"
+        agent = json.loads(signoff("users", "add", "bot", "--kind", "agent", "--db", database,
+                                   "--json", cwd=tmp_path).stdout)["token"]
+        on_b = httpx.Client(base_url=url_b, headers={"Authorization": f"Bearer {agent}"},
+                            timeout=30)
+        answer = on_b.post("/api/v1/calls", json={
+            "tool": "execute", "args": {"command": "make build"}, "call_id": "c1",
+            "context": {"thread_id": "t1"}}).json()
+        assert answer["status"] == "pending"
+        request_id = answer["request_id"]
+
+        sse_lines: list[str] = []
+        sse_ready = threading.Event()
+
+        def watch_b() -> None:
+            with httpx.Client(base_url=url_b, timeout=30,
+                              headers={"Authorization": f"Bearer {agent}"}) as http, \
+                    http.stream("GET", "/api/v1/events") as stream:
+                for line in stream.iter_lines():
+                    sse_ready.set()
+                    sse_lines.append(line)
+                    if "request.approved" in line:
+                        return
+
+        watcher = threading.Thread(target=watch_b, daemon=True)
+        watcher.start()
+        assert sse_ready.wait(10)
+
+        decided: list[float] = []
+
+        def approve_on_a() -> None:
+            time.sleep(0.5)
+            with httpx.Client(base_url=url_a, timeout=30,
+                              headers={"Authorization": f"Bearer {admin}"}) as http:
+                response = http.post(f"/api/v1/requests/{request_id}/decisions",
+                                     json={"kind": "approve"})
+                decided.append(time.monotonic())
+                assert response.status_code == 200, response.text
+
+        approver = threading.Thread(target=approve_on_a)
+        approver.start()
+        outcome = on_b.get(f"/api/v1/calls/{request_id}", params={"wait": 20}).json()
+        woke = time.monotonic()
+        approver.join()
+        watcher.join(10)
+        on_b.close()
+    assert outcome["kind"] == "approved"
+    print(f"waiter on B woke {1000 * (woke - decided[0]):.1f} ms after A answered")
+    assert woke - decided[0] < 1.0, f"waiter on B woke {woke - decided[0]:.3f}s after A decided"
+    assert any(request_id in line and "request.approved" in line for line in sse_lines)
