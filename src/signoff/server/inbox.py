@@ -24,10 +24,11 @@ from signoff.canonical import parse_args
 from signoff.errors import InvalidDecision, SignoffError, Unauthenticated
 from signoff.identity import Identity, IdentityKind
 from signoff.model import ApprovalRequest, Decision, DecisionKind, RequestStatus
-from signoff.server.api import allowed_modes, decide_as, set_mode, thread_view
+from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
 from signoff.server.reveal import reveal
 from signoff.server.state import AppState, state_of
+from signoff.server.threads import allowed_modes, set_mode, thread_view
 
 pages = APIRouter(include_in_schema=False)
 env = Environment(loader=PackageLoader("signoff.server", "templates"),

@@ -1,0 +1,111 @@
+"""The approver's half of the API: list and read requests, decide them, set thread modes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.concurrency import run_in_threadpool
+
+from signoff.gate import Gate
+from signoff.identity import Identity
+from signoff.model import Decision, DecisionKind, RequestStatus
+from signoff.server import schemas
+from signoff.server.auth import authenticate, require_decider
+from signoff.server.bodies import body_doc, read_body, request_fields
+from signoff.server.state import state_of
+from signoff.server.threads import set_mode, thread_view
+
+router = APIRouter()
+
+
+@router.get("/requests", response_model=schemas.RequestList, summary="List approval requests")
+async def list_requests(request: Request,
+                        status: Annotated[RequestStatus | None, Query()] = None,
+                        thread_id: Annotated[str | None, Query(max_length=200)] = None,
+                        limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Any:
+    state = state_of(request)
+    await authenticate(state.gate, request)
+    found = await run_in_threadpool(state.gate.store.list_requests, status=status,
+                                    thread_id=thread_id, limit=limit)
+    return {"requests": [request_fields(r) for r in found]}
+
+
+@router.get("/requests/{request_id}", response_model=schemas.RequestDetail,
+            summary="One request with its decisions")
+async def get_request(request: Request, request_id: str) -> Any:
+    state = state_of(request)
+    await authenticate(state.gate, request)
+    return await run_in_threadpool(request_detail, state.gate, request_id)
+
+
+def request_detail(gate: Gate, request_id: str) -> dict[str, Any]:
+    req = gate.store_get(request_id)
+    decisions = gate.store.decisions(req.id)
+    approvals = len({d.approver for d in decisions if d.kind in (
+        DecisionKind.APPROVE, DecisionKind.EDIT) and d.args_hash == req.run_hash})
+    return {**request_fields(req), "approvals": approvals, "decisions": [
+        {"kind": d.kind.value, "approver": d.approver, "args_hash": d.args_hash,
+         "reason": d.reason, "at": d.created_at} for d in decisions]}
+
+
+@router.post("/requests/{request_id}/decisions", response_model=schemas.DecisionResult,
+             openapi_extra=body_doc(schemas.DecisionIn),
+             summary="Approve, reject, edit or respond, as the signed-in approver")
+async def decide(request: Request, request_id: str,
+                 idempotency_key: Annotated[str | None, Header(max_length=200)] = None) -> Any:
+    state = state_of(request)
+    identity = await authenticate(state.gate, request)
+    require_decider(identity)
+    body = await read_body(request, schemas.DecisionIn)
+    return (await decide_as(state, request_id, to_decision(body), identity,
+                            idempotency_key)).to_dict()
+
+
+def to_decision(body: schemas.DecisionIn) -> Decision:
+    if body.kind == "approve":
+        return Decision.approve(scope=body.scope)
+    if body.kind == "reject":
+        return Decision.reject(body.reason or "", body.alternatives)
+    if body.kind == "edit":
+        if body.args is None:
+            raise RequestValidationError([{"loc": ("body", "args"), "msg":
+                                           "an edit needs the new arguments", "type": "missing"}])
+        return Decision.edit(body.args, reason=body.reason)
+    return Decision.respond(body.message or "")
+
+
+async def decide_as(state: Any, request_id: str, decision: Decision, identity: Identity,
+                    idempotency_key: str | None) -> Any:
+    result = await run_in_threadpool(state.gate.decide, request_id, decision,
+                                     identity=identity, idempotency_key=idempotency_key)
+    state.metrics.decisions.labels(decision.kind.value).inc()
+    if result.transitioned and not result.replayed:
+        state.metrics.latency.observe(max(0.0, state.gate.clock() - result.request.created_at))
+    return result
+
+
+# ---- threads ------------------------------------------------------------------------------------
+
+@router.get("/threads/{thread_id}", response_model=schemas.Thread,
+            summary="A thread's review mode and what it waits for")
+async def get_thread(request: Request, thread_id: str) -> Any:
+    state = state_of(request)
+    await authenticate(state.gate, request)
+    return await run_in_threadpool(thread_view, state.gate, thread_id)
+
+
+
+@router.put("/threads/{thread_id}", response_model=schemas.Thread,
+            openapi_extra=body_doc(schemas.ThreadIn),
+            summary="Set a thread's review mode (approvers; refused while a call executes)")
+async def put_thread(request: Request, thread_id: str) -> Any:
+    state = state_of(request)
+    identity = await authenticate(state.gate, request)
+    require_decider(identity)
+    body = await read_body(request, schemas.ThreadIn)
+    return await run_in_threadpool(set_mode, state.gate, thread_id, body.review_mode, identity)
+
+
+# ---- audit and events ---------------------------------------------------------------------------

@@ -1,0 +1,128 @@
+"""The agent's half of the API: propose a call, wait for its outcome, claim it, report it.
+
+An agent in any language proposes with ``POST /calls``, long-polls
+``GET /calls/{id}?wait=30`` for the outcome, and — when approved — claims the
+exact approved arguments with ``POST /calls/{id}/claim`` and reports what the
+tool did with ``POST /calls/{id}/result`` (the fencing token proves it still
+holds the claim). Waiting never holds a thread: it awaits the change feed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from starlette.concurrency import run_in_threadpool
+
+from signoff.errors import Conflict, Forbidden
+from signoff.execution import Execution
+from signoff.identity import Identity, IdentityKind
+from signoff.model import ApprovalRequest, ToolCall
+from signoff.outcomes import OutcomeKind
+from signoff.policy.modes import untrusted_context
+from signoff.server import schemas
+from signoff.server.auth import authenticate
+from signoff.server.bodies import body_doc, read_body
+from signoff.server.state import state_of
+
+router = APIRouter()
+
+
+@router.post("/calls", response_model=schemas.CallOut, openapi_extra=body_doc(schemas.CallIn),
+             summary="Propose a tool call")
+async def propose(request: Request) -> Any:
+    state = state_of(request)
+    identity = await authenticate(state.gate, request)
+    body = await read_body(request, schemas.CallIn)
+    context, stripped = untrusted_context(body.context)
+    context = _with_principal(context, identity)
+    call = ToolCall(id=body.call_id, name=body.tool, args=body.args,
+                    description=body.description)
+    proposal = await run_in_threadpool(state.gate.propose, call, context,
+                                       evidence=tuple(body.evidence))
+    request_id = proposal.request_id
+    state.metrics.proposals.labels(proposal.kind.value).inc()
+    return {"status": proposal.kind.value, "request_id": request_id,
+            "verdict": proposal.verdict.to_dict(), "stripped": list(stripped),
+            "wait_url": f"/api/v1/calls/{request_id}?wait=30" if request_id else None}
+
+
+def _with_principal(context: Any, identity: Identity) -> Any:
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(context, principal=identity.name)
+
+
+@router.get("/calls/{request_id}", response_model=schemas.Outcome,
+            summary="The call's outcome; ?wait=SECONDS long-polls while it is pending")
+async def call_outcome(request: Request, request_id: str,
+                       wait: Annotated[float, Query(ge=0, le=3600)] = 0) -> Any:
+    state = state_of(request)
+    await authenticate(state.gate, request)
+    deadline = time.monotonic() + min(wait, state.settings.long_poll_max)
+    state.metrics.waiters.inc()
+    try:
+        while True:
+            generation = state.feed.generation
+            outcome = await run_in_threadpool(state.gate.outcome, request_id)
+            remaining = deadline - time.monotonic()
+            if outcome.kind is not OutcomeKind.PENDING or remaining <= 0:
+                return outcome.to_dict()
+            await state.feed.changed(generation, min(remaining, 5.0))
+    finally:
+        state.metrics.waiters.dec()
+
+
+@router.post("/calls/{request_id}/claim", response_model=schemas.Claim,
+             summary="Re-validate an approved call and claim it: run exactly the args returned")
+async def claim(request: Request, request_id: str) -> Any:
+    state = state_of(request)
+    identity = await authenticate(state.gate, request)
+    current = await run_in_threadpool(state.gate.store_get, request_id)
+    _may_run(current, identity)
+    got = await run_in_threadpool(state.gate.claim, request_id, executor=identity.name)
+    if isinstance(got, Execution):
+        refreshed = await run_in_threadpool(state.gate.store_get, request_id)
+        return {"request_id": got.request_id, "fencing_token": got.fencing_token,
+                "args": got.args, "lease_until": refreshed.lease_until}
+    code = got.code or f"request_{got.kind.value}"
+    raise Conflict(f"request {request_id} cannot be claimed: {got.kind.value}"
+                   + (f" ({got.reason})" if got.reason else ""), code=code,
+                   status=got.kind.value)
+
+
+@router.post("/calls/{request_id}/result", response_model=schemas.Outcome,
+             openapi_extra=body_doc(schemas.ResultIn),
+             summary="Report what the claimed call did (holder of the fencing token only)")
+async def report(request: Request, request_id: str) -> Any:
+    state = state_of(request)
+    identity = await authenticate(state.gate, request)
+    body = await read_body(request, schemas.ResultIn)
+    current = await run_in_threadpool(state.gate.store_get, request_id)
+    _may_run(current, identity)
+    outcome = await run_in_threadpool(
+        lambda: state.gate.report(Execution(request_id, body.fencing_token),
+                                  result=body.result, error=body.error))
+    return outcome.to_dict()
+
+
+def _may_run(request: ApprovalRequest, identity: Identity) -> None:
+    if identity.name != request.principal and identity.kind is not IdentityKind.ADMIN:
+        raise Forbidden(f"only {request.principal or 'the requester'} may run this call",
+                        code="not_requester")
+
+
+@router.post("/check", response_model=schemas.Verdict, openapi_extra=body_doc(schemas.CheckIn),
+             summary="Explain the verdict for a call without recording anything")
+async def check(request: Request) -> Any:
+    state = state_of(request)
+    await authenticate(state.gate, request)
+    body = await read_body(request, schemas.CheckIn)
+    context, _ = untrusted_context(body.context)
+    verdict = await run_in_threadpool(
+        state.gate.check, ToolCall(id=body.call_id, name=body.tool, args=body.args), context)
+    return verdict.to_dict()
+
+
+# ---- requests: what approvers see and decide ----------------------------------------------------

@@ -1,0 +1,52 @@
+"""A thread's review mode: what it is, which modes the policy allows, and when it may change.
+
+Shared by the API and the inbox. A mode above the policy's ceiling is refused;
+so is any change while a call of the thread is executing (DESIGN §3: a run's
+mode is fixed while it runs; waiting for approval is not running).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from signoff.errors import Conflict, Forbidden
+from signoff.gate import Gate
+from signoff.identity import Identity
+from signoff.model import RequestStatus, ReviewMode
+from signoff.server.bodies import request_fields
+
+MODE_ORDER = (ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL)
+
+
+def thread_view(gate: Gate, thread_id: str) -> dict[str, Any]:
+    config = gate.policy.config
+    stored = gate.store.thread_mode(thread_id)
+    pending = gate.store.pending_on_thread(thread_id)
+    return {"thread_id": thread_id, "review_mode": stored or config.default_review_mode.value,
+            "stored": stored is not None, "ceiling": config.ceiling.value,
+            "allowed_modes": [m.value for m in allowed_modes(gate)],
+            "pending": [request_fields(r) for r in pending],
+            "running": run_in_progress(gate, thread_id)}
+
+
+def allowed_modes(gate: Gate) -> list[ReviewMode]:
+    return list(MODE_ORDER[: MODE_ORDER.index(gate.policy.config.ceiling) + 1])
+
+
+def run_in_progress(gate: Gate, thread_id: str) -> bool:
+    """A call of this thread is executing right now: its mode must not change under it."""
+    return bool(gate.store.list_requests(status=RequestStatus.EXECUTING, thread_id=thread_id,
+                                         limit=1))
+
+
+def set_mode(gate: Gate, thread_id: str, mode: str, identity: Identity) -> dict[str, Any]:
+    parsed = ReviewMode(mode)
+    if parsed not in allowed_modes(gate):
+        raise Forbidden(f"review mode {mode} is above this policy's ceiling "
+                        f"{gate.policy.config.ceiling.value}", code="above_ceiling")
+    if run_in_progress(gate, thread_id):
+        raise Conflict(f"thread {thread_id} has a call executing; change its mode when it "
+                       "ends", code="run_in_progress")
+    gate.set_thread_mode(thread_id, parsed, actor=identity.name)
+    return thread_view(gate, thread_id)
+
