@@ -382,3 +382,18 @@ def test_metrics_count_requests_decisions_and_latency(served: Served) -> None:
     assert 'signoff_decisions_total{kind="approve"} 1.0' in text
     assert "signoff_decision_latency_seconds_count 1.0" in text
     assert "signoff_waiters 0.0" in text
+
+
+def test_a_thread_waiting_for_a_decision_refuses_a_new_run(served: Served) -> None:
+    with served.client(served.agent) as agent:
+        first = agent.post("/api/v1/calls", json={
+            "tool": "execute", "args": {"command": "make build"}, "call_id": "w1",
+            "context": {"thread_id": "t-wait2", "run_id": "run-1"}}).json()
+        assert first["status"] == "pending"
+        same_run = agent.post("/api/v1/calls", json={
+            "tool": "execute", "args": {"command": "make lint"}, "call_id": "w2",
+            "context": {"thread_id": "t-wait2", "run_id": "run-1"}})
+        assert same_run.json()["status"] == "pending"  # parallel calls of one run are fine
+        problem(agent.post("/api/v1/calls", json={
+            "tool": "read_file", "args": {"path": "README.md"}, "call_id": "w3",
+            "context": {"thread_id": "t-wait2", "run_id": "run-2"}}), 409, "thread_waiting")

@@ -10,6 +10,7 @@ holds the claim). Waiting never holds a thread: it awaits the change feed.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -18,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from signoff.errors import Conflict, Forbidden
 from signoff.execution import Execution
 from signoff.identity import Identity, IdentityKind
-from signoff.model import ApprovalRequest, ToolCall
+from signoff.model import ApprovalRequest, RunContext, ToolCall
 from signoff.outcomes import OutcomeKind
 from signoff.policy.modes import untrusted_context
 from signoff.server import schemas
@@ -39,6 +40,10 @@ async def propose(request: Request) -> Any:
     context = _with_principal(context, identity)
     call = ToolCall(id=body.call_id, name=body.tool, args=body.args,
                     description=body.description)
+    if context.thread_id and context.run_id:
+        # A thread waiting for a decision from another run is waiting for input, not
+        # finished: a new run on it is refused (409 thread_waiting) until that is resolved.
+        await run_in_threadpool(state.gate.start_run, context)
     proposal = await run_in_threadpool(state.gate.propose, call, context,
                                        evidence=tuple(body.evidence))
     request_id = proposal.request_id
@@ -48,9 +53,7 @@ async def propose(request: Request) -> Any:
             "wait_url": f"/api/v1/calls/{request_id}?wait=30" if request_id else None}
 
 
-def _with_principal(context: Any, identity: Identity) -> Any:
-    from dataclasses import replace  # noqa: PLC0415
-
+def _with_principal(context: RunContext, identity: Identity) -> RunContext:
     return replace(context, principal=identity.name)
 
 
