@@ -93,14 +93,6 @@ def test_init_refuses_to_overwrite(policy: Path, capsys: pytest.CaptureFixture[s
     assert main(["init", str(policy), "--force"]) == 0
 
 
-def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--json"]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    effects = {row["effect"] for row in rows}
-    assert effects == {"allow", "ask", "deny", "blocked"}
-    assert rows[-1]["effect"] == "blocked"
-
-
 def test_console_script_end_to_end(policy: Path) -> None:
     """The installed entry point, in a real process."""
     exe = Path(sys.executable).with_name("signoff")

@@ -84,10 +84,26 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=cmd_check)
 
     demo = commands.add_parser(
-        "demo", help="walk a scripted agent through the policy",
-        description="Create a temporary workspace and policy, run a scripted agent's calls "
-        "through the policy engine and print each verdict with its reasons.")
-    demo.add_argument("--json", action="store_true", help="print verdicts as JSON lines")
+        "demo", help="run the approval server and a scripted agent, end to end",
+        description="Start the approval server on a temporary SQLite database and workspace, "
+        "print the inbox login URL, run a scripted agent (no LLM) whose tools really run in "
+        "the workspace through the gate, wait for decisions from the inbox or the CLI, then "
+        "print the audit trail and verify it. Exits 0 when every step went as scripted and "
+        "the audit verifies. Without a terminal on stdin it behaves as "
+        "--auto-approve-after 3.")
+    demo.add_argument("--port", type=int, default=8765,
+                      help="the inbox's port (default 8765; taken or 0: a free one)")
+    auto = demo.add_mutually_exclusive_group()
+    auto.add_argument("--auto-approve-after", type=float, metavar="SECONDS",
+                      help="'demo-approver' approves each request nobody decided within "
+                      "SECONDS")
+    auto.add_argument("--no-auto-approve", action="store_true",
+                      help="always wait for a human, even without a terminal")
+    demo.add_argument("--keep-serving", action="store_true",
+                      help="keep the inbox running after the script, until Ctrl-C")
+    demo.add_argument("--dir", help="keep the database, policy and workspace in this new (or "
+                      "empty) directory instead of a temporary one")
+    demo.add_argument("--json", action="store_true", help="print JSON lines")
     demo.set_defaults(handler=cmd_demo)
     add_commands(commands)
     add_serve(commands)
@@ -130,7 +146,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    return run_demo(as_json=args.json)
+    return run_demo(as_json=args.json, port=args.port,
+                    auto_approve_after=args.auto_approve_after,
+                    no_auto_approve=args.no_auto_approve, keep_serving=args.keep_serving,
+                    directory=args.dir, interactive=sys.stdin.isatty())
 
 
 def explain(verdict: Verdict) -> str:
