@@ -12,10 +12,10 @@ import pytest
 
 from signoff.cli import build_parser, main
 
-COMMANDS = ["init", "check", "demo", "requests", "users", "audit", "recover", "db"]
+COMMANDS = ["init", "check", "demo", "requests", "users", "audit", "recover", "db", "serve"]
 LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["requests", "reject"], ["users", "add"], ["audit", "verify"], ["audit", "export"],
-          ["recover"], ["db", "migrate"], ["init"], ["check"], ["demo"]]
+          ["recover"], ["db", "migrate"], ["init"], ["check"], ["demo"], ["serve"]]
 
 
 @pytest.fixture
