@@ -24,7 +24,9 @@ def add_serve(commands: Any) -> None:
     serve.add_argument("--public-url", help="the URL approvers use, if not http://HOST:PORT")
     serve.add_argument("--log-level", default="warning",
                        choices=["critical", "error", "warning", "info", "debug"])
-    serve.set_defaults(handler=cmd_serve, json=False)
+    serve.add_argument("--json", action="store_true",
+                       help="print the start-up line (URL, login URL) as JSON")
+    serve.set_defaults(handler=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -36,7 +38,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = load_settings(policy_path=policy_path, host=args.host, port=args.port,
                              public_url=args.public_url)
     try:
-        serve(create_app(gate, settings), settings, gate=gate, log_level=args.log_level)
+        serve(create_app(gate, settings), settings, gate=gate, log_level=args.log_level,
+              as_json=args.json)
     finally:
         gate.store.close()
     return 0

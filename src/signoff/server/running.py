@@ -10,6 +10,7 @@ again.
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import threading
@@ -54,18 +55,25 @@ def _config(app: FastAPI, log_level: str) -> uvicorn.Config:
 
 
 def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = sys.stdout,
-          log_level: str = "warning") -> None:
-    """Bind, print where to go, and serve until interrupted."""
+          log_level: str = "warning", as_json: bool = False) -> None:
+    """Bind, print where to go (``as_json``: one JSON line), and serve until interrupted."""
     sock = bind(settings.host, settings.port)
     settings = settings.with_port(sock.getsockname()[1])
     token = first_admin(gate)
-    print(f"signoff {gate.store.backend} server at {settings.base_url}", file=out)
-    if token:
-        print("first start: created user 'admin'. Sign in (this URL is shown once):", file=out)
-        print(f"    {login_url(settings, token)}", file=out)
-    else:
-        print(f"sign in at {settings.base_url}/login with a token from `signoff users add`",
+    if as_json:
+        print(json.dumps({"url": settings.base_url, "backend": gate.store.backend,
+                          "admin_created": token is not None,
+                          "login_url": login_url(settings, token) if token else None}),
               file=out)
+    else:
+        print(f"signoff {gate.store.backend} server at {settings.base_url}", file=out)
+        if token:
+            print("first start: created user 'admin'. Sign in (this URL is shown once):",
+                  file=out)
+            print(f"    {login_url(settings, token)}", file=out)
+        else:
+            print(f"sign in at {settings.base_url}/login with a token from "
+                  "`signoff users add`", file=out)
     out.flush()
     uvicorn.Server(_config(app, log_level)).run(sockets=[sock])
 
