@@ -28,10 +28,8 @@ from signoff import lifecycle
 from signoff.canonical import args_hash, parse_args
 from signoff.deciding import needs_more_review
 from signoff.errors import Conflict, InvalidArguments, NotFound
-from signoff.identity import Identity
 from signoff.model import (
     ApprovalRequest,
-    DecisionKind,
     Effect,
     RequestStatus,
     ToolCall,
@@ -97,12 +95,11 @@ class Executing:
             problem = self._revalidate_outside(request)
             now = self.clock()
             with self.store.transaction() as tx:
-                locked = tx.get_request(request_id, lock=True)
-                if locked is None or locked.version != request.version:
+                # Same version and arguments under the lock, or it moved (or was changed
+                # behind the store's back) after the checks: check again.
+                if not tx.hold_request(request):
                     continue
-                if (locked.run_args, locked.run_hash) != (request.run_args, request.run_hash):
-                    continue  # changed behind the store's back after the checks: check again
-                claimed = self._claim_locked(tx, locked, problem, now, executor)
+                claimed = self._claim_locked(tx, request, problem, now, executor)
             if isinstance(claimed, Execution) and self.hooks.after_claim:
                 self.hooks.after_claim(request_id)
             return claimed
@@ -242,14 +239,9 @@ class Executing:
         """Under the lock: the approvals of the hash that will run still add up."""
         valid = 0
         lost: list[str] = []
-        for decision in tx.decisions(request.id):
-            if decision.kind not in (DecisionKind.APPROVE, DecisionKind.EDIT):
-                continue
-            if decision.args_hash != request.run_hash:
-                continue
-            user: Identity | None = tx.get_user(decision.approver)
+        for approver, user in tx.approvers(request.id, request.run_hash):
             if user is None or not user.may_decide or not user.holds_any(request.roles):
-                lost.append(decision.approver)
+                lost.append(approver)
                 continue
             valid += 1
         if valid < request.approvals_required:

@@ -34,6 +34,11 @@ class Tx(Protocol):
         """Compare-and-set on ``request.version``: the new row, or ``None`` if it moved."""
         ...
 
+    def hold_request(self, request: ApprovalRequest) -> bool:
+        """Hold the row until commit; ``True`` if it is still ``request``'s version with
+        ``request``'s arguments (and their hashes)."""
+        ...
+
     def finish_execution(self, request_id: str, fencing_token: int, **changes: Any) -> bool:
         """Compare-and-set ``executing`` → ``changes['status']`` on the fencing token."""
         ...
@@ -41,6 +46,11 @@ class Tx(Protocol):
     def insert_decision(self, decision: DecisionRecord) -> None: ...
 
     def decisions(self, request_id: str) -> list[DecisionRecord]: ...
+
+    def approvers(self, request_id: str, args_hash: str) -> list[tuple[str, Identity | None]]:
+        """The approvers of ``args_hash`` (approve and edit decisions), in order, each with
+        their identity as stored now, ``None`` if they no longer exist."""
+        ...
 
     def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> AuditEvent: ...

@@ -94,6 +94,7 @@ class PostgresStore(SqlStore):
 
                 tx = SqlTx(cursor, POSTGRES, on_notify=notify)
                 yield tx
+                tx.before_commit()
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(f"a concurrent write got there first: {exc.diag.message_primary}",
                            code="unique_violation") from exc

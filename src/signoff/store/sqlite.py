@@ -89,6 +89,7 @@ class SqliteStore(SqlStore):
             conn.execute("ROLLBACK")
             raise
         try:
+            tx.before_commit()
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             conn.execute("ROLLBACK")

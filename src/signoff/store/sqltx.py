@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import json
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,12 +54,13 @@ class Dialect:
     placeholder: str  # "?" or "%s"
     lock_suffix: str  # " FOR UPDATE" or ""
     skip_locked_suffix: str  # " FOR UPDATE SKIP LOCKED" or ""
+    returning: bool = True  # UPDATE … RETURNING (SQLite from 3.35)
 
     def sql(self, statement: str) -> str:
         return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
 
 
-SQLITE = Dialect("sqlite", "?", "", "")
+SQLITE = Dialect("sqlite", "?", "", "", returning=sqlite3.sqlite_version_info >= (3, 35))
 POSTGRES = Dialect("postgres", "%s", " FOR UPDATE", " FOR UPDATE SKIP LOCKED")
 
 
@@ -114,20 +116,27 @@ _DECODE: dict[str, Callable[[Any], Any]] = {
 _REQUEST_FIELDS = tuple(ApprovalRequest.__dataclass_fields__)
 
 
+# The frozen dataclass's slots, written through their descriptors (what
+# ``object.__setattr__`` ends up doing, without looking each one up by name).
+_SLOT_SETTERS = {name: getattr(ApprovalRequest, name).__set__ for name in _REQUEST_FIELDS}
+_ROW_SETTERS = tuple((_SLOT_SETTERS[name], _DECODE.get(name)) for name in REQUEST_COLUMNS)
+_COPY_SLOTS = tuple((name, _SLOT_SETTERS[name], getattr(ApprovalRequest, name).__get__)
+                    for name in _REQUEST_FIELDS)
+assert set(REQUEST_COLUMNS) == set(_REQUEST_FIELDS)
+
+
 def request_from_row(row: Sequence[Any]) -> ApprovalRequest:
     new = object.__new__(ApprovalRequest)
-    for name, value in zip(REQUEST_COLUMNS, row, strict=True):
-        decode = _DECODE.get(name)
-        object.__setattr__(new, name, decode(value) if decode is not None else value)
+    for (set_slot, decode), value in zip(_ROW_SETTERS, row, strict=True):
+        set_slot(new, value if decode is None else decode(value))
     return new
 
 
 def replaced(request: ApprovalRequest, changes: Mapping[str, Any]) -> ApprovalRequest:
     """``dataclasses.replace`` without re-running ``__init__`` for forty fields."""
     new = object.__new__(ApprovalRequest)
-    for name in _REQUEST_FIELDS:
-        object.__setattr__(new, name, changes[name] if name in changes
-                           else getattr(request, name))
+    for name, set_slot, get_slot in _COPY_SLOTS:
+        set_slot(new, changes[name] if name in changes else get_slot(request))
     return new
 
 
@@ -152,6 +161,11 @@ def grant_from_row(row: Sequence[Any]) -> Grant:
                  max_uses=max_uses, uses=int(uses), created_by=created_by)
 
 
+def _identity(name: str, kind: str, roles: str, disabled: Any) -> Identity:
+    return Identity(name=name, kind=IdentityKind(kind), roles=tuple(json.loads(roles)),
+                    disabled=bool(disabled))
+
+
 class SqlTx:
     """A transaction over one DB-API cursor. ``on_commit`` collects post-commit work."""
 
@@ -162,6 +176,7 @@ class SqlTx:
         self.on_notify = on_notify
         self.notified: list[str] = []
         self._head: tuple[int, str] | None = None
+        self._head_moved = False
 
     def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
         self.cursor.execute(self.dialect.sql(statement), tuple(params))
@@ -198,6 +213,16 @@ class SqlTx:
             return None
         # The version matched, so the row is ``request`` plus ``changes``: no need to read it.
         return replaced(request, changes)
+
+    def hold_request(self, request: ApprovalRequest) -> bool:
+        """Hold ``request``'s row for the rest of the transaction (``FOR UPDATE``; SQLite's
+        ``BEGIN IMMEDIATE`` already holds the database) and say whether it is still that
+        version with those arguments — reading five columns, not the whole row."""
+        row = self._one("SELECT version, args, args_hash, approved_args, approved_hash "
+                        f"FROM requests WHERE id = ?{self.dialect.lock_suffix}", (request.id,))
+        return row is not None and tuple(row) == (
+            request.version, request.args, request.args_hash, request.approved_args,
+            request.approved_hash)
 
     def finish_execution(self, request_id: str, fencing_token: int, **changes: Any) -> bool:
         """``executing → changes['status']`` for the holder of ``fencing_token`` only,
@@ -236,6 +261,17 @@ class SqlTx:
                           "WHERE request_id = ? ORDER BY created_at, id", (request_id,)).fetchall()
         return [decision_from_row(r) for r in rows]
 
+    def approvers(self, request_id: str, args_hash: str) -> list[tuple[str, Identity | None]]:
+        """Who approved ``args_hash`` on this request, in order, each with their identity as
+        stored now (``None``: no such user any more) — one query."""
+        rows = self._exec("SELECT d.approver, u.kind, u.roles, u.disabled FROM decisions d "
+                          "LEFT JOIN users u ON u.name = d.approver "
+                          "WHERE d.request_id = ? AND d.kind IN ('approve', 'edit') "
+                          "AND d.args_hash = ? ORDER BY d.created_at, d.id",
+                          (request_id, args_hash)).fetchall()
+        return [(name, None if kind is None else _identity(name, kind, roles, disabled))
+                for name, kind, roles, disabled in rows]
+
     # ---- audit -------------------------------------------------------------------------------
 
     def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
@@ -251,12 +287,25 @@ class SqlTx:
                             actor=actor, data=text)
         self._exec(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (index, at_us, kind, request_id, actor, text, prev, digest))
-        self._exec("UPDATE audit_head SET idx = ?, hash = ? WHERE id = 1", (index, digest))
         self._head = (index, digest)
+        self._head_moved = True
         return AuditEvent(index=index, at_us=at_us, kind=kind, request_id=request_id,
                           actor=actor, data=text, prev_hash=prev, hash=digest)
 
+    def before_commit(self) -> None:
+        """Record the audit head once per transaction, after its last event (the store calls
+        this just before ``COMMIT``; the head row has been held since the first event)."""
+        if self._head_moved:
+            assert self._head is not None
+            self._exec("UPDATE audit_head SET idx = ?, hash = ? WHERE id = 1", self._head)
+            self._head_moved = False
+
     def next_fencing_token(self) -> int:
+        if self.dialect.returning:
+            # fetchall: a RETURNING statement stays open until its rows are read
+            rows = self._exec("UPDATE counters SET value = value + 1 WHERE name = 'fencing' "
+                              "RETURNING value").fetchall()
+            return int(rows[0][0])
         self._exec("UPDATE counters SET value = value + 1 WHERE name = 'fencing'")
         return int(self._one("SELECT value FROM counters WHERE name = 'fencing'")[0])
 
@@ -312,10 +361,7 @@ class SqlTx:
     def _user(self, where: str, value: str) -> Identity | None:
         row = self._one(f"SELECT name, kind, roles, disabled FROM users WHERE {where} = ?",
                         (value,))
-        if row is None:
-            return None
-        return Identity(name=row[0], kind=IdentityKind(row[1]),
-                        roles=tuple(json.loads(row[2])), disabled=bool(row[3]))
+        return None if row is None else _identity(*row)
 
     def get_user(self, name: str) -> Identity | None:
         return self._user("name", name)
