@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 
 import pytest
@@ -189,3 +190,19 @@ def test_canonical_data_fast_path_is_exactly_rfc8785(data: dict[str, object]) ->
     except rfc8785.CanonicalizationError:
         return  # integers out of range: rfc8785 refuses, and so must the fast path
     assert canonical_data(data) == expected
+
+
+_text = st.text(max_size=12)
+
+
+@given(st.tuples(st.integers(min_value=0, max_value=2**62),
+                 st.integers(min_value=0, max_value=2**62),
+                 _text, st.none() | _text, st.none() | _text, _text))
+def test_chain_hash_fast_path_hashes_the_same_bytes(
+        event: tuple[int, int, str, str | None, str | None, str]) -> None:
+    index, at_us, kind, request_id, actor, data = event
+    body = json.dumps([index, at_us, kind, request_id, actor, data], ensure_ascii=True,
+                      separators=(",", ":")).encode("ascii")
+    expected = "sha256:" + hashlib.sha256(GENESIS.encode("ascii") + b"\n" + body).hexdigest()
+    assert chain_hash(GENESIS, index=index, at_us=at_us, kind=kind, request_id=request_id,
+                      actor=actor, data=data) == expected

@@ -53,11 +53,26 @@ def canonical_data(data: Mapping[str, Any]) -> str:
     integers) goes through ``rfc8785``.
     """
     if _plain(data):
-        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return _SORTED_COMPACT(data)
     return rfc8785.dumps(data).decode("utf-8")
 
 
+# ``json.dumps`` with options builds a new encoder per call; these are built once and
+# produce the same text.
+_SORTED_COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_ASCII_COMPACT = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+_ascii_string = json.encoder.encode_basestring_ascii
+
+
 def _plain(value: Any) -> bool:
+    kind = type(value)  # the common exact types first; subclasses take the general path
+    if kind is str:
+        return value.isascii()
+    if kind is dict:
+        for key, item in value.items():
+            if not (isinstance(key, str) and key.isascii() and _plain(item)):
+                return False
+        return True
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, str):
@@ -75,9 +90,20 @@ def chain_hash(prev_hash: str, *, index: int, at_us: int, kind: str, request_id:
                actor: str | None, data: str) -> str:
     # A JSON array of integers, strings and nulls: one unambiguous byte string per event
     # (``data`` is already canonical text), cheap enough for every state change.
-    body = json.dumps([index, at_us, kind, request_id, actor, data], ensure_ascii=True,
-                      separators=(",", ":")).encode("ascii")
+    if type(index) is int and type(at_us) is int and type(kind) is str \
+            and type(data) is str and type(request_id) in _STR_OR_NONE \
+            and type(actor) in _STR_OR_NONE:
+        # The same bytes as the general form below, without building a list to encode.
+        text = (f"[{index},{at_us},{_ascii_string(kind)},"
+                f"{'null' if request_id is None else _ascii_string(request_id)},"
+                f"{'null' if actor is None else _ascii_string(actor)},{_ascii_string(data)}]")
+    else:
+        text = _ASCII_COMPACT([index, at_us, kind, request_id, actor, data])
+    body = text.encode("ascii")
     return "sha256:" + hashlib.sha256(prev_hash.encode("ascii") + b"\n" + body).hexdigest()
+
+
+_STR_OR_NONE = (str, type(None))
 
 
 @dataclass(frozen=True, slots=True)
