@@ -9,7 +9,9 @@
   read answers either.
 * Every answer carries a Content-Security-Policy with ``frame-ancestors
   'none'`` (no clickjacking of the Approve button), ``nosniff`` and
-  ``no-referrer`` (the login URL's token never leaks in a Referer).
+  ``Referrer-Policy: same-origin`` (the login URL's token never leaks to another
+  site in a Referer). Not ``no-referrer``: under it browsers send ``Origin: null``
+  on the inbox's own form posts, which the Origin check must refuse.
 
 A plain ASGI middleware, so SSE streams pass through untouched.
 """
@@ -29,7 +31,7 @@ SECURITY_HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
 ]
