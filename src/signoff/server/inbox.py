@@ -109,6 +109,7 @@ async def logout(request: Request) -> Response:
 
 def inbox_data(state: AppState) -> dict[str, Any]:
     store = state.gate.store
+    after = store.audit_head()[0]  # read first: the page's live stream replays what follows
     now = state.gate.clock()
     pending = store.list_requests(status=RequestStatus.PENDING, limit=200)
     recent = [r for r in store.list_requests(limit=40) if r.status is not RequestStatus.PENDING]
@@ -119,7 +120,8 @@ def inbox_data(state: AppState) -> dict[str, Any]:
     order = {"critical": 0, "high": 1, "medium": 2, "low": 3}
     pending.sort(key=lambda r: (order.get(r.risk.value, 4), r.created_at))
     return {"pending": [Row(r, now) for r in pending], "recent": [Row(r, now) for r in recent[:15]],
-            "threads": [{"id": t, "count": n} for t, n in sorted(threads.items())]}
+            "threads": [{"id": t, "count": n} for t, n in sorted(threads.items())],
+            "after": after}
 
 
 @pages.get("/inbox")
@@ -133,6 +135,7 @@ async def inbox(request: Request, fragment: bool = False) -> Response:
 
 def request_data(state: AppState, request_id: str, identity: Identity) -> dict[str, Any]:
     gate = state.gate
+    after = gate.store.audit_head()[0]
     req = gate.store_get(request_id)
     decisions = gate.store.decisions(req.id)
     approvers = sorted({d.approver for d in decisions if d.kind in (
@@ -152,7 +155,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
             "description_html": description_html, "pretty_args": pretty,
             "edited_from": req.args if req.approved_args is not None else None,
             "expires_in": "in " + _age(req.expires_at - now) if req.expires_at else "",
-            "can_decide": can_decide, "cannot_decide": why}
+            "can_decide": can_decide, "cannot_decide": why, "after": after}
 
 
 def _can_decide(identity: Identity, req: ApprovalRequest) -> tuple[bool, str]:
@@ -225,11 +228,12 @@ def _form_decision(action: str, form: Mapping[str, Any]) -> Decision:
 
 
 def thread_data(state: AppState, thread_id: str) -> dict[str, Any]:
+    after = state.gate.store.audit_head()[0]
     view = thread_view(state.gate, thread_id)
     allowed = {m.value for m in allowed_modes(state.gate)}
     modes = [{"value": m, "label": f"{m} review mode", "help": MODE_HELP[m],
               "allowed": m in allowed} for m in ("manual", "auto", "full")]
-    return {"thread": view, "thread_id": thread_id, "modes": modes}
+    return {"thread": view, "thread_id": thread_id, "modes": modes, "after": after}
 
 
 @pages.get("/threads/{thread_id}")

@@ -6,6 +6,7 @@
   var live = body.getAttribute("data-live");
   var requestId = body.getAttribute("data-request-id");
   var threadId = body.getAttribute("data-thread-id");
+  var after = body.getAttribute("data-after");  // the audit index the page was rendered at
   var statusEl = document.getElementById("live-status");
 
   function human(seconds) {
@@ -60,7 +61,8 @@
   }
 
   if (live && window.EventSource) {
-    var source = new EventSource("/api/v1/events");
+    // Replay from the page's own audit index, so nothing between render and connect is lost.
+    var source = new EventSource("/api/v1/events" + (/^\d+$/.test(after) ? "?after=" + after : ""));
     source.onopen = function () { if (statusEl) { statusEl.textContent = "live"; statusEl.className = "live on"; } };
     source.onerror = function () { if (statusEl) { statusEl.textContent = "reconnecting…"; statusEl.className = "live off"; } };
     source.onmessage = function (e) {
