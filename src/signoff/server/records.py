@@ -49,8 +49,10 @@ async def events(request: Request,
                  after: Annotated[int | None, Query(ge=0, le=MAX_INDEX)] = None) -> Response:
     state = state_of(request)
     await authenticate(state.gate, request)
+    # A reconnecting browser sends Last-Event-ID: it saw up to there, which is later than
+    # the ?after= its page was rendered with.
     start = after
-    if start is None and last_event_id is not None and last_event_id.isdigit():
+    if last_event_id is not None and last_event_id.isdigit():
         start = min(int(last_event_id), MAX_INDEX)
     return StreamingResponse(event_stream(state, request, start),
                              media_type="text/event-stream",
