@@ -608,9 +608,9 @@ def test_path_references_are_bounded() -> None:
 def test_hostile_input_is_judged_quickly(command: str) -> None:
     """analyze() on hostile input: bounded time, no exception (RecursionError included)."""
     command = command[:MAX_SHELL_BYTES]
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: a guard against blow-ups, blind to machine load
     analysis = analyze(command + " ")
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert elapsed < 2.0, elapsed
     assert isinstance(analysis.allowable, bool)
 
@@ -624,7 +624,7 @@ def test_hostile_input_is_judged_quickly(command: str) -> None:
 ])
 def test_hostile_input_is_evaluated_quickly(policy: signoff.Policy, command: str) -> None:
     command = command[:MAX_SHELL_BYTES]
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: a guard against blow-ups, blind to machine load
     verdict = judge(policy, command)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert verdict.effect.value != ALLOW
