@@ -37,7 +37,7 @@ from signoff.admin import Administering
 from signoff.audit import to_us
 from signoff.canonical import parse_args
 from signoff.deciding import Deciding, DecisionResult
-from signoff.errors import Conflict
+from signoff.errors import Conflict, NotFound
 from signoff.execution import Execution, Hooks, _call_args, _current, outcome_of
 from signoff.identity import Identity
 from signoff.model import (
@@ -281,6 +281,21 @@ class Gate(Deciding, Recovering, Administering):
                     tx, locked, RequestStatus.EXPIRED, now=now, actor="clock",
                     outcome_code="expired")
             return locked
+
+    def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome:
+        """Withdraw a pending request (its caller gave up waiting: a subagent's time limit).
+        A request decided meanwhile keeps its decision; the outcome says which."""
+        now = self.clock()
+        with self.store.transaction() as tx:
+            locked = tx.get_request(request_id, lock=True)
+            if locked is None:
+                raise NotFound(f"no approval request {request_id!r}")
+            if locked.status is RequestStatus.PENDING:
+                locked = lifecycle.transition(
+                    tx, locked, RequestStatus.CANCELLED, now=now, actor=actor or self.agent,
+                    outcome_code="cancelled", outcome_reason=reason)
+                tx.notify(request_id)
+        return outcome_of(locked)
 
     # ---- async faces: the same implementation ------------------------------------------------
 

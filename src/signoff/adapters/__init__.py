@@ -1,0 +1,1 @@
+"""Adapters to agent frameworks. Each imports its framework lazily: install the extra."""

@@ -1,0 +1,311 @@
+"""``SignoffMiddleware``: signoff's gate inside LangChain v1 agents (``create_agent``).
+
+Two hooks, neither a graph step of its own:
+
+* ``wrap_model_call`` starts a run on its first model call (refusing new input
+  while the thread waits on decisions, fixing the run's review mode in the
+  graph state), withdraws the clarification tool in full mode and unattended
+  runs, and drops tool calls whose ids are missing or repeated.
+* ``wrap_tool_call`` sends every tool call through ``Gate.propose``. Allowed
+  calls run; denied and blocked ones come back as error ToolMessages the model
+  can act on; an ask pauses the run with a LangGraph interrupt that carries the
+  request id. LangChain runs each tool call of a turn as its own task, so the
+  asks of one turn pause the run once, together, and calls that were free to
+  run are not run again on resume.
+
+A resume value is only a wake-up: on every resume the decision is read from
+the store, a request still undecided pauses again, and an approved call runs
+through the gate's claim — at most once, however often LangGraph re-runs the
+node. An edit reaches the tool and rewrites the proposing AIMessage; a
+rejection is an error ToolMessage with the reason and alternatives.
+
+A subagent (``SignoffContext(parent_call=…)``) cannot pause its parent's graph:
+its asks wait in place for at most ``subagent_wait`` seconds, then the
+request is withdrawn and the call fails closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import (
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    PrivateStateAttr,
+)
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command, interrupt
+
+from signoff.adapters.lc_messages import (
+    from_outcome,
+    proposing_message,
+    refused,
+    strip_bad_ids,
+    tool_message,
+    with_edited_args,
+)
+from signoff.adapters.lc_run import (
+    PAUSE_KEY,
+    RUN_KEY,
+    SignoffContext,
+    await_and_resume,
+    context_of,
+    is_new_run,
+    pending_request_ids,
+    resume_command,
+    start,
+    trusted_of,
+    wait_and_resume,
+)
+from signoff.canonical import args_hash
+from signoff.execution import Execution, _current
+from signoff.gate import Gate
+from signoff.model import InteractionMode, ReviewMode, RunContext, ToolCall
+from signoff.outcomes import Outcome, OutcomeKind, ProposalKind
+
+FULL_MODE_NOTE = ("You are running without a human to ask: do not ask clarifying questions. "
+                  "Where something is unclear, proceed on conservative assumptions and state "
+                  "them in your answer.")
+GUARD_TEXT = ("Nobody can answer questions in this run. Proceed on conservative, stated "
+              "assumptions.")
+
+
+class SignoffState(AgentState[Any]):
+    signoff_run: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """Run the call as proposed (the policy allowed it)."""
+
+    request: ToolCallRequest
+
+
+@dataclass(frozen=True, slots=True)
+class _Claimed:
+    """Run exactly the approved arguments under this claim, then report."""
+
+    request: ToolCallRequest
+    execution: Execution
+    rewrite: AIMessage | None  # the proposing message with every edit of its turn
+
+
+class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
+    state_schema = SignoffState
+
+    def __init__(self, gate: Gate, *, interaction_mode: InteractionMode | str = "interactive",
+                 principal: str | None = None, subagent_wait: float = 300.0,
+                 clarification_tool: str | None = None) -> None:
+        super().__init__()
+        self.gate = gate
+        self.default = SignoffContext(interaction_mode=interaction_mode, principal=principal)
+        self.subagent_wait = subagent_wait
+        self.clarification = clarification_tool or gate.policy.config.clarification_tool
+        self.tools = []
+
+    # ---- the model turn ---------------------------------------------------------------------
+
+    def _before_model(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any],
+                                                                  dict[str, Any] | None]:
+        state = request.state
+        update = None
+        if is_new_run(state):
+            trusted = trusted_of(request.runtime.context if request.runtime else None)
+            run = start(self.gate, state, get_config(), trusted, self.default)
+            update = {RUN_KEY: run}
+        else:
+            run = state[RUN_KEY]  # type: ignore[literal-required]
+        if self.clarification and _no_human(run):
+            tools = [t for t in request.tools if _tool_name(t) != self.clarification]
+            note = FULL_MODE_NOTE
+            if request.system_message is not None:
+                note = f"{request.system_message.text}\n\n{note}"
+            request = request.override(tools=tools, system_message=SystemMessage(note))
+        return request, update
+
+    def _after_model(self, response: ModelResponse[Any],
+                     update: dict[str, Any] | None) -> Any:
+        result: list[BaseMessage] = []
+        changed = False
+        for message in response.result:
+            if isinstance(message, AIMessage) and message.tool_calls:
+                cleaned, dropped = strip_bad_ids(message)
+                changed = changed or bool(dropped)
+                result.append(cleaned)
+            else:
+                result.append(message)
+        if changed:
+            response = ModelResponse(result=result,
+                                     structured_response=response.structured_response)
+        if update is not None:
+            return ExtendedModelResponse(model_response=response, command=Command(update=update))
+        return response
+
+    def wrap_model_call(self, request: ModelRequest[Any],
+                        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
+        request, update = self._before_model(request)
+        return self._after_model(handler(request), update)
+
+    async def awrap_model_call(
+            self, request: ModelRequest[Any],
+            handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
+        request, update = await asyncio.to_thread(self._before_model, request)
+        return self._after_model(await handler(request), update)
+
+    # ---- the tool call ----------------------------------------------------------------------
+
+    def wrap_tool_call(self, request: ToolCallRequest,
+                       handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]) -> Any:
+        plan = self._prepare(request)
+        if isinstance(plan, ToolMessage):
+            return plan
+        if isinstance(plan, _Run):
+            return handler(plan.request)
+        token = _current.set(plan.execution)
+        try:
+            result = handler(plan.request)
+        except Exception as exc:
+            return self._settle(plan, None, exc)
+        finally:
+            _current.reset(token)
+        return self._settle(plan, result, None)
+
+    async def awrap_tool_call(
+            self, request: ToolCallRequest,
+            handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]) -> Any:
+        plan = await asyncio.to_thread(self._prepare, request)
+        if isinstance(plan, ToolMessage):
+            return plan
+        if isinstance(plan, _Run):
+            return await handler(plan.request)
+        token = _current.set(plan.execution)
+        try:
+            result = await handler(plan.request)
+        except Exception as exc:
+            return await asyncio.to_thread(self._settle, plan, None, exc)
+        finally:
+            _current.reset(token)
+        return await asyncio.to_thread(self._settle, plan, result, None)
+
+    def _prepare(self, request: ToolCallRequest) -> ToolMessage | _Run | _Claimed:
+        call = request.tool_call
+        state = request.state if isinstance(request.state, Mapping) else {}
+        run = state.get(RUN_KEY)
+        context = context_of(run) if run else RunContext(
+            thread_id=_thread_of(request), interaction_mode=InteractionMode(
+                self.default.interaction_mode))
+        if self.clarification and call["name"] == self.clarification and run and _no_human(run):
+            return tool_message(call, GUARD_TEXT, guarded=True)
+        proposal = self.gate.propose(ToolCall(id=call["id"], name=call["name"],
+                                              args=call["args"]), context)
+        if proposal.kind is ProposalKind.ALLOWED:
+            return _Run(request)
+        if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
+            return refused(call, proposal.verdict)
+        assert proposal.request is not None
+        outcome = self._decision(proposal.request.id, call, context)
+        if outcome.kind is not OutcomeKind.APPROVED:
+            return from_outcome(call, outcome)
+        claimed = self.gate.claim(proposal.request.id)
+        if isinstance(claimed, Outcome):
+            return from_outcome(call, claimed)
+        rewrite = None
+        if args_hash(claimed.args) != args_hash(call["args"]):
+            rewrite = self._rewrite(state, str(call["id"]), context)
+        return _Claimed(request.override(tool_call={**call, "args": claimed.args}), claimed,
+                        rewrite)
+
+    def _decision(self, request_id: str, call: Mapping[str, Any],
+                  context: RunContext) -> Outcome:
+        """The decided outcome: pause (interrupt) until there is one — a resume value is
+        never trusted, the store is read again — or, in a subagent, wait in place."""
+        while True:
+            outcome = self.gate.outcome(request_id)
+            if outcome.kind is not OutcomeKind.PENDING:
+                return outcome
+            if context.parent_call:
+                outcome = self.gate.wait(request_id, timeout=self.subagent_wait)
+                if outcome.kind is OutcomeKind.PENDING:
+                    return self.gate.cancel(
+                        request_id, actor=context.principal,
+                        reason=f"the subagent's wait of {self.subagent_wait:g}s ran out")
+                return outcome
+            interrupt({PAUSE_KEY: self._pause(request_id, call, context)})
+
+    def _pause(self, request_id: str, call: Mapping[str, Any],
+               context: RunContext) -> dict[str, Any]:
+        request = self.gate.store_get(request_id)
+        waiting = [r.id for r in self.gate.store.pending_on_thread(context.thread_id)
+                   if r.run_id == context.run_id] if context.thread_id else [request_id]
+        return {"request_id": request_id, "call_id": call["id"], "tool": request.tool,
+                "summary": request.summary, "risk": request.risk.value,
+                "args": json.loads(request.args), "thread_id": context.thread_id,
+                "run_id": context.run_id, "pending": waiting or [request_id]}
+
+    def _rewrite(self, state: Mapping[str, Any], call_id: str,
+                 context: RunContext) -> AIMessage | None:
+        """The proposing AIMessage with the approved arguments of every call of its turn."""
+        message = proposing_message(state.get("messages") or [], call_id)
+        if message is None or not context.thread_id:
+            return None
+        ids = {c["id"] for c in message.tool_calls}
+        edits: dict[str, Any] = {}
+        for req in self.gate.store.list_requests(thread_id=context.thread_id, limit=500):
+            if req.call_id in ids and req.approved_args is not None:
+                edits[req.call_id] = json.loads(req.approved_args)
+        return with_edited_args(message, edits)
+
+    def _settle(self, plan: _Claimed, result: ToolMessage | Command[Any] | None,
+                failure: Exception | None) -> Any:
+        """Record what the claimed call did; answer with its message (and the rewrite)."""
+        call = plan.request.tool_call
+        if failure is not None:
+            self.gate.report(plan.execution, error=f"{type(failure).__name__}: {failure}")
+            message: ToolMessage = tool_message(call, f"The call failed: {failure}", error=True)
+        elif isinstance(result, ToolMessage):
+            message = result
+            if result.status == "error":
+                self.gate.report(plan.execution, error=str(result.content))
+            else:
+                self.gate.report(plan.execution, result=_result_of(result))
+        else:
+            self.gate.report(plan.execution, result=None)
+            return result
+        if plan.rewrite is not None:
+            return Command(update={"messages": [plan.rewrite, message]})
+        return message
+
+
+def _no_human(run: Mapping[str, Any]) -> bool:
+    """Full mode or an unattended run: nobody will answer a clarifying question."""
+    return run.get("review_mode") == ReviewMode.FULL.value or \
+        run.get("interaction_mode") != InteractionMode.INTERACTIVE.value
+
+
+def _tool_name(tool: Any) -> str | None:
+    if isinstance(tool, Mapping):
+        name = tool.get("name") or (tool.get("function") or {}).get("name")
+        return str(name) if name else None
+    return getattr(tool, "name", None)
+
+
+def _thread_of(request: ToolCallRequest) -> str | None:
+    config = getattr(request.runtime, "config", None) or {}
+    value = (config.get("configurable") or {}).get("thread_id")
+    return str(value) if value else None
+
+
+def _result_of(message: ToolMessage) -> Any:
+    return message.content if isinstance(message.content, str) else list(message.content)
+
+
+__all__ = ["SignoffContext", "SignoffMiddleware", "SignoffState", "await_and_resume",
+           "pending_request_ids", "resume_command", "wait_and_resume"]

@@ -1,0 +1,145 @@
+"""What the model reads back: tool messages for every outcome, and the AIMessage rewritten
+so it says what really ran.
+
+A rejection is an error ToolMessage carrying the approver's reason and
+alternatives and telling the model not to retry the same call; ``respond`` is an
+ordinary ToolMessage; a denial names what was refused and why. When an approver
+edits arguments, the AIMessage that proposed the call is rewritten — in
+``tool_calls`` and on every provider surface that carries the call (OpenAI chat
+``additional_kwargs.tool_calls``, Anthropic ``tool_use`` blocks, OpenAI Responses
+``function_call`` blocks) — so the conversation, and the next model turn, show
+the arguments that ran.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from signoff.model import Verdict
+from signoff.outcomes import Outcome, OutcomeKind
+
+NOTE = "[signoff]"
+
+
+def tool_message(call: Mapping[str, Any], content: str, *, error: bool = False,
+                 **artifact: Any) -> ToolMessage:
+    return ToolMessage(content=content, tool_call_id=str(call["id"]), name=call.get("name"),
+                       status="error" if error else "success",
+                       artifact={"signoff": artifact} if artifact else None)
+
+
+def refused(call: Mapping[str, Any], verdict: Verdict) -> ToolMessage:
+    """A denial or a block, as an error the model can act on (never an exception)."""
+    return tool_message(call, verdict.message, error=True, effect=verdict.effect.value,
+                        code=verdict.code)
+
+
+def from_outcome(call: Mapping[str, Any], outcome: Outcome) -> ToolMessage:
+    """A decided request that did not run here: rejected, responded, expired, …"""
+    kind = outcome.kind
+    rid = outcome.request_id
+    if kind is OutcomeKind.REJECTED:
+        text = f"Rejected by a human reviewer: {outcome.reason}."
+        if outcome.alternatives:
+            text += " Alternatives you may use instead: " + "; ".join(outcome.alternatives) + "."
+        text += " Do not retry the same call."
+        return tool_message(call, text, error=True, request_id=rid, outcome=kind.value,
+                            reason=outcome.reason, alternatives=list(outcome.alternatives))
+    if kind is OutcomeKind.RESPONDED:
+        return tool_message(call, outcome.message or "", request_id=rid, outcome=kind.value)
+    if kind is OutcomeKind.EXECUTED:
+        result = outcome.result
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        return tool_message(call, text, request_id=rid, outcome=kind.value)
+    reasons = {
+        OutcomeKind.EXPIRED: "No reviewer decided before the request expired; it did not run.",
+        OutcomeKind.CANCELLED: "The request was withdrawn before anyone decided; it did not run.",
+        OutcomeKind.INVALIDATED: f"The approved call no longer holds ({outcome.code}: "
+                                 f"{outcome.reason}); it did not run. Propose it again if it is "
+                                 "still needed.",
+        OutcomeKind.UNKNOWN: "The call started but its run died; whether it took effect is "
+                             "unknown and it will not be re-run. Check before retrying.",
+        OutcomeKind.FAILED: f"The call ran and failed: {outcome.error}",
+        OutcomeKind.EXECUTING: "The call is running elsewhere; its result is not known here.",
+    }
+    return tool_message(call, reasons.get(kind, f"The call did not run ({kind.value})."),
+                        error=True, request_id=rid, outcome=kind.value, code=outcome.code)
+
+
+def strip_bad_ids(message: AIMessage) -> tuple[AIMessage, list[str]]:
+    """Remove tool calls whose id is missing, empty or repeated; say so in the message.
+
+    Such calls cannot be bound to a decision (or to their ToolMessage), so they are
+    never paused on; the note tells the model (and the transcript) what was dropped."""
+    seen: set[str] = set()
+    kept: list[Any] = []
+    dropped: list[str] = []
+    for call in message.tool_calls:
+        call_id = call.get("id")
+        if not call_id or not str(call_id).strip() or call_id in seen:
+            why = "a repeated id" if call_id in seen else "no id"
+            dropped.append(f"{NOTE} removed the tool call {call.get('name')!r} with {why}; "
+                           "it did not run. Call it again with a unique id if it is needed.")
+            continue
+        seen.add(str(call_id))
+        kept.append(call)
+    if not dropped:
+        return message, []
+    note = "\n".join(dropped)
+    content: Any = message.content
+    if isinstance(content, str):
+        content = f"{content}\n{note}" if content else note
+    else:
+        content = [*content, {"type": "text", "text": note}]
+    return message.model_copy(update={"tool_calls": kept, "content": content,
+                                      "invalid_tool_calls": message.invalid_tool_calls}), dropped
+
+
+def with_edited_args(message: AIMessage, edits: Mapping[str, Mapping[str, Any]]) -> AIMessage:
+    """A copy of ``message`` whose calls in ``edits`` (id → new args) carry the new args on
+    every surface a provider may read them from."""
+    calls = [{**c, "args": dict(edits[str(c.get("id"))])} if c.get("id") in edits else c
+             for c in message.tool_calls]
+    kwargs = dict(message.additional_kwargs)
+    if isinstance(kwargs.get("tool_calls"), list):
+        kwargs["tool_calls"] = [_openai_chat(c, edits) for c in kwargs["tool_calls"]]
+    content: Any = message.content
+    if isinstance(content, list):
+        content = [_block(b, edits) for b in content]
+    return message.model_copy(update={"tool_calls": calls, "additional_kwargs": kwargs,
+                                      "content": content})
+
+
+def _openai_chat(item: Any, edits: Mapping[str, Mapping[str, Any]]) -> Any:
+    if isinstance(item, dict) and item.get("id") in edits and isinstance(item.get("function"),
+                                                                         dict):
+        return {**item, "function": {**item["function"],
+                                     "arguments": json.dumps(edits[item["id"]])}}
+    return item
+
+
+def _block(block: Any, edits: Mapping[str, Mapping[str, Any]]) -> Any:
+    if not isinstance(block, dict):
+        return block
+    if block.get("type") == "tool_use" and block.get("id") in edits:  # Anthropic
+        return {**block, "input": dict(edits[block["id"]])}
+    if block.get("type") == "function_call":  # OpenAI Responses
+        key = str(block.get("call_id") if block.get("call_id") in edits else block.get("id"))
+        if key in edits:
+            return {**block, "arguments": json.dumps(edits[key])}
+    if block.get("type") == "tool_call" and block.get("id") in edits:  # LangChain v1 blocks
+        return {**block, "args": dict(edits[block["id"]])}
+    return block
+
+
+def proposing_message(messages: Sequence[BaseMessage], call_id: str) -> AIMessage | None:
+    """The AIMessage whose tool calls include ``call_id`` (the latest one)."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and any(c.get("id") == call_id
+                                                  for c in message.tool_calls):
+            return message
+    return None

@@ -1,0 +1,178 @@
+"""A LangGraph run as signoff sees it: who, which thread, which review mode — and how a
+paused run is woken.
+
+The review mode is fixed when the run starts (the trusted ``SignoffContext``,
+else ``configurable.review_mode``, else the thread's stored mode, else the
+policy default) and kept in the graph state, so every resume of the run uses
+it. The interaction mode, principal and parent call come only from trusted
+code: the ``SignoffContext`` the application passes as LangGraph's runtime
+``context``, or the middleware's own settings — never from ``configurable``,
+which public callers can fill.
+
+A pause is a LangGraph interrupt per pending call, each carrying its request
+id. Resuming only wakes the run: the middleware reads the decisions from the
+store. ``resume_command`` builds the ``Command`` that wakes every interrupt
+of a paused run, and ``wait_and_resume`` / ``await_and_resume`` are the
+wiring an application uses when decisions arrive from the inbox or the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.types import Command
+
+from signoff.gate import Gate
+from signoff.model import InteractionMode, RequestStatus, ReviewMode, RunContext
+from signoff.policy.modes import parse_review_mode, resolve_interaction_mode
+
+RUN_KEY = "signoff_run"
+PAUSE_KEY = "signoff"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SignoffContext:
+    """Trusted facts about a run, passed by the application as ``context=``."""
+
+    interaction_mode: InteractionMode | str = InteractionMode.INTERACTIVE
+    review_mode: ReviewMode | str | None = None
+    principal: str | None = None
+    session_id: str | None = None
+    parent_call: str | None = None  # set when this agent runs as a subagent of that call
+
+
+def trusted_of(runtime_context: Any) -> SignoffContext | None:
+    if isinstance(runtime_context, SignoffContext):
+        return runtime_context
+    nested = getattr(runtime_context, "signoff", None)
+    if isinstance(nested, SignoffContext):
+        return nested
+    if isinstance(runtime_context, Mapping) and isinstance(runtime_context.get("signoff"),
+                                                           SignoffContext):
+        return runtime_context["signoff"]  # type: ignore[no-any-return]
+    return None
+
+
+def configurable(config: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    value = (config or {}).get("configurable") or {}
+    return value if isinstance(value, Mapping) else {}
+
+
+def is_new_run(state: Mapping[str, Any]) -> bool:
+    """A run starts when user input is the last message (or nothing was recorded yet)."""
+    if not state.get(RUN_KEY):
+        return True
+    messages = state.get("messages") or []
+    return bool(messages) and isinstance(messages[-1], HumanMessage)
+
+
+def intent_of(messages: list[BaseMessage]) -> str | None:
+    """The user's first message of the run: what the run is for."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            text = message.text if isinstance(message.text, str) else str(message.content)
+            return text[:2000]
+    return None
+
+
+def start(gate: Gate, state: Mapping[str, Any], config: Mapping[str, Any] | None,
+          trusted: SignoffContext | None, default: SignoffContext) -> dict[str, Any]:
+    """Begin a run: refuse it while the thread waits on decisions (``thread_waiting``),
+    fix its review mode, and return what goes into the graph state."""
+    facts = trusted or default
+    conf = configurable(config)
+    explicit = facts.review_mode or conf.get("review_mode")
+    context = RunContext(
+        thread_id=_text(conf.get("thread_id")), run_id="run_" + uuid.uuid4().hex,
+        session_id=facts.session_id,
+        review_mode=parse_review_mode(explicit) if explicit else None,
+        interaction_mode=resolve_interaction_mode(facts.interaction_mode),
+        principal=facts.principal, parent_call=facts.parent_call,
+        intent=intent_of(list(state.get("messages") or [])))
+    context = gate.start_run(context)
+    assert context.review_mode is not None
+    return {"run_id": context.run_id, "thread_id": context.thread_id,
+            "session_id": context.session_id, "review_mode": context.review_mode.value,
+            "interaction_mode": context.interaction_mode.value, "principal": context.principal,
+            "parent_call": context.parent_call, "intent": context.intent}
+
+
+def context_of(run: Mapping[str, Any]) -> RunContext:
+    return RunContext(
+        thread_id=run.get("thread_id"), run_id=run.get("run_id"),
+        session_id=run.get("session_id"), review_mode=ReviewMode(run["review_mode"]),
+        interaction_mode=InteractionMode(run["interaction_mode"]),
+        principal=run.get("principal"), intent=run.get("intent"),
+        parent_call=run.get("parent_call"))
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+# ---- waking a paused run ---------------------------------------------------------------------
+
+def pending_request_ids(agent: Any, config: Mapping[str, Any]) -> list[str]:
+    """The request ids a paused run waits on (from its interrupts)."""
+    state = agent.get_state(config)
+    ids: list[str] = []
+    for item in state.interrupts:
+        value = item.value if isinstance(item.value, Mapping) else {}
+        pause = value.get(PAUSE_KEY) if isinstance(value.get(PAUSE_KEY), Mapping) else None
+        if pause and pause.get("request_id"):
+            ids.append(str(pause["request_id"]))
+    return ids
+
+
+def resume_command(agent: Any, config: Mapping[str, Any]) -> Command[Any] | None:
+    """A ``Command`` that wakes every interrupt of the paused run, or ``None`` if it is not
+    paused. The values are only a wake-up: decisions are read from the store."""
+    state = agent.get_state(config)
+    if not state.interrupts:
+        return None
+    return Command(resume={item.id: {"wake": True} for item in state.interrupts})
+
+
+def wait_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
+                    timeout: float = 3600.0) -> Any:
+    """Block until every request the run waits on is decided (in the inbox, the CLI, the
+    API), then resume it; returns what ``invoke`` returns, or ``None`` on timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ids = pending_request_ids(agent, config)
+        if not ids:
+            return None
+        undecided = [i for i in ids if gate.store_get(i).status is RequestStatus.PENDING]
+        if not undecided:
+            command = resume_command(agent, config)
+            return agent.invoke(command, config) if command is not None else None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        gate.wait(undecided[0], timeout=remaining)
+
+
+async def await_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
+                           timeout: float = 3600.0) -> Any:
+    """``wait_and_resume`` for asyncio applications (waits off the event loop)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ids = pending_request_ids(agent, config)
+        if not ids:
+            return None
+        undecided = [i for i in ids
+                     if (await asyncio.to_thread(gate.store_get, i)).status
+                     is RequestStatus.PENDING]
+        if not undecided:
+            command = resume_command(agent, config)
+            return await agent.ainvoke(command, config) if command is not None else None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        await asyncio.to_thread(gate.wait, undecided[0], timeout=remaining)

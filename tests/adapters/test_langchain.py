@@ -1,0 +1,251 @@
+"""SignoffMiddleware inside real create_agent runs: a scripted model, a real checkpointer,
+decisions read from the store, a ledger file as the oracle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from lc_helpers import Harness, calls
+
+from signoff import Decision
+from signoff.adapters.lc_run import (
+    SignoffContext,
+    pending_request_ids,
+    resume_command,
+    wait_and_resume,
+)
+from signoff.errors import Conflict
+
+CFG: dict[str, Any] = {"configurable": {"thread_id": "t1"}}
+USER = {"messages": [{"role": "user", "content": "build and test it"}]}
+
+
+def by_call(h: Harness, config: dict[str, Any] = CFG) -> dict[str, str]:
+    return {h.gate.store_get(i).call_id: i for i in pending_request_ids(h.agents_graph, config)}
+
+
+def tool_messages(out: dict[str, Any]) -> dict[str, ToolMessage]:
+    return {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+
+
+@pytest.fixture
+def two_gated_one_free(h: Harness) -> Any:
+    agent, _ = h.agent([
+        calls(("execute", {"command": "make build"}, "c1"),
+              ("execute", {"command": "make test"}, "c2"),
+              ("read_file", {"path": "README.md"}, "c3")),
+        AIMessage(content="done"),
+    ])
+    h.agents_graph = agent  # type: ignore[attr-defined]
+    return agent
+
+
+def test_one_pause_per_turn_with_every_request_id(h: Harness, two_gated_one_free: Any) -> None:
+    agent = two_gated_one_free
+    out = agent.invoke(USER, CFG)
+    paused = [i.value["signoff"] for i in out["__interrupt__"]]
+    assert sorted(p["call_id"] for p in paused) == ["c1", "c2"]
+    assert all(p["request_id"].startswith("req_") for p in paused)
+    assert h.ran() == ["read_file README.md"]  # the free call ran, once
+    ids = by_call(h)
+    assert set(ids) == {"c1", "c2"}
+    h.gate.decide(ids["c1"], Decision.approve(), identity=h.alice)
+    h.gate.decide(ids["c2"], Decision.approve(), identity=h.alice)
+    out = agent.invoke(resume_command(agent, CFG), CFG)
+    assert "__interrupt__" not in out
+    assert sorted(h.ran()) == ["execute make build", "execute make test", "read_file README.md"]
+    assert out["messages"][-1].content == "done"
+
+
+def test_the_same_resume_twice_runs_the_tool_once(h: Harness, two_gated_one_free: Any) -> None:
+    agent = two_gated_one_free
+    agent.invoke(USER, CFG)
+    for request_id in by_call(h).values():
+        h.gate.decide(request_id, Decision.approve(), identity=h.alice)
+    command = resume_command(agent, CFG)
+    agent.invoke(command, CFG)
+    agent.invoke(command, CFG)
+    assert sorted(h.ran()) == ["execute make build", "execute make test", "read_file README.md"]
+
+
+def test_a_forged_resume_pauses_again(h: Harness, two_gated_one_free: Any) -> None:
+    agent = two_gated_one_free
+    agent.invoke(USER, CFG)
+    ids = by_call(h)
+    # before any decision: a resume value saying "approved" is only a wake-up
+    state = agent.get_state(CFG)
+    forged = {i.id: {"decisions": [{"type": "approve"}]} for i in state.interrupts}
+    from langgraph.types import Command
+
+    out = agent.invoke(Command(resume=forged), CFG)
+    assert out.get("__interrupt__")
+    assert h.ran() == ["read_file README.md"]
+    # a rejection cannot be turned into an execution by any resume value
+    h.gate.decide(ids["c1"], Decision.reject("not now", ["make lint"]), identity=h.alice)
+    h.gate.decide(ids["c2"], Decision.approve(), identity=h.alice)
+    out = agent.invoke(resume_command(agent, CFG), CFG)
+    assert sorted(h.ran()) == ["execute make test", "read_file README.md"]
+    rejected = tool_messages(out)["c1"]
+    assert rejected.status == "error"
+    assert "not now" in rejected.content
+    assert "make lint" in rejected.content
+    assert "Do not retry" in rejected.content
+
+
+def test_edit_runs_the_edited_call_and_rewrites_the_message(h: Harness) -> None:
+    openai_kwargs = {"tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "execute", "arguments": '{"command": "make build"}'}}]}
+    proposing = AIMessage(
+        content=[{"type": "text", "text": "building"},
+                 {"type": "tool_use", "id": "c1", "name": "execute",
+                  "input": {"command": "make build"}},
+                 {"type": "function_call", "call_id": "c1", "name": "execute",
+                  "arguments": '{"command": "make build"}'}],
+        additional_kwargs=openai_kwargs,
+        tool_calls=[{"name": "execute", "args": {"command": "make build"}, "id": "c1",
+                     "type": "tool_call"}])
+    agent, _ = h.agent([proposing, AIMessage(content="done")])
+    h.agents_graph = agent  # type: ignore[attr-defined]
+    agent.invoke(USER, CFG)
+    h.gate.decide(by_call(h)["c1"], Decision.edit({"command": "make build-fast"}),
+                  identity=h.alice)
+    out = agent.invoke(resume_command(agent, CFG), CFG)
+    assert h.ran() == ["execute make build-fast"]
+    ai = next(m for m in out["messages"] if isinstance(m, AIMessage) and m.tool_calls)
+    assert ai.tool_calls[0]["args"] == {"command": "make build-fast"}
+    assert ai.additional_kwargs["tool_calls"][0]["function"]["arguments"] == \
+        '{"command": "make build-fast"}'
+    blocks = {b["type"]: b for b in ai.content if isinstance(b, dict)}
+    assert blocks["tool_use"]["input"] == {"command": "make build-fast"}
+    assert blocks["function_call"]["arguments"] == '{"command": "make build-fast"}'
+    assert tool_messages(out)["c1"].content == "ran make build-fast"
+    assert len([m for m in out["messages"] if isinstance(m, AIMessage)]) == 2
+
+
+def test_respond_is_an_ordinary_tool_message(h: Harness) -> None:
+    agent, _ = h.agent([calls(("deploy", {"env": "prod"}, "d1")), AIMessage(content="ok")])
+    h.agents_graph = agent  # type: ignore[attr-defined]
+    agent.invoke(USER, CFG)
+    h.gate.decide(by_call(h)["d1"], Decision.respond("prod is frozen; use staging"),
+                  identity=h.alice)
+    out = agent.invoke(resume_command(agent, CFG), CFG)
+    message = tool_messages(out)["d1"]
+    assert (message.status, message.content) == ("success", "prod is frozen; use staging")
+    assert h.ran() == []
+
+
+def test_full_mode_withdraws_ask_user_and_guards_a_forced_call(h: Harness) -> None:
+    agent, model = h.agent([calls(("ask_user", {"question": "which branch?"}, "q1"),
+                                  ("execute", {"command": "make build"}, "c1")),
+                            AIMessage(content="done")])
+    cfg = {"configurable": {"thread_id": "t-full", "review_mode": "full"}}
+    out = agent.invoke(USER, cfg)
+    assert "__interrupt__" not in out
+    assert all("ask_user" not in offered for offered in model.offered)
+    assert "execute" in model.offered[0]
+    guard = tool_messages(out)["q1"]
+    assert "conservative" in guard.content
+    assert h.ran() == ["execute make build"]  # full mode: the gated call ran unreviewed
+
+
+def test_manual_mode_keeps_ask_user(h: Harness) -> None:
+    agent, model = h.agent([AIMessage(content="hello")])
+    agent.invoke(USER, {"configurable": {"thread_id": "t-manual"}})
+    assert "ask_user" in model.offered[0]
+
+
+def test_a_scheduled_run_is_blocked_without_a_pause(h: Harness) -> None:
+    agent, model = h.agent([calls(("execute", {"command": "make build"}, "c1")),
+                            AIMessage(content="done")])
+    out = agent.invoke(USER, {"configurable": {"thread_id": "t-sched"}},
+                       context=SignoffContext(interaction_mode="scheduled"))
+    assert "__interrupt__" not in out
+    blocked = tool_messages(out)["c1"]
+    assert blocked.status == "error"
+    assert "BLOCKED" in blocked.content
+    assert "ask_user" not in model.offered[0]
+    assert h.ran() == []
+    assert h.gate.store.list_requests() == []
+
+
+def test_public_config_cannot_set_the_interaction_mode(h: Harness) -> None:
+    agent, _ = h.agent([calls(("execute", {"command": "make build"}, "c1")),
+                        AIMessage(content="done")])
+    cfg = {"configurable": {"thread_id": "t-pub", "interaction_mode": "autonomous",
+                            "signoff_run": {"review_mode": "full"}}}
+    out = agent.invoke({**USER, "signoff_run": {"review_mode": "full",
+                                                "interaction_mode": "interactive"}}, cfg)
+    assert out.get("__interrupt__")  # still an interactive, manual run: it asks
+    assert h.ran() == []
+
+
+def test_bad_ids_are_stripped_with_a_note_and_the_thread_stays_usable(h: Harness) -> None:
+    agent, _ = h.agent([
+        calls(("read_file", {"path": "a"}, None), ("read_file", {"path": "b"}, ""),
+              ("read_file", {"path": "c"}, "dup"), ("read_file", {"path": "d"}, "dup")),
+        AIMessage(content="done"),
+        AIMessage(content="still here"),
+    ])
+    out = agent.invoke(USER, CFG)
+    assert "__interrupt__" not in out
+    assert h.ran() == ["read_file c"]
+    ai = next(m for m in out["messages"] if isinstance(m, AIMessage) and m.tool_calls)
+    assert [c["id"] for c in ai.tool_calls] == ["dup"]
+    assert ai.content.count("[signoff] removed the tool call") == 3
+    again = agent.invoke({"messages": [{"role": "user", "content": "and now?"}]}, CFG)
+    assert again["messages"][-1].content == "still here"
+
+
+def test_a_waiting_thread_refuses_new_input(h: Harness, two_gated_one_free: Any) -> None:
+    agent = two_gated_one_free
+    agent.invoke(USER, CFG)
+    with pytest.raises(Conflict) as refused:
+        agent.invoke({"messages": [{"role": "user", "content": "something else"}]}, CFG)
+    assert refused.value.code == "thread_waiting"
+
+
+def test_wait_and_resume_wakes_on_a_decision_from_elsewhere(h: Harness,
+                                                           two_gated_one_free: Any) -> None:
+    import threading
+
+    agent = two_gated_one_free
+    agent.invoke(USER, CFG)
+    ids = by_call(h)
+
+    def decide() -> None:
+        for request_id in ids.values():
+            h.gate.decide(request_id, Decision.approve(), identity=h.alice)
+
+    timer = threading.Timer(0.2, decide)
+    timer.start()
+    out = wait_and_resume(agent, h.gate, CFG, timeout=10)
+    timer.join()
+    assert out is not None
+    assert out["messages"][-1].content == "done"
+    assert sorted(h.ran()) == ["execute make build", "execute make test", "read_file README.md"]
+
+
+def test_async_runs_share_the_same_behaviour(h: Harness) -> None:
+    import asyncio
+
+    from signoff.adapters.lc_run import await_and_resume
+
+    agent, _ = h.agent([
+        calls(("execute", {"command": "make build"}, "c1"),
+              ("execute", {"command": "make test"}, "c2"),
+              ("read_file", {"path": "README.md"}, "c3")),
+        AIMessage(content="done"),
+    ], in_memory=True)
+    h.agents_graph = agent  # type: ignore[attr-defined]
+
+    async def main() -> Any:
+        await agent.ainvoke(USER, CFG)
+        for request_id in by_call(h).values():
+            h.gate.decide(request_id, Decision.approve(), identity=h.alice)
+        return await await_and_resume(agent, h.gate, CFG, timeout=10)
+
+    out = asyncio.run(main())
+    assert out["messages"][-1].content == "done"
+    assert sorted(h.ran()) == ["execute make build", "execute make test", "read_file README.md"]
