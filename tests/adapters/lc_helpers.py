@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from signoff import Gate, Policy, SqliteStore
-from signoff.adapters.langchain import SignoffMiddleware
+from signoff.adapters.langchain import SignoffContext, SignoffMiddleware
 from signoff.identity import Identity
 
 POLICY = """
@@ -38,6 +38,13 @@ paths = ["path"]
 [tools.deploy]
 risk = "high"
 [tools.ask_user]
+
+[tools.delegate]
+
+[[rules]]
+id = "subagents"
+effect = "allow"
+tool = "delegate"
 
 [[rules]]
 id = "no-rm"
@@ -121,7 +128,7 @@ class Harness:
             checkpointer = SqliteSaver(conn)
         agent = create_agent(model, tools=[*self.tools(), *extra_tools],
                              middleware=[middleware or SignoffMiddleware(self.gate)],
-                             checkpointer=checkpointer)
+                             checkpointer=checkpointer, context_schema=SignoffContext)
         return agent, model
 
 

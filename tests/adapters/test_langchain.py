@@ -6,10 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
 from lc_helpers import Harness, calls
 
 from signoff import Decision
+from signoff.adapters.langchain import SignoffMiddleware
 from signoff.adapters.lc_run import (
     SignoffContext,
     pending_request_ids,
@@ -247,5 +250,96 @@ def test_async_runs_share_the_same_behaviour(h: Harness) -> None:
         return await await_and_resume(agent, h.gate, CFG, timeout=10)
 
     out = asyncio.run(main())
+    assert out["messages"][-1].content == "done"
+    assert sorted(h.ran()) == ["execute make build", "execute make test", "read_file README.md"]
+
+
+def subagent_tool(h: Harness, *, interaction: str, wait: float) -> Any:
+    """A parent tool that runs a child agent (its own middleware, labelled with the parent
+    call) which asks for a gated call."""
+    @tool
+    def delegate(task: str, runtime: ToolRuntime[SignoffContext]) -> str:
+        """Hand a task to a subagent."""
+        child, _ = h.agent([calls(("deploy", {"env": "staging"}, "sub-1")),
+                            AIMessage(content="child done")],
+                           middleware=SignoffMiddleware(h.gate, subagent_wait=wait),
+                           in_memory=True)
+        out = child.invoke({"messages": [{"role": "user", "content": task}]},
+                           {"configurable": {"thread_id": "t-child"}},
+                           context=SignoffContext(parent_call=runtime.tool_call_id,
+                                                  interaction_mode=interaction))
+        results = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+        return f"{results[0].status}: {results[0].content}"
+
+    return delegate
+
+
+def test_a_subagents_ask_surfaces_labelled_and_times_out_closed(h: Harness) -> None:
+    import threading
+    import time
+
+    agent, _ = h.agent([calls(("delegate", {"task": "ship to staging"}, "p1")),
+                        AIMessage(content="parent done")],
+                       extra_tools=[subagent_tool(h, interaction="interactive", wait=1.0)])
+    seen: list[Any] = []
+
+    def look() -> None:  # while the child waits, its request is in the inbox
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not seen:
+            seen.extend(h.gate.store.list_requests(status=None))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=look)
+    watcher.start()
+    started = time.monotonic()
+    out = agent.invoke(USER, {"configurable": {"thread_id": "t-parent"}})
+    watcher.join()
+    assert time.monotonic() - started >= 1.0
+    assert "__interrupt__" not in out  # the child never paused the parent
+    assert seen[0].parent_call == "p1"
+    assert seen[0].tool == "deploy"
+    request = h.gate.store_get(seen[0].id)
+    assert request.status.value == "cancelled"  # withdrawn when the wait ran out
+    result = tool_messages(out)["p1"].content
+    assert result.startswith("error:")
+    assert "withdrawn" in result
+    assert h.ran() == []
+
+
+def test_a_subagent_of_an_unattended_parent_is_refused(h: Harness) -> None:
+    agent, _ = h.agent([calls(("delegate", {"task": "ship"}, "p2")),
+                        AIMessage(content="parent done")],
+                       extra_tools=[subagent_tool(h, interaction="scheduled", wait=30)])
+    out = agent.invoke(USER, {"configurable": {"thread_id": "t-parent2"}},
+                       context=SignoffContext(interaction_mode="scheduled"))
+    result = tool_messages(out)["p2"].content
+    assert result.startswith("error:")
+    assert "BLOCKED" in result
+    assert h.gate.store.list_requests() == []
+    assert h.ran() == []
+
+
+def test_a_decision_over_the_http_api_resumes_the_run(h: Harness,
+                                                      two_gated_one_free: Any) -> None:
+    import threading
+
+    from signoff.client import Client
+    from signoff.server import ServerSettings, create_app
+    from signoff.server.running import ServerThread
+
+    agent = two_gated_one_free
+    agent.invoke(USER, CFG)
+    _, token = h.gate.add_user("bob")
+    with ServerThread(create_app(h.gate, ServerSettings(port=0), feed_poll=0.2)) as server:
+        def approve_over_http() -> None:
+            with Client(server.url, token) as bob:
+                for request in bob.requests(status="pending"):
+                    bob.decide(request["id"], "approve")
+
+        timer = threading.Timer(0.3, approve_over_http)
+        timer.start()
+        out = wait_and_resume(agent, h.gate, CFG, timeout=10)
+        timer.join()
+    assert out is not None
     assert out["messages"][-1].content == "done"
     assert sorted(h.ran()) == ["execute make build", "execute make test", "read_file README.md"]
