@@ -67,7 +67,7 @@ _ascii_string = json.encoder.encode_basestring_ascii
 def _plain(value: Any) -> bool:
     kind = type(value)  # the common exact types first; subclasses take the general path
     if kind is str:
-        return value.isascii()
+        return str.isascii(value)
     if kind is dict:
         for key, item in value.items():
             if not (isinstance(key, str) and key.isascii() and _plain(item)):

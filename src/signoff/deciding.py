@@ -94,7 +94,7 @@ class Deciding:
                             code="agent_cannot_decide" if not identity.disabled
                             else "identity_disabled")
         edited = self._edited_args(decision)
-        body = _body_hash(request_id, decision, edited)
+        body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
         now = self.clock()
         expired: ApprovalRequest | None = None
         if idempotency_key is not None:  # keys are per approver: one never replays another's

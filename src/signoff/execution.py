@@ -68,6 +68,10 @@ class Hooks:
     before_result: Callable[[str], None] | None = None
 
 
+# What the unlocked checks found (``None``: nothing) and the arguments they parsed.
+Checked = tuple[tuple[str, str] | None, dict[str, Any] | None]
+
+
 class Executing:
     """The execute half of the gate (a mixin: the gate supplies the attributes)."""
 
@@ -92,24 +96,25 @@ class Executing:
                 request = self.store_get(request_id)
             if request.status is not RequestStatus.APPROVED:
                 return outcome_of(request)
-            problem = self._revalidate_outside(request)
+            checked = self._revalidate_outside(request)
             now = self.clock()
             with self.store.transaction() as tx:
                 # Same version and arguments under the lock, or it moved (or was changed
                 # behind the store's back) after the checks: check again.
                 if not tx.hold_request(request):
                     continue
-                claimed = self._claim_locked(tx, request, problem, now, executor)
+                claimed = self._claim_locked(tx, request, checked, now, executor)
             if isinstance(claimed, Execution) and self.hooks.after_claim:
                 self.hooks.after_claim(request_id)
             return claimed
         raise Conflict(f"request {request_id} kept changing while being claimed",
                        code="claim_contended")
 
-    def _claim_locked(self, tx: Tx, locked: ApprovalRequest, problem: tuple[str, str] | None,
-                      now: float, executor: str | None) -> Execution | Outcome:
+    def _claim_locked(self, tx: Tx, locked: ApprovalRequest, checked: Checked, now: float,
+                      executor: str | None) -> Execution | Outcome:
         """With the row locked and the outside checks done: invalidate or claim."""
         actor = executor or self.executor_id
+        problem, args = checked
         problem = problem or self._revalidate_approvers(tx, locked, now)
         if problem is not None:
             code, reason = problem
@@ -121,8 +126,7 @@ class Executing:
         lifecycle.transition(
             tx, locked, RequestStatus.EXECUTING, now=now, actor=actor, fencing_token=token,
             lease_until=now + self.lease, executor=actor)
-        args = _frozen_args(locked.run_args)  # the very text that was checked
-        assert args is not None
+        assert args is not None  # parsed from the very text that was checked (and held)
         return Execution(locked.id, token, args)
 
     def heartbeat(self, execution: Execution, *, seconds: float | None = None) -> bool:
@@ -197,12 +201,17 @@ class Executing:
 
     # ---- re-validation ---------------------------------------------------------------------------
 
-    def _revalidate_outside(self, request: ApprovalRequest) -> tuple[str, str] | None:
-        """Checks that need no lock: expiry, hash, policy, resources."""
+    def _revalidate_outside(self, request: ApprovalRequest) -> Checked:
+        """Checks that need no lock: expiry, hash, policy, resources. Returns the problem
+        found (``None``: none) and the parsed arguments that were checked."""
+        run_args = _frozen_args(request.run_args)
+        return self._problem_outside(request, run_args), run_args
+
+    def _problem_outside(self, request: ApprovalRequest,
+                         run_args: dict[str, Any] | None) -> tuple[str, str] | None:
         now = self.clock()
         if request.expires_at is not None and now >= request.expires_at:
             return "expired", "the approval expired before the call ran"
-        run_args = _frozen_args(request.run_args)
         if run_args is None:
             return ("args_hash_mismatch", "the stored arguments no longer parse")
         context = trusted_context(thread_id=request.thread_id, session_id=request.session_id,

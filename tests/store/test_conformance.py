@@ -306,6 +306,43 @@ def test_audit_chain_indexes_links_and_verifies(store: Store) -> None:
     assert result.ok and result.count == 5 and result.first_bad is None
 
 
+def test_audit_chain_stays_a_chain_across_connections_and_rollbacks(store: Store) -> None:
+    """Each thread has its own connection (SQLite) and remembers the head it committed;
+    appends from another connection, or a rolled-back append, must not fork the chain."""
+
+    def append_in_thread(at: int, *, fail: bool = False) -> None:
+        raised: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                with store.transaction() as tx:
+                    tx.append_audit("thread.event", at_us=at, request_id=None, actor="t",
+                                    data={"at": at})
+                    if fail:
+                        raise RuntimeError("roll back")
+            except BaseException as exc:  # handed to the test thread
+                raised.append(exc)
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+        assert [type(e) for e in raised] == ([RuntimeError] if fail else [])
+
+    append(store, 1)
+    append_in_thread(2)
+    append(store, 1)  # this thread's remembered head is stale now
+    append_in_thread(3, fail=True)
+    append(store, 1)
+    append_in_thread(4)
+    append(store, 2)
+    events = list(store.audit_events())
+    assert [e.index for e in events] == list(range(1, 8))
+    assert [e.at_us for e in events if e.kind == "thread.event"] == [2, 4]
+    result = store.verify_audit()
+    assert result.ok and result.count == 7
+    assert store.audit_head() == (7, events[-1].hash)
+
+
 @pytest.mark.parametrize("statement", [
     "UPDATE audit SET data = '{}' WHERE idx = 1",
     "UPDATE audit SET hash = 'x'",

@@ -65,6 +65,7 @@ class SqliteStore(SqlStore):
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         self._local.conn = conn
         self._local.pid = os.getpid()
+        self._local.reader = contextlib.nullcontext(SqlTx(conn.cursor(), SQLITE))
         with self._lock:
             self._connections.append(conn)
         return conn
@@ -76,30 +77,39 @@ class SqliteStore(SqlStore):
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot begin a transaction: {exc}") from exc
-        tx = SqlTx(conn.cursor(), SQLITE)
+        local = self._local
+        tx = SqlTx(conn.cursor(), SQLITE, head_hint=getattr(local, "head", None))
         try:
             yield tx
         except sqlite3.IntegrityError as exc:
+            local.head = None
             conn.execute("ROLLBACK")
             if str(exc).startswith(("UNIQUE constraint failed", "PRIMARY KEY must be unique")):
                 raise Conflict(f"a concurrent write got there first: {exc}",
                                code="unique_violation") from exc
             raise
         except BaseException:
+            local.head = None
             conn.execute("ROLLBACK")
             raise
         try:
             tx.before_commit()
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
+            local.head = None
             conn.execute("ROLLBACK")
             raise StoreError(f"commit failed: {exc}") from exc
+        if tx.head is not None:
+            local.head = tx.head
         if tx.notified:
             self._wake()
 
-    @contextmanager
-    def _reader(self) -> Iterator[SqlTx]:
-        yield SqlTx(self._connection().cursor(), SQLITE)
+    def _reader(self) -> contextlib.nullcontext[SqlTx]:
+        # Reads are autocommit statements on the thread's connection: one reader per
+        # connection, made with it, with nothing to do on the way in or out.
+        self._connection()
+        reader: contextlib.nullcontext[SqlTx] = self._local.reader
+        return reader
 
     def migrate(self) -> int:
         conn = self._connection()

@@ -9,6 +9,7 @@ bytes come back exactly as they went in.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -84,12 +85,16 @@ def _encode(name: str, value: Any) -> Any:
     return value
 
 
+# ``json.dumps(value, ensure_ascii=False, sort_keys=True)``, the encoder built once.
+_dumps_sorted = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
 def _json_list(value: Any) -> str:
-    return json.dumps(list(value), ensure_ascii=False, sort_keys=True) if value else "[]"
+    return _dumps_sorted(list(value)) if value else "[]"
 
 
 def _json_map(value: Any) -> str:
-    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True) if value else "{}"
+    return _dumps_sorted(dict(value)) if value else "{}"
 
 
 # Per column, how a field becomes a SQL value (``None``: as it is).
@@ -98,8 +103,9 @@ _SPECIAL: dict[str, Callable[[Any], Any]] = {
     "resource_versions": _json_map,
     **{name: _json_list for name in ("evidence", "roles", "reasons", "alternatives")},
 }
-_ENCODERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = tuple(
-    (column, _SPECIAL.get(column)) for column in REQUEST_COLUMNS)
+_ENCODERS: tuple[tuple[Callable[[Any], Any], Callable[[Any], Any] | None], ...] = tuple(
+    (getattr(ApprovalRequest, column).__get__, _SPECIAL.get(column))
+    for column in REQUEST_COLUMNS)
 _INSERT_REQUEST = (f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}) "
                    f"VALUES ({', '.join('?' for _ in REQUEST_COLUMNS)})")
 
@@ -123,6 +129,25 @@ _ROW_SETTERS = tuple((_SLOT_SETTERS[name], _DECODE.get(name)) for name in REQUES
 _COPY_SLOTS = tuple((name, _SLOT_SETTERS[name], getattr(ApprovalRequest, name).__get__)
                     for name in _REQUEST_FIELDS)
 assert set(REQUEST_COLUMNS) == set(_REQUEST_FIELDS)
+
+
+_INSERT_DECISION = (f"INSERT INTO decisions ({', '.join(_DECISION_COLUMNS)}) "
+                    f"VALUES ({', '.join('?' for _ in _DECISION_COLUMNS)})")
+assert _DECISION_COLUMNS == ("id", "request_id", "kind", "approver", "created_at", "args_hash",
+                             "reason", "alternatives", "args", "message", "scope")
+
+
+_INSERT_AUDIT = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_AUDIT_IF_HEAD = (f"INSERT INTO audit ({_AUDIT_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
+                         "WHERE EXISTS (SELECT 1 FROM audit_head WHERE id = 1 AND idx = ? "
+                         "AND hash = ?)")
+
+
+@functools.lru_cache(maxsize=64)
+def _update_sql(names: tuple[str, ...]) -> str:
+    """The compare-and-set UPDATE for one set of changed columns (the text built once)."""
+    return (f"UPDATE requests SET {', '.join(f'{name} = ?' for name in names)} "
+            "WHERE id = ? AND version = ?")
 
 
 def request_from_row(row: Sequence[Any]) -> ApprovalRequest:
@@ -170,13 +195,16 @@ class SqlTx:
     """A transaction over one DB-API cursor. ``on_commit`` collects post-commit work."""
 
     def __init__(self, cursor: Any, dialect: Dialect,
-                 on_notify: Callable[[str], None] | None = None) -> None:
+                 on_notify: Callable[[str], None] | None = None,
+                 head_hint: tuple[int, str] | None = None) -> None:
         self.cursor = cursor
         self.dialect = dialect
         self.on_notify = on_notify
         self.notified: list[str] = []
         self._head: tuple[int, str] | None = None
         self._head_moved = False
+        # SQLite: the audit head as this connection last committed it (a hint, checked).
+        self.head_hint = head_hint
 
     def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
         self.cursor.execute(self.dialect.sql(statement), tuple(params))
@@ -199,16 +227,13 @@ class SqlTx:
 
     def insert_request(self, request: ApprovalRequest) -> None:
         self._exec(_INSERT_REQUEST, [
-            encode(getattr(request, column)) if encode is not None
-            else getattr(request, column)
-            for column, encode in _ENCODERS])
+            get(request) if encode is None else encode(get(request))
+            for get, encode in _ENCODERS])
 
     def update_request(self, request: ApprovalRequest, **changes: Any) -> ApprovalRequest | None:
         changes["version"] = request.version + 1
-        assignments = ", ".join(f"{name} = ?" for name in changes)
         params = [_encode(n, v) for n, v in changes.items()]
-        cursor = self._exec(f"UPDATE requests SET {assignments} WHERE id = ? AND version = ?",
-                            [*params, request.id, request.version])
+        cursor = self._exec(_update_sql(tuple(changes)), [*params, request.id, request.version])
         if cursor.rowcount != 1:
             return None
         # The version matched, so the row is ``request`` plus ``changes``: no need to read it.
@@ -248,13 +273,11 @@ class SqlTx:
     # ---- decisions ---------------------------------------------------------------------------
 
     def insert_decision(self, decision: DecisionRecord) -> None:
-        values = [getattr(decision, c) for c in _DECISION_COLUMNS]
-        values[_DECISION_COLUMNS.index("kind")] = decision.kind.value
-        values[_DECISION_COLUMNS.index("scope")] = decision.scope.value
-        values[_DECISION_COLUMNS.index("alternatives")] = json.dumps(list(decision.alternatives))
-        marks = ", ".join("?" for _ in _DECISION_COLUMNS)
-        self._exec(f"INSERT INTO decisions ({', '.join(_DECISION_COLUMNS)}) VALUES ({marks})",
-                   values)
+        self._exec(_INSERT_DECISION, (
+            decision.id, decision.request_id, decision.kind.value, decision.approver,
+            decision.created_at, decision.args_hash, decision.reason,
+            json.dumps(list(decision.alternatives)), decision.args, decision.message,
+            decision.scope.value))
 
     def decisions(self, request_id: str) -> list[DecisionRecord]:
         rows = self._exec(f"SELECT {', '.join(_DECISION_COLUMNS)} FROM decisions "
@@ -276,21 +299,39 @@ class SqlTx:
 
     def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> AuditEvent:
-        if self._head is None:  # read (and lock) once per transaction, then follow it
-            row = self._one(f"SELECT idx, hash FROM audit_head WHERE id = 1"
-                            f"{self.dialect.lock_suffix}")
-            self._head = (int(row[0]), str(row[1]))
-        index = self._head[0] + 1
-        prev = self._head[1]
         text = canonical_data(data)
-        digest = chain_hash(prev, index=index, at_us=at_us, kind=kind, request_id=request_id,
-                            actor=actor, data=text)
-        self._exec(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (index, at_us, kind, request_id, actor, text, prev, digest))
+        hint = self.head_hint if self._head is None else None
+        if hint is not None:
+            # The head this connection last committed, if it is still the head: the insert
+            # checks that itself (the database is held by BEGIN IMMEDIATE, so the answer
+            # cannot change before commit), which saves reading the head first.
+            index, prev = hint[0] + 1, hint[1]
+            digest = chain_hash(prev, index=index, at_us=at_us, kind=kind,
+                                request_id=request_id, actor=actor, data=text)
+            cursor = self._exec(_INSERT_AUDIT_IF_HEAD, (
+                index, at_us, kind, request_id, actor, text, prev, digest, *hint))
+            if cursor.rowcount != 1:
+                hint = None  # someone else appended since: read the head
+        if hint is None:
+            if self._head is None:  # read (and lock) once per transaction, then follow it
+                row = self._one(f"SELECT idx, hash FROM audit_head WHERE id = 1"
+                                f"{self.dialect.lock_suffix}")
+                self._head = (int(row[0]), str(row[1]))
+            index = self._head[0] + 1
+            prev = self._head[1]
+            digest = chain_hash(prev, index=index, at_us=at_us, kind=kind,
+                                request_id=request_id, actor=actor, data=text)
+            self._exec(_INSERT_AUDIT, (index, at_us, kind, request_id, actor, text, prev,
+                                       digest))
         self._head = (index, digest)
         self._head_moved = True
         return AuditEvent(index=index, at_us=at_us, kind=kind, request_id=request_id,
                           actor=actor, data=text, prev_hash=prev, hash=digest)
+
+    @property
+    def head(self) -> tuple[int, str] | None:
+        """The audit head after this transaction's events (``None``: it never looked)."""
+        return self._head
 
     def before_commit(self) -> None:
         """Record the audit head once per transaction, after its last event (the store calls
