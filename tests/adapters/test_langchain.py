@@ -343,3 +343,17 @@ def test_a_decision_over_the_http_api_resumes_the_run(h: Harness,
     assert out is not None
     assert out["messages"][-1].content == "done"
     assert sorted(h.ran()) == ["execute make build", "execute make test", "read_file README.md"]
+
+
+def test_the_example_runs() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).parents[2] / "examples" / "langchain_agent.py"
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "paused once, waiting on 2 request(s)" in done.stdout
+    assert "tool execute: 'ran: make deploy ENV=staging'" in done.stdout
+    assert "audit verified: True" in done.stdout
