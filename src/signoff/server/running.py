@@ -29,7 +29,11 @@ ADMIN = "admin"
 
 def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: accepted sockets inherit it, and asyncio turns on
+    # TCP_NODELAY only for sockets whose proto says TCP. Without it every response that
+    # Starlette writes in two pieces (headers, then body) on a kept-alive connection waits
+    # for the client's delayed ACK: about 40 ms on Linux, on every long-poll wake.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host.strip("[]"), port))
     sock.listen(2048)
