@@ -8,63 +8,14 @@ reachable server those tests skip and say why.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from kit import KERNEL_POLICY, PG_DSN, make_store, postgres_available  # noqa: F401
 from signoff.policy import Policy
 from signoff.store.base import Store
-
-PG_DSN = os.environ.get("SIGNOFF_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
-
-KERNEL_POLICY = """
-[policy]
-version = "kernel-1"
-gated = ["execute", "deploy"]
-unknown_tools = "ask"
-
-[workspace]
-name = "ws"
-root = "{root}"
-
-[tools.execute]
-shell = "command"
-[tools.write_file]
-paths = ["path"]
-writes = true
-[tools.deploy]
-
-[[rules]]
-id = "no-rm"
-effect = "deny"
-tool = "execute"
-command = "rm *"
-
-[[rules]]
-id = "two-man-deploy"
-effect = "ask"
-mandatory = true
-tool = "deploy"
-roles = ["ops"]
-approvals = 2
-expires = "1h"
-"""
-
-
-def postgres_available() -> str | None:
-    """``None`` if PostgreSQL answers, else why not."""
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_DSN, connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except Exception as exc:  # any failure means: skip, and say why
-        return f"PostgreSQL not reachable at {PG_DSN}: {exc}"
-    return None
-
 
 _PG_PROBLEM = postgres_available()
 
@@ -79,16 +30,6 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def policy(workspace: Path) -> Policy:
     return Policy.from_toml(KERNEL_POLICY.format(root=workspace), source="kernel.toml")
-
-
-def make_store(backend: str, tmp_path: Path) -> Store:
-    if backend == "sqlite":
-        from signoff.store.sqlite import SqliteStore
-
-        return SqliteStore(tmp_path / "signoff.db")
-    from signoff.store.postgres import PostgresStore
-
-    return PostgresStore(PG_DSN, schema="t_" + uuid.uuid4().hex[:12], setup=True)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -39,7 +39,7 @@ from _worker import (
     race,
 )
 
-from conftest import KERNEL_POLICY
+from kit import KERNEL_POLICY
 from signoff.audit import verify
 from signoff.errors import SignoffError
 from signoff.gate import Gate

@@ -51,7 +51,7 @@ from _worker import (
     race,
 )
 
-from conftest import KERNEL_POLICY, make_store
+from kit import KERNEL_POLICY, make_store
 from signoff.audit import verify
 from signoff.errors import SignoffError
 from signoff.execution import Hooks

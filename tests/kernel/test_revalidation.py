@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from backdoor import raw
-from conftest import KERNEL_POLICY
+from kit import KERNEL_POLICY
 from signoff import audit, lifecycle
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict

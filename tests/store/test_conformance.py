@@ -637,7 +637,7 @@ def _raw_append(store: Store) -> None:
 def test_postgres_notifications_stay_in_their_schema(postgres_store: Store,
                                                      tmp_path: Any) -> None:
     store = postgres_store
-    from conftest import PG_DSN
+    from kit import PG_DSN
     from signoff.store.postgres import PostgresStore
 
     neighbour = PostgresStore(PG_DSN, schema="t_" + uuid.uuid4().hex[:12], setup=True)
