@@ -219,7 +219,7 @@ def _run(home: Path, *, report: Report, notes: list[str], port: int, auto_after:
         server_gate = Gate(policy, SqliteStore(db), agent=None)
         stack.callback(server_gate.store.close)
         agent = Gate(policy, SqliteStore(db), agent=AGENT)
-        stack.callback(agent.store.close)
+        stack.callback(agent.close)
         register_tools(agent, root)
         token = first_admin(server_gate)
         assert token is not None  # a new database has no users
@@ -237,6 +237,7 @@ def _run(home: Path, *, report: Report, notes: list[str], port: int, auto_after:
             demo = Demo(db=db, base_url=base_url, admin_token=token, agent=agent, report=report,
                         approver=approver)
             failed = [n for n, step in enumerate(SCRIPT, start=1) if not demo.run_step(n, step)]
+            agent.flush()  # the agent's allowed/denied/blocked verdicts are batched
             report.audit(server_gate.store.audit_events(), db=str(db))
             verification = server_gate.store.verify_audit()
             report.verified(verification)

@@ -37,7 +37,7 @@ from signoff.admin import Administering
 from signoff.audit import to_us
 from signoff.canonical import parse_args
 from signoff.deciding import Deciding, DecisionResult
-from signoff.errors import Conflict, NotFound
+from signoff.errors import ConfigurationError, Conflict, NotFound
 from signoff.execution import Execution, Hooks, _call_args, _current, outcome_of
 from signoff.identity import Identity
 from signoff.model import (
@@ -65,6 +65,7 @@ from signoff.recovery import Recovering
 from signoff.requests import build_request
 from signoff.store.base import Store
 from signoff.tools import Precondition, ToolEntry, Verify
+from signoff.verdicts import VerdictLog
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -82,8 +83,15 @@ class Gate(Deciding, Recovering, Administering):
         lease: float = 300.0,
         hooks: Hooks | None = None,
         executor_id: str | None = None,
+        verdict_audit: str = "batched",
     ) -> None:
+        if verdict_audit not in ("batched", "sync"):
+            raise ConfigurationError(f"verdict_audit must be 'batched' or 'sync', not "
+                                     f"{verdict_audit!r}", code="invalid_setting")
         self.store = store
+        # Allowed / denied / blocked verdicts change nothing: their audit events are batched
+        # (signoff.verdicts) unless "sync" is asked for.
+        self.verdicts = VerdictLog(store) if verdict_audit == "batched" else None
         self.policy = Policy(policy.config, memory=store, reviewer=policy.reviewer, clock=clock)
         self.revalidation_policy = Policy(policy.config, reviewer=policy.reviewer, clock=clock)
         self.clock = clock
@@ -124,6 +132,11 @@ class Gate(Deciding, Recovering, Administering):
                 break
             kind = {Effect.ALLOW: ProposalKind.ALLOWED, Effect.DENY: ProposalKind.DENIED,
                     Effect.BLOCKED: ProposalKind.BLOCKED}[verdict.effect]
+            if self.verdicts is not None and not verdict.grant_id:
+                self.verdicts.add(f"call.{kind.value}", at_us=to_us(now),
+                                  actor=context.principal or self.agent,
+                                  data=_call_record(call, verdict, context))
+                return Proposal(kind=kind, verdict=verdict)
             with self.store.transaction() as tx:
                 # The grant was read before this transaction: count the use first, and if
                 # someone else used it up meanwhile, evaluate again without it.
@@ -281,6 +294,17 @@ class Gate(Deciding, Recovering, Administering):
                     tx, locked, RequestStatus.EXPIRED, now=now, actor="clock",
                     outcome_code="expired")
             return locked
+
+    def flush(self) -> None:
+        """Write the batched verdict audit events now (see ``signoff.verdicts``)."""
+        if self.verdicts is not None:
+            self.verdicts.flush()
+
+    def close(self) -> None:
+        """Flush the verdict audit and close the store."""
+        if self.verdicts is not None:
+            self.verdicts.close()
+        self.store.close()
 
     def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome:
         """Withdraw a pending request (its caller gave up waiting: a subagent's time limit).

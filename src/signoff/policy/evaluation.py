@@ -170,6 +170,9 @@ class Evaluation(Asking):
         memory = self.policy.memory
         if isinstance(memory, Memory) and not memory._rejections:
             return None
+        probe = getattr(memory, "rejected_tools", None)
+        if probe is not None and self.call.name not in probe(thread):
+            return None  # nothing rejected for this tool here: no need to hash the arguments
         found = memory.rejection_for(thread, self.call.name, self.args_hash())
         if found is None:
             return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 
 from signoff.audit import AuditEvent, Verification, verify
@@ -86,6 +86,42 @@ class SqlStore(abc.ABC):
     def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None:
         with self._reader() as tx:
             return tx.rejection_for(thread_id, tool, args_hash)
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` first thing in ``close()``: whoever writes in the background (the
+        verdict log) finishes before the connections go."""
+        hooks: list[Callable[[], None]] = self.__dict__.setdefault("_close_hooks", [])
+        hooks.append(hook)
+
+    def _run_close_hooks(self) -> None:
+        for hook in self.__dict__.pop("_close_hooks", []):
+            hook()
+
+    def rejected_tools(self, thread_id: str) -> frozenset[str]:
+        """The tools with a remembered rejection in this thread — cached until the database
+        may have changed (``memory_token``), so the common answer, "none", costs no query and
+        spares the policy hashing the arguments."""
+        token = self.memory_token()
+        cached: tuple[object, dict[str, frozenset[str]]] | None = getattr(
+            self, "_rejected_cache", None)
+        if cached is None or cached[0] != token:
+            cached = (token, {})
+            self._rejected_cache = cached
+        found = cached[1].get(thread_id)
+        if found is None:
+            with self._reader() as tx:
+                rows = tx._exec("SELECT DISTINCT tool FROM rejections WHERE thread_id = ?",
+                                (thread_id,)).fetchall()
+            found = frozenset(str(row[0]) for row in rows)
+            cached[1][thread_id] = found
+        return found
+
+    @abc.abstractmethod
+    def change_token(self) -> object: ...
+
+    def memory_token(self) -> object:
+        """When cached memory (rejections) must be read again; ``change_token`` by default."""
+        return self.change_token()
 
     def grants_for(self, *, thread_id: str | None, session_id: str | None,
                    tool: str) -> Sequence[Grant]:

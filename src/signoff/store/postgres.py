@@ -167,6 +167,7 @@ class PostgresStore(SqlStore):
                                    timeout=min(timeout, WAIT_SLICE))
 
     def close(self) -> None:
+        self._run_close_hooks()
         self._closing.set()
         if self._listener is not None:
             self._listener.join(timeout=2)
