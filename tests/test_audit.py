@@ -206,3 +206,10 @@ def test_chain_hash_fast_path_hashes_the_same_bytes(
     expected = "sha256:" + hashlib.sha256(GENESIS.encode("ascii") + b"\n" + body).hexdigest()
     assert chain_hash(GENESIS, index=index, at_us=at_us, kind=kind, request_id=request_id,
                       actor=actor, data=data) == expected
+
+
+@pytest.mark.parametrize("text", ["\x7f", "a\x7fb", "\x00\x1f\x7f", "tab\there"])
+def test_fast_path_matches_rfc8785_on_ascii_controls_and_del(text: str) -> None:
+    """The standard library escapes DEL (U+007F); RFC 8785 writes it as is."""
+    for data in ({"k": text}, {text: [text]}):
+        assert canonical_data(data) == rfc8785.dumps(data).decode("utf-8")

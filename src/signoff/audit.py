@@ -66,17 +66,18 @@ _ascii_string = json.encoder.encode_basestring_ascii
 
 def _plain(value: Any) -> bool:
     kind = type(value)  # the common exact types first; subclasses take the general path
-    if kind is str:
-        return str.isascii(value)
+    if kind is str:  # DEL: the standard library escapes it, RFC 8785 does not
+        return str.isascii(value) and "\x7f" not in value
     if kind is dict:
         for key, item in value.items():
-            if not (isinstance(key, str) and key.isascii() and _plain(item)):
+            if not (isinstance(key, str) and key.isascii() and "\x7f" not in key
+                    and _plain(item)):
                 return False
         return True
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, str):
-        return value.isascii()
+        return value.isascii() and "\x7f" not in value
     if isinstance(value, int):
         return -(2**53) < value < 2**53
     if isinstance(value, dict):
