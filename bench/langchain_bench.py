@@ -1,0 +1,186 @@
+"""Time SignoffMiddleware adds to a LangChain agent's model turn on a non-gated call.
+
+Run from the repository root::
+
+    .venv/bin/python bench/langchain_bench.py            # full run
+    .venv/bin/python bench/langchain_bench.py --quick    # a smoke check
+
+Three agents built by ``langchain.agents.create_agent`` with the same scripted
+chat model, the same tool and LangGraph's InMemorySaver, measured in the same
+run, interleaved: no middleware; signoff's ``SignoffMiddleware`` over a gate on
+SQLite (WAL, synchronous=FULL); LangChain's ``HumanInTheLoopMiddleware``
+interrupting on another tool. Each run is one user message and ``--turns``
+model turns, each calling a tool the policy
+allows — then a final answer: ``lookup`` (a non-gated tool with no paths: the
+target's case) and, for information, ``read_file`` inside the workspace (the
+path guard's filesystem walk on top). The added time per turn is (the
+middleware's median run − the bare agent's median run) ÷ turns; it includes
+signoff's run start (once per run), the policy verdict and the (batched) audit
+of every allowed call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import expect, version
+
+TARGET_US = 30.0
+
+POLICY = """
+[policy]
+gated = ["execute"]
+[workspace]
+name = "bench"
+root = "{root}"
+[tools.read_file]
+paths = ["path"]
+[tools.lookup]
+[tools.execute]
+shell = "command"
+"""
+
+
+def build(kind: str, turns: int, work: Path, *, tool_name: str = "lookup") -> tuple[Any, Any]:
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from signoff import Gate, Policy, SqliteStore
+    from signoff.adapters.langchain import SignoffMiddleware
+
+    class Scripted(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **_: Any) -> Any:  # type: ignore[override]
+            return self
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return "contents"
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return "found"
+
+    @tool
+    def execute(command: str) -> str:
+        """Run a command."""
+        return "ran"
+
+    args = {"path": "README.md"} if tool_name == "read_file" else {"query": "weather"}
+    responses = [AIMessage(content="", tool_calls=[
+        {"name": tool_name, "args": args, "id": f"call_{i}", "type": "tool_call"}])
+        for i in range(turns)]
+    responses.append(AIMessage(content="done"))
+    gate = None
+    middleware: list[Any] = []
+    if kind == "signoff":
+        root = work / "ws"
+        root.mkdir(exist_ok=True)
+        gate = Gate(Policy.from_toml(POLICY.format(root=root), source="bench.toml"),
+                    SqliteStore(work / f"signoff-{uuid.uuid4().hex[:6]}.db"), agent="bench")
+        middleware = [SignoffMiddleware(gate)]
+    elif kind == "hitl":
+        middleware = [HumanInTheLoopMiddleware(interrupt_on={"execute": True})]
+    agent = create_agent(Scripted(responses=responses), tools=[read_file, lookup, execute],
+                         middleware=middleware, checkpointer=InMemorySaver())
+    return agent, gate
+
+
+def one_run(agent: Any) -> float:
+    config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    started = time.perf_counter_ns()
+    out = agent.invoke({"messages": [{"role": "user", "content": "read it"}]}, config)
+    elapsed = time.perf_counter_ns() - started
+    if out["messages"][-1].content != "done" or "__interrupt__" in out:
+        raise SystemExit("benchmark setup is wrong: a run did not finish")
+    return elapsed / 1000.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a short smoke run")
+    parser.add_argument("--runs", type=int, default=None, help="timed runs per agent")
+    parser.add_argument("--turns", type=int, default=10, help="model turns per run")
+    args = parser.parse_args()
+    runs = args.runs or (30 if args.quick else 300)
+    work = Path(tempfile.mkdtemp(prefix="signoff-lcbench-"))
+    cases = {  # name: (middleware kind, the tool each turn calls)
+        "bare": ("bare", "lookup"), "signoff": ("signoff", "lookup"),
+        "hitl": ("hitl", "lookup"), "bare-path": ("bare", "read_file"),
+        "signoff-path": ("signoff", "read_file"),
+    }
+    agents = {name: build(kind, args.turns, work, tool_name=tool)
+              for name, (kind, tool) in cases.items()}
+    for name in cases:  # warm up, and check each runs to the end
+        for _ in range(5):
+            one_run(agents[name][0])
+    for name in ("signoff", "signoff-path"):
+        gate = agents[name][1]
+        expect(gate is not None and gate.store.list_requests() == [],
+               "the non-gated call must not create approval requests")
+    names = list(cases)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    gc.disable()
+    try:
+        for block in range(runs // 10 or 1):
+            shift = block % len(names)
+            for name in names[shift:] + names[:shift]:
+                for _ in range(10):
+                    times[name].append(one_run(agents[name][0]))
+            gc.collect()
+    finally:
+        gc.enable()
+    for name in ("signoff", "signoff-path"):
+        gate = agents[name][1]
+        gate.flush()
+        audited = sum(1 for e in gate.store.audit_events() if e.kind == "call.allowed")
+        expect(audited >= len(times[name]) * args.turns,
+               f"every allowed call is audited ({audited} events)")
+
+    def added(name: str, base: str) -> float:
+        return (statistics.median(times[name]) - statistics.median(times[base])) / args.turns
+
+    print(f"signoff {version('signoff')}, langchain {version('langchain')}, langgraph "
+          f"{version('langgraph')}, Python {platform.python_version()}, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.1f}")
+    print(f"{len(times['bare'])} runs per agent, {args.turns} model turns per run; medians per "
+          "run, interleaved\n")
+    print(f"{'agent':<48} {'run median':>11} {'run p99':>10} {'added/turn':>11}")
+    rows = [("bare", "bare", "no middleware (lookup: a non-gated call)"),
+            ("signoff", "bare", "SignoffMiddleware (SQLite), lookup"),
+            ("hitl", "bare", "HumanInTheLoopMiddleware, lookup"),
+            ("bare-path", "bare-path", "no middleware, read_file (a path)"),
+            ("signoff-path", "bare-path", "SignoffMiddleware, read_file (path guard)")]
+    for name, base, label in rows:
+        data = sorted(times[name])
+        p99 = data[min(len(data) - 1, int(len(data) * 0.99))]
+        print(f"{label:<48} {statistics.median(data) / 1000:>8.2f} ms {p99 / 1000:>7.2f} ms "
+              f"{added(name, base):>8.1f} µs")
+    ours, theirs = added("signoff", "bare"), added("hitl", "bare")
+    verdict = "met" if ours <= TARGET_US else "NOT met"
+    ratio = f" ({ours / theirs:.2f}× of it)" if theirs > 0 else ""
+    print(f"\nsignoff adds {ours:.1f} µs per turn on a non-gated call (target ≤ "
+          f"{TARGET_US:.0f} µs: {verdict}); HumanInTheLoopMiddleware adds {theirs:.1f} µs"
+          f"{ratio}. With the workspace path guard: {added('signoff-path', 'bare-path'):.1f} µs.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
