@@ -74,6 +74,7 @@ from signoff.outcomes import Outcome, OutcomeKind, ProposalKind
 FULL_MODE_NOTE = ("You are running without a human to ask: do not ask clarifying questions. "
                   "Where something is unclear, proceed on conservative assumptions and state "
                   "them in your answer.")
+RUNS_REMEMBERED = 10_000  # (thread, call id) → run entries kept for the tool hook
 GUARD_TEXT = ("Nobody can answer questions in this run. Proceed on conservative, stated "
               "assumptions.")
 
@@ -110,11 +111,12 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         self.subagent_wait = subagent_wait
         self.clarification = clarification_tool or gate.policy.config.clarification_tool
         self.tools = []
+        self._runs: dict[tuple[str | None, str], dict[str, Any]] = {}
 
     # ---- the model turn ---------------------------------------------------------------------
 
-    def _before_model(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any],
-                                                                  dict[str, Any] | None]:
+    def _before_model(self, request: ModelRequest[Any]) -> tuple[
+            ModelRequest[Any], dict[str, Any], dict[str, Any] | None]:
         state = request.state
         update = None
         if is_new_run(state):
@@ -129,9 +131,9 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             if request.system_message is not None:
                 note = f"{request.system_message.text}\n\n{note}"
             request = request.override(tools=tools, system_message=SystemMessage(note))
-        return request, update
+        return request, run, update
 
-    def _after_model(self, response: ModelResponse[Any],
+    def _after_model(self, response: ModelResponse[Any], run: dict[str, Any],
                      update: dict[str, Any] | None) -> Any:
         result: list[BaseMessage] = []
         changed = False
@@ -140,6 +142,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                 cleaned, dropped = strip_bad_ids(message)
                 changed = changed or bool(dropped)
                 result.append(cleaned)
+                self._remember(run, cleaned)
             else:
                 result.append(message)
         if changed:
@@ -151,14 +154,14 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
-        request, update = self._before_model(request)
-        return self._after_model(handler(request), update)
+        request, run, update = self._before_model(request)
+        return self._after_model(handler(request), run, update)
 
     async def awrap_model_call(
             self, request: ModelRequest[Any],
             handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
-        request, update = await asyncio.to_thread(self._before_model, request)
-        return self._after_model(await handler(request), update)
+        request, run, update = await asyncio.to_thread(self._before_model, request)
+        return self._after_model(await handler(request), run, update)
 
     # ---- the tool call ----------------------------------------------------------------------
 
@@ -195,10 +198,28 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             _current.reset(token)
         return await asyncio.to_thread(self._settle, plan, result, None)
 
+    def _remember(self, run: dict[str, Any], message: AIMessage) -> None:
+        """The run each call of this turn belongs to, for the tool hook: reading it back
+        from ``request.state`` makes LangGraph rebuild the whole state for every call."""
+        thread = run.get("thread_id")
+        for call in message.tool_calls:
+            self._runs[(thread, str(call["id"]))] = run
+        while len(self._runs) > RUNS_REMEMBERED:
+            self._runs.pop(next(iter(self._runs)))
+
+    def _run_of(self, request: ToolCallRequest) -> dict[str, Any] | None:
+        """The call's run: remembered from this process's model hook for that turn, else
+        (a resume in another process, say) read from the graph state."""
+        remembered = self._runs.get((_thread_of(request), str(request.tool_call["id"])))
+        if remembered is not None:
+            return remembered
+        state = request.state if isinstance(request.state, Mapping) else {}
+        found = state.get(RUN_KEY)
+        return found if isinstance(found, dict) else None
+
     def _prepare(self, request: ToolCallRequest) -> ToolMessage | _Run | _Claimed:
         call = request.tool_call
-        state = request.state if isinstance(request.state, Mapping) else {}
-        run = state.get(RUN_KEY)
+        run = self._run_of(request)
         context = context_of(run) if run else RunContext(
             thread_id=_thread_of(request), interaction_mode=InteractionMode(
                 self.default.interaction_mode))
@@ -219,6 +240,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             return from_outcome(call, claimed)
         rewrite = None
         if args_hash(claimed.args) != args_hash(call["args"]):
+            state = request.state if isinstance(request.state, Mapping) else {}
             rewrite = self._rewrite(state, str(call["id"]), context)
         return _Claimed(request.override(tool_call={**call, "args": claimed.args}), claimed,
                         rewrite)
