@@ -22,31 +22,27 @@ processes, ``LISTEN/NOTIFY`` on PostgreSQL), never in a tight loop.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import inspect
 import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar, overload
 
 from signoff import lifecycle
 from signoff.admin import Administering
-from signoff.audit import to_us
 from signoff.canonical import parse_args
 from signoff.deciding import Deciding, DecisionResult
-from signoff.errors import ConfigurationError, Conflict, NotFound
+from signoff.errors import ConfigurationError, NotFound
 from signoff.execution import Execution, Hooks, _call_args, _current, outcome_of
 from signoff.identity import Identity
 from signoff.model import (
     Decision,
-    Effect,
     RequestStatus,
     RunContext,
     ToolCall,
-    Verdict,
 )
 from signoff.outcomes import (
     Blocked,
@@ -60,9 +56,8 @@ from signoff.outcomes import (
     StillPending,
 )
 from signoff.policy import Policy
-from signoff.policy.modes import parse_review_mode
+from signoff.proposing import Proposing
 from signoff.recovery import Recovering
-from signoff.requests import build_request
 from signoff.store.base import Store
 from signoff.tools import Precondition, ToolEntry, Verify
 from signoff.verdicts import VerdictLog
@@ -72,7 +67,7 @@ R = TypeVar("R")
 DEFAULT_WAIT = 3600.0
 
 
-class Gate(Deciding, Recovering, Administering):
+class Gate(Proposing, Deciding, Recovering, Administering):
     def __init__(
         self,
         policy: Policy,
@@ -100,113 +95,6 @@ class Gate(Deciding, Recovering, Administering):
         self.hooks = hooks or Hooks()
         self.tools: dict[str, ToolEntry] = {}
         self.executor_id = executor_id or f"{socket.gethostname()}:{os.getpid()}"
-
-    # ---- the policy ------------------------------------------------------------------------------
-
-    def context_for(self, context: RunContext | None) -> RunContext:
-        """Fix the run's review mode: explicit, else the thread's stored mode, else default."""
-        context = context or RunContext()
-        if context.review_mode is None and context.thread_id:
-            stored = self.store.thread_mode(context.thread_id)
-            if stored is not None:
-                return _replace(context, review_mode=parse_review_mode(stored))
-        return context
-
-    def check(self, call: ToolCall, context: RunContext | None = None) -> Verdict:
-        return self.policy.evaluate(call, self.context_for(context))
-
-    def propose(self, call: ToolCall, context: RunContext | None = None, *,
-                evidence: Sequence[str] = ()) -> Proposal:
-        """Evaluate and, for an ask, create (or find again) the durable approval request."""
-        context = self.context_for(context)
-        args: dict[str, Any] = {}
-        for attempt in range(3):
-            verdict = self.policy.evaluate(call, context)
-            now = self.clock()
-            if attempt == 0 and verdict.effect is not Effect.DENY:
-                args = parse_args(call.args)  # well-formed, or the verdict would be a deny
-                if call.name in self.tools:
-                    # A call its own tool would refuse is bad input, whatever the verdict.
-                    self.tools[call.name].validate(args, edit=False)
-            if verdict.effect is Effect.ASK:
-                break
-            kind = {Effect.ALLOW: ProposalKind.ALLOWED, Effect.DENY: ProposalKind.DENIED,
-                    Effect.BLOCKED: ProposalKind.BLOCKED}[verdict.effect]
-            if self.verdicts is not None and not verdict.grant_id:
-                self.verdicts.add(f"call.{kind.value}", at_us=to_us(now),
-                                  actor=context.principal or self.agent,
-                                  data=_call_record(call, verdict, context))
-                return Proposal(kind=kind, verdict=verdict)
-            with self.store.transaction() as tx:
-                # The grant was read before this transaction: count the use first, and if
-                # someone else used it up meanwhile, evaluate again without it.
-                if verdict.grant_id and not tx.use_grant(verdict.grant_id):
-                    continue
-                tx.append_audit(f"call.{kind.value}", at_us=to_us(now), request_id=None,
-                                actor=context.principal or self.agent,
-                                data=_call_record(call, verdict, context))
-            return Proposal(kind=kind, verdict=verdict)
-        else:
-            raise Conflict("a standing approval kept being used up while this call was "
-                           "evaluated", code="grant_contended")
-        tool = self.tools.get(call.name)
-        try:  # a new call id is the common case: insert, and look only on a clash
-            return self._create_request(call, args, verdict, context=context, tool=tool,
-                                        now=now, evidence=evidence, look_first=False)
-        except Conflict as exc:  # proposed before (a re-run node) or by another process now
-            if exc.code != "unique_violation":
-                raise
-            return self._create_request(call, args, verdict, context=context, tool=tool,
-                                        now=now, evidence=evidence, look_first=True)
-
-    def _create_request(self, call: ToolCall, args: dict[str, Any], verdict: Verdict, *,
-                        context: RunContext, tool: ToolEntry | None, now: float,
-                        evidence: Sequence[str], look_first: bool) -> Proposal:
-        with self.store.transaction() as tx:
-            if look_first and context.thread_id and call.id:
-                existing = tx.find_request(context.thread_id, call.id)
-                if existing is not None:
-                    if existing.args_hash != verdict.args_hash or existing.tool != call.name:
-                        raise Conflict(f"call id {call.id!r} was already used for another call "
-                                       "in this thread", code="call_id_reused")
-                    kind = ProposalKind.PENDING if existing.status is RequestStatus.PENDING \
-                        else ProposalKind.DECIDED
-                    return Proposal(kind=kind, verdict=verdict, request=existing)
-            request = build_request(call=call, args=args, verdict=verdict, context=context,
-                                    config=self.policy.config, tool=tool, agent=self.agent,
-                                    now=now, evidence=evidence)
-            tx.insert_request(request)
-            tx.append_audit("request.created", at_us=to_us(now), request_id=request.id,
-                            actor=context.principal or self.agent, data={
-                                "tool": request.tool, "call_id": request.call_id,
-                                "args_hash": request.args_hash, "risk": request.risk.value,
-                                "policy_version": request.policy_version,
-                                "decision_id": request.decision_id,
-                                "thread_id": request.thread_id, "run_id": request.run_id,
-                                "roles": list(request.roles),
-                                "approvals_required": request.approvals_required,
-                                "expires_at_us": None if request.expires_at is None
-                                else to_us(request.expires_at)})
-            tx.notify(request.id)
-        if self.hooks.after_insert:
-            self.hooks.after_insert(request.id)
-        return Proposal(kind=ProposalKind.PENDING, verdict=verdict, request=request)
-
-    def start_run(self, context: RunContext) -> RunContext:
-        """Begin a run on a thread: refused (``thread_waiting``) while the thread has a pending
-        request from another run — it is waiting for input, not finished. Returns the
-        context with the run's review mode fixed (explicit, stored, or default)."""
-        if context.thread_id:
-            waiting = [r for r in self.store.pending_on_thread(context.thread_id)
-                       if r.run_id != context.run_id]
-            if waiting:
-                raise Conflict(f"thread {context.thread_id} is waiting for "
-                               f"{len(waiting)} decision(s) ({waiting[0].id}); resolve them "
-                               "first", code="thread_waiting")
-        context = self.context_for(context)
-        if context.review_mode is None:
-            context = _replace(context, review_mode=self.policy.config.default_review_mode)
-        return context
 
     # ---- deciding and resuming ------------------------------------------------------------------
 
@@ -466,17 +354,3 @@ def _unwrap(outcome: Outcome) -> Any:
     if kind is OutcomeKind.PENDING:
         raise StillPending(outcome)
     raise Denied(outcome)
-
-
-def _call_record(call: ToolCall, verdict: Verdict, context: RunContext) -> dict[str, Any]:
-    return {"tool": call.name if isinstance(call.name, str) else repr(call.name),
-            "call_id": call.id if isinstance(call.id, str) else None,
-            "args_hash": verdict.args_hash, "code": verdict.code, "source": verdict.source,
-            "risk": verdict.risk.value, "policy_version": verdict.policy_version,
-            "decision_id": verdict.decision_id, "thread_id": context.thread_id,
-            "run_id": context.run_id,
-            "rules": [r.rule for r in verdict.reasons if r.rule]}
-
-
-def _replace(context: RunContext, **changes: Any) -> RunContext:
-    return dataclasses.replace(context, **changes)
