@@ -30,6 +30,7 @@ bench/README.md for the method and how to read the tables.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import contextlib
 import math
@@ -168,7 +169,7 @@ def peer_serve(label: str, db: str, cwd: Path) -> Any:
 # ----------------------------------------------------------------------------------------------
 
 
-class System:
+class System(abc.ABC):
     key: str
     name: str
     backend: str
@@ -185,23 +186,23 @@ class System:
             taken, self._ids = self._ids[:n], self._ids[n:]
         return taken
 
-    def decider_headers(self, client: int) -> dict[str, str]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def decider_headers(self, client: int) -> dict[str, str]: ...
 
-    def waiter_headers(self) -> dict[str, str]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def waiter_headers(self) -> dict[str, str]: ...
 
-    def decision(self, request_id: str, client: int) -> tuple[str, dict[str, Any]]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def decision(self, request_id: str, client: int) -> tuple[str, dict[str, Any]]: ...
 
-    def wait_path(self, request_id: str) -> str:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def wait_path(self, request_id: str) -> str: ...
 
-    def decided(self, answer: dict[str, Any]) -> bool:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def decided(self, answer: dict[str, Any]) -> bool: ...
 
-    def woke(self, answer: dict[str, Any]) -> bool:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def woke(self, answer: dict[str, Any]) -> bool: ...
 
 
 class SignoffSystem(System):

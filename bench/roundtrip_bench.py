@@ -23,6 +23,7 @@ the table.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import contextlib
 import gc
@@ -135,7 +136,7 @@ class Samples:
 # ----------------------------------------------------------------------------------------------
 
 
-class Case:
+class Case(abc.ABC):
     key: str
     system: str
     backend: str
@@ -143,17 +144,17 @@ class Case:
     reference = False  # the LangGraph row the targets are judged against
     info = False  # shown for information only
 
-    def cycle(self, i: str) -> Iterator[str]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def cycle(self, i: str) -> Iterator[str]: ...
 
-    def check(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def check(self) -> None: ...
 
-    def count(self, cycles: int) -> Counts:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def count(self, cycles: int) -> Counts: ...
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 (optional: most cases hold nothing to close)
+        """Release what the case holds; nothing by default."""
 
 
 def drive_timed(case: Case, i: str, samples: Samples) -> None:
