@@ -39,6 +39,7 @@ from signoff.errors import ConfigurationError, NotFound
 from signoff.execution import Execution, Hooks, _call_args, _current, outcome_of
 from signoff.identity import Identity
 from signoff.model import (
+    ApprovalRequest,
     Decision,
     RequestStatus,
     RunContext,
@@ -108,10 +109,7 @@ class Gate(Proposing, Deciding, Recovering, Administering):
 
     def resume(self, request_id: str) -> Outcome:
         """The outcome of a request now; an approved one runs here (once) if its tool is here."""
-        request = self.store_get(request_id)
-        if request.status is RequestStatus.PENDING and request.expires_at is not None \
-                and self.clock() >= request.expires_at:
-            request = self._expire(request_id)
+        request = self._now(request_id)
         if request.status is RequestStatus.APPROVED:
             entry = self.tools.get(request.tool)
             if entry is not None and not entry.is_async:
@@ -121,10 +119,7 @@ class Gate(Proposing, Deciding, Recovering, Administering):
     def outcome(self, request_id: str) -> Outcome:
         """The outcome of a request now, without running anything (an overdue pending
         request is expired first). What an HTTP agent polls."""
-        request = self.store_get(request_id)
-        if request.status is RequestStatus.PENDING and request.expires_at is not None \
-                and self.clock() >= request.expires_at:
-            request = self._expire(request_id)
+        request = self._now(request_id)
         return outcome_of(request)
 
     def wait(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
@@ -132,10 +127,7 @@ class Gate(Proposing, Deciding, Recovering, Administering):
         deadline = time.monotonic() + timeout
         while True:
             since = self.store.change_token()
-            request = self.store_get(request_id)
-            if request.status is RequestStatus.PENDING and request.expires_at is not None \
-                    and self.clock() >= request.expires_at:
-                request = self._expire(request_id)
+            request = self._now(request_id)
             if request.status is not RequestStatus.PENDING:
                 return outcome_of(request)
             remaining = deadline - time.monotonic()
@@ -170,6 +162,16 @@ class Gate(Proposing, Deciding, Recovering, Administering):
         if waited.kind is OutcomeKind.APPROVED:
             return self.resume(proposal.request.id)
         return waited
+
+    def _now(self, request_id: str) -> ApprovalRequest:
+        """The request as it stands, a pending one past its expiry expired first (the
+        server's clock judges expiry, whoever asks)."""
+        request = self.store_get(request_id)
+        if request.status is RequestStatus.PENDING and request.expires_at is not None \
+                and self.clock() >= request.expires_at:
+            expired: ApprovalRequest = self._expire(request_id)
+            return expired
+        return request
 
     def _expire(self, request_id: str) -> Any:
         now = self.clock()
