@@ -18,7 +18,7 @@ import json
 import re
 import shlex
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,12 +152,9 @@ class Deciding:
         return current
 
     def _authorize(self, request: ApprovalRequest, identity: Identity) -> None:
-        if identity.name in {request.principal, request.agent} - {None}:
-            raise Forbidden(f"{identity.name} asked for this call and cannot decide it",
-                            code="self_approval")
-        if not identity.holds_any(request.roles):
-            raise Forbidden(f"{identity.name} holds none of the roles "
-                            f"{', '.join(request.roles)} this request needs", code="role_missing")
+        refused = refusal(request, identity)
+        if refused is not None:
+            raise refused
 
     def _edited_args(self, decision: Decision) -> dict[str, Any] | None:
         if decision.kind is DecisionKind.REJECT and not (decision.reason or "").strip():
@@ -301,6 +298,29 @@ class Deciding:
         return DecisionResult(request=request, decision_id=data["decision_id"],
                               approvals=data["approvals"], required=data["required"],
                               transitioned=data["transitioned"], replayed=True)
+
+
+def refusal(request: ApprovalRequest, identity: Identity) -> Forbidden | None:
+    """Why ``identity`` may not decide ``request`` (as the error ``decide`` raises), or
+    ``None``. The inbox asks the same question to decide whether to show the buttons."""
+    if not identity.may_decide:
+        return Forbidden(f"{identity.name} is an agent identity and cannot decide",
+                         code="agent_cannot_decide")
+    if identity.name in {request.principal, request.agent} - {None}:
+        return Forbidden(f"{identity.name} asked for this call and cannot decide it",
+                         code="self_approval")
+    if not identity.holds_any(request.roles):
+        return Forbidden(f"{identity.name} holds none of the roles "
+                         f"{', '.join(request.roles)} this request needs", code="role_missing")
+    return None
+
+
+def approvers_of(request: ApprovalRequest, decisions: Sequence[DecisionRecord]) -> list[str]:
+    """The distinct approvers of the arguments that would run (approve and edit decisions on
+    ``run_hash``), sorted: the quorum count as it stands."""
+    return sorted({d.approver for d in decisions
+                   if d.kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
+                   and d.args_hash == request.run_hash})
 
 
 def needs_more_review(verdict: Verdict, request: ApprovalRequest) -> str | None:

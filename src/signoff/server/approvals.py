@@ -8,9 +8,10 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 
+from signoff.deciding import approvers_of
 from signoff.gate import Gate
 from signoff.identity import Identity
-from signoff.model import Decision, DecisionKind, RequestStatus
+from signoff.model import Decision, RequestStatus
 from signoff.server import schemas
 from signoff.server.auth import authenticate, require_decider
 from signoff.server.bodies import body_doc, read_body, request_fields
@@ -43,9 +44,7 @@ async def get_request(request: Request, request_id: str) -> Any:
 def request_detail(gate: Gate, request_id: str) -> dict[str, Any]:
     req = gate.store_get(request_id)
     decisions = gate.store.decisions(req.id)
-    approvals = len({d.approver for d in decisions if d.kind in (
-        DecisionKind.APPROVE, DecisionKind.EDIT) and d.args_hash == req.run_hash})
-    return {**request_fields(req), "approvals": approvals, "decisions": [
+    return {**request_fields(req), "approvals": len(approvers_of(req, decisions)), "decisions": [
         {"kind": d.kind.value, "approver": d.approver, "args_hash": d.args_hash,
          "reason": d.reason, "at": d.created_at} for d in decisions]}
 

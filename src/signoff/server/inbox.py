@@ -21,9 +21,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from signoff.canonical import parse_args
+from signoff.deciding import approvers_of, refusal
 from signoff.errors import InvalidDecision, SignoffError, Unauthenticated
-from signoff.identity import Identity, IdentityKind
-from signoff.model import ApprovalRequest, Decision, DecisionKind, RequestStatus
+from signoff.identity import Identity
+from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
 from signoff.server.reveal import reveal
@@ -138,8 +139,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
     after = gate.store.audit_head()[0]
     req = gate.store_get(request_id)
     decisions = gate.store.decisions(req.id)
-    approvers = sorted({d.approver for d in decisions if d.kind in (
-        DecisionKind.APPROVE, DecisionKind.EDIT) and d.args_hash == req.run_hash})
+    approvers = approvers_of(req, decisions)
     args_html, flagged = reveal(req.run_args)
     description_html, flagged_desc = reveal(req.description)
     summary_html, flagged_summary = reveal(req.summary)
@@ -147,7 +147,8 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
         pretty = json.dumps(json.loads(req.run_args), indent=2, ensure_ascii=False)
     except ValueError:
         pretty = req.run_args
-    can_decide, why = _can_decide(identity, req)
+    refused = refusal(req, identity)  # the very check decide() makes
+    can_decide, why = refused is None, refused.message if refused else ""
     now = gate.clock()
     return {"r": req, "request_id": req.id, "thread_id": req.thread_id, "decisions": decisions,
             "approvals": len(approvers), "approvers": approvers, "args_html": args_html,
@@ -156,16 +157,6 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
             "edited_from": req.args if req.approved_args is not None else None,
             "expires_in": "in " + _age(req.expires_at - now) if req.expires_at else "",
             "can_decide": can_decide, "cannot_decide": why, "after": after}
-
-
-def _can_decide(identity: Identity, req: ApprovalRequest) -> tuple[bool, str]:
-    if identity.kind is IdentityKind.AGENT:
-        return False, "Agent identities cannot decide."
-    if identity.name in {req.principal, req.agent} - {None}:
-        return False, "You asked for this call, so someone else must decide it."
-    if not identity.holds_any(req.roles):
-        return False, f"Deciding needs one of the roles: {', '.join(req.roles)}."
-    return True, ""
 
 
 @pages.get("/requests/{request_id}")
