@@ -43,7 +43,8 @@ async def propose(request: Request) -> Any:
     if context.thread_id and context.run_id:
         # A thread waiting for a decision from another run is waiting for input, not
         # finished: a new run on it is refused (409 thread_waiting) until that is resolved.
-        await run_in_threadpool(state.gate.start_run, context)
+        # The context comes back with its review mode fixed: propose need not read it again.
+        context = await run_in_threadpool(state.gate.start_run, context)
     proposal = await run_in_threadpool(state.gate.propose, call, context,
                                        evidence=tuple(body.evidence))
     request_id = proposal.request_id
