@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from signoff.errors import (
     Unauthenticated,
 )
 from signoff.identity import Identity
+from signoff.ids import new_id
 from signoff.model import (
     ApprovalRequest,
     ApproveScope,
@@ -190,7 +190,7 @@ class Deciding:
 
     def _apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
                edited: dict[str, Any] | None, identity: Identity, now: float) -> DecisionResult:
-        record_id = "dec_" + uuid.uuid4().hex
+        record_id = new_id("dec_")
         kind = decision.kind
         target_hash = request.run_hash
         changes: dict[str, Any] = {}
@@ -260,7 +260,7 @@ class Deciding:
             self._exact_patterns(request.tool, args)
         if patterns is None:
             return
-        grant = Grant(id="grant_" + uuid.uuid4().hex, scope=GrantScope.THREAD,
+        grant = Grant(id=new_id("grant_"), scope=GrantScope.THREAD,
                       tool=request.tool, args=patterns, thread_id=request.thread_id,
                       session_id=request.session_id, created_by=identity.name)
         tx.insert_grant(grant, at=now, request_id=request.id)

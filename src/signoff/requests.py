@@ -9,11 +9,11 @@ the tool declared preconditions on.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from signoff.canonical import canonical_text
+from signoff.ids import new_id
 from signoff.model import ApprovalRequest, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.policy.config import PolicyConfig
 from signoff.tools import ToolEntry
@@ -22,7 +22,7 @@ _SUMMARY_VALUE = 120
 
 
 def new_request_id() -> str:
-    return "req_" + uuid.uuid4().hex
+    return new_id("req_")
 
 
 def build_request(
