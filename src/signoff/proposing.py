@@ -45,7 +45,7 @@ class Proposing:
         """Fix the run's review mode: explicit, else the thread's stored mode, else default."""
         context = context or RunContext()
         if context.review_mode is None and context.thread_id:
-            stored = self.store.thread_mode(context.thread_id)
+            stored = self.store.thread_memory(context.thread_id).mode
             if stored is not None:
                 return _replace(context, review_mode=parse_review_mode(stored))
         return context

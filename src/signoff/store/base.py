@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from signoff.audit import AuditEvent, Verification
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
+
+if TYPE_CHECKING:
+    from signoff.store.recall import ThreadMemory
 
 
 class Tx(Protocol):
@@ -130,7 +133,13 @@ class Store(Protocol):
 
     def user_by_token(self, token_hash: str) -> Identity | None: ...
 
-    def thread_mode(self, thread_id: str) -> str | None: ...
+    def thread_mode(self, thread_id: str) -> str | None:
+        """The review mode stored for the thread, read now."""
+        ...
+
+    def thread_memory(self, thread_id: str) -> ThreadMemory:
+        """Mode, rejected tools and grants of the thread, as recently as ``memory_token``."""
+        ...
 
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]: ...
 

@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from signoff.audit import AuditEvent, Verification, verify
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
+from signoff.store.recall import Recall, ThreadMemory, read_session, read_thread
 from signoff.store.sqltx import _SELECT_REQUEST, SqlTx, audit_from_row, request_from_row
 
 _AUDIT_PAGE = 1000
@@ -97,36 +98,45 @@ class SqlStore(abc.ABC):
         for hook in self.__dict__.pop("_close_hooks", []):
             hook()
 
+    @property
+    def _recall(self) -> Recall:
+        recall: Recall | None = self.__dict__.get("_recall_cache")
+        if recall is None:
+            recall = self.__dict__.setdefault("_recall_cache", Recall(self.memory_token))
+        return recall
+
+    def _read_thread(self, thread_id: str) -> ThreadMemory:
+        with self._reader() as tx:
+            return read_thread(tx, thread_id)
+
+    def _read_session(self, session_id: str) -> tuple[tuple[float, Grant], ...]:
+        with self._reader() as tx:
+            return read_session(tx, session_id)
+
+    def thread_memory(self, thread_id: str) -> ThreadMemory:
+        """The thread's stored mode, rejected tools and grants (``signoff.store.recall``)."""
+        return self._recall.thread(thread_id, self._read_thread)
+
     def rejected_tools(self, thread_id: str) -> frozenset[str]:
-        """The tools with a remembered rejection in this thread — cached until the database
-        may have changed (``memory_token``), so the common answer, "none", costs no query and
-        spares the policy hashing the arguments."""
-        token = self.memory_token()
-        cached: tuple[object, dict[str, frozenset[str]]] | None = getattr(
-            self, "_rejected_cache", None)
-        if cached is None or cached[0] != token:
-            cached = (token, {})
-            self._rejected_cache = cached
-        found = cached[1].get(thread_id)
-        if found is None:
-            with self._reader() as tx:
-                rows = tx._exec("SELECT DISTINCT tool FROM rejections WHERE thread_id = ?",
-                                (thread_id,)).fetchall()
-            found = frozenset(str(row[0]) for row in rows)
-            cached[1][thread_id] = found
-        return found
+        """The tools with a remembered rejection in this thread: the common answer, "none",
+        spares the policy hashing the arguments and reading the rejection itself."""
+        return self.thread_memory(thread_id).rejected
 
     @abc.abstractmethod
     def change_token(self) -> object: ...
 
     def memory_token(self) -> object:
-        """When cached memory (rejections) must be read again; ``change_token`` by default."""
+        """When remembered thread memory must be read again; ``change_token`` by default."""
         return self.change_token()
 
     def grants_for(self, *, thread_id: str | None, session_id: str | None,
                    tool: str) -> Sequence[Grant]:
-        with self._reader() as tx:
-            return tx.grants_for(thread_id=thread_id, session_id=session_id, tool=tool)
+        """The thread's and the session's grants, oldest first (the policy filters by tool)."""
+        found = list(self.thread_memory(thread_id).grants) if thread_id else []
+        if session_id:
+            found.extend(self._recall.session(session_id, self._read_session))
+            found.sort(key=_created)
+        return [grant for _, grant in found]
 
     def thread_mode(self, thread_id: str) -> str | None:
         with self._reader() as tx:
@@ -144,3 +154,7 @@ class SqlStore(abc.ABC):
 
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]:
         return self.list_requests(status=RequestStatus.PENDING, thread_id=thread_id)
+
+
+def _created(entry: tuple[float, Grant]) -> float:
+    return entry[0]

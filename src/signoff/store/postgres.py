@@ -76,6 +76,8 @@ class PostgresStore(SqlStore):
             raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
         self._changed = threading.Condition()
         self._generation = 0
+        self._commits = 0  # commits of this process
+        self._commits_lock = threading.Lock()
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
         if setup:
@@ -95,6 +97,8 @@ class PostgresStore(SqlStore):
                 tx = SqlTx(cursor, POSTGRES, on_notify=notify)
                 yield tx
                 tx.before_commit()
+            with self._commits_lock:
+                self._commits += 1
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(f"a concurrent write got there first: {exc.diag.message_primary}",
                            code="unique_violation") from exc
@@ -158,6 +162,12 @@ class PostgresStore(SqlStore):
     def change_token(self) -> object:
         self._ensure_listener()
         return self._generation
+
+    def memory_token(self) -> object:
+        """Commits of this process at once; other processes' as their notifications arrive
+        (decisions, rejections, grants and thread modes all notify)."""
+        self._ensure_listener()
+        return (self._commits, self._generation)
 
     def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
         self._ensure_listener()

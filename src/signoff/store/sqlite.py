@@ -65,6 +65,7 @@ class SqliteStore(SqlStore):
         self._local = threading.local()
         self._changed = threading.Condition()
         self._generation = 0
+        self._commits = 0  # commits of this process (bumped under the writer lock)
         self._connections: list[sqlite3.Connection] = []
         self._idle: list[tuple[sqlite3.Connection, contextlib.nullcontext[SqlTx], int]] = []
         self._closed = False
@@ -148,6 +149,7 @@ class SqliteStore(SqlStore):
             local.head = None
             conn.execute("ROLLBACK")
             raise StoreError(f"commit failed: {exc}") from exc
+        self._commits += 1
         if tx.head is not None:
             local.head = tx.head
         if tx.notified:
@@ -197,10 +199,11 @@ class SqliteStore(SqlStore):
         """Commits of this process at once; other processes' within ``MEMORY_STALENESS``.
 
         Asking SQLite (``PRAGMA data_version``) releases the GIL, and on a busy agent's pool
-        thread getting it back costs far more than the query. A rejection decided in another
-        process therefore reaches the cached memory within 50 ms; until then a re-proposed
-        call asks a human again — it is never allowed by the delay."""
-        return (self._generation, int(time.monotonic() / MEMORY_STALENESS))
+        thread getting it back costs far more than the query. A rejection decided or a mode
+        set in another process therefore reaches the remembered thread memory within 50 ms;
+        until then a re-proposed call asks a human again — it is never allowed by the delay
+        (``signoff.store.recall``)."""
+        return (self._commits, int(time.monotonic() / MEMORY_STALENESS))
 
     def change_token(self) -> object:
         conn = self._connection()
