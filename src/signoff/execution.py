@@ -122,10 +122,7 @@ class Executing:
                 tx, locked, RequestStatus.INVALIDATED, now=now, actor=actor, outcome_code=code,
                 outcome_reason=reason)
             return outcome_of(moved)
-        token = tx.next_fencing_token()
-        lifecycle.transition(
-            tx, locked, RequestStatus.EXECUTING, now=now, actor=actor, fencing_token=token,
-            lease_until=now + self.lease, executor=actor)
+        token = lifecycle.claim(tx, locked, now=now, actor=actor, lease_until=now + self.lease)
         assert args is not None  # parsed from the very text that was checked (and held)
         return Execution(locked.id, token, args)
 

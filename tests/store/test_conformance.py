@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from backdoor import raw
-from signoff import audit
+from signoff import audit, lifecycle
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict
 from signoff.identity import Identity, IdentityKind, token_hash
@@ -113,7 +113,6 @@ def test_migrate_is_idempotent_and_records_versions(store: Store) -> None:
                             "ORDER BY version").fetchall()
         assert [tuple(r) for r in rows] == [(i + 1, m.name) for i, m in enumerate(MIGRATIONS)]
         assert conn.execute("SELECT COUNT(*) FROM requests").fetchone()[0] == 1
-        assert conn.execute("SELECT COUNT(*) FROM counters").fetchone()[0] == 1
         assert conn.execute("SELECT COUNT(*) FROM audit_head").fetchone()[0] == 1
 
 
@@ -388,18 +387,25 @@ def test_audit_events_paging(store: Store) -> None:
 # ---- fencing, rollback ---------------------------------------------------------------------------
 
 
-def test_fencing_counter_strictly_increases(store: Store) -> None:
-    seen: list[int] = []
-    for _ in range(3):
+def test_a_claim_token_is_its_audit_index_and_increases(store: Store) -> None:
+    tokens: list[int] = []
+    for n in range(3):
+        request = insert(store, make_request(status=RequestStatus.APPROVED, call_id=f"c{n}"))
         with store.transaction() as tx:
-            seen.append(tx.next_fencing_token())
-            seen.append(tx.next_fencing_token())
-    assert seen == sorted(set(seen)) and seen[0] >= 1
+            tokens.append(lifecycle.claim(tx, request, now=2.0, actor="ex", lease_until=9.0))
+        claimed = store.get_request(request.id)
+        assert claimed is not None and claimed.fencing_token == tokens[-1]
+        assert claimed.status is RequestStatus.EXECUTING and claimed.executor == "ex"
+        [event] = [e for e in store.audit_events() if e.index == tokens[-1]]
+        assert (event.kind, event.request_id) == ("request.executing", request.id)
+    assert tokens == sorted(set(tokens))
+    late = insert(store, make_request(status=RequestStatus.APPROVED, call_id="late"))
     with pytest.raises(RuntimeError), store.transaction() as tx:
-        tx.next_fencing_token()
+        lifecycle.claim(tx, late, now=3.0, actor="ex", lease_until=9.0)
         raise RuntimeError("rolled back")
+    assert store.get_request(late.id).status is RequestStatus.APPROVED  # type: ignore[union-attr]
     with store.transaction() as tx:
-        assert tx.next_fencing_token() > seen[-1]
+        assert lifecycle.claim(tx, late, now=3.0, actor="ex", lease_until=9.0) > tokens[-1]
 
 
 def test_rollback_on_exception_leaves_nothing(store: Store) -> None:

@@ -187,4 +187,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             "REVOKE UPDATE, DELETE, TRUNCATE ON audit FROM PUBLIC",
         ),
     ),
+    Migration(
+        name="fencing tokens are audit indexes",
+        # A claim's fencing token is now its audit event's index (signoff.lifecycle.claim).
+        statements=("DROP TABLE counters",),
+    ),
 )

@@ -341,15 +341,6 @@ class SqlTx:
             self._exec("UPDATE audit_head SET idx = ?, hash = ? WHERE id = 1", self._head)
             self._head_moved = False
 
-    def next_fencing_token(self) -> int:
-        if self.dialect.returning:
-            # fetchall: a RETURNING statement stays open until its rows are read
-            rows = self._exec("UPDATE counters SET value = value + 1 WHERE name = 'fencing' "
-                              "RETURNING value").fetchall()
-            return int(rows[0][0])
-        self._exec("UPDATE counters SET value = value + 1 WHERE name = 'fencing'")
-        return int(self._one("SELECT value FROM counters WHERE name = 'fencing'")[0])
-
     # ---- memory: rejections and grants -----------------------------------------------------------
 
     def put_rejection(self, rejection: Rejection, *, at: float) -> None:
