@@ -48,6 +48,12 @@ class _DecisionIds:
 _decision_id = _DecisionIds()
 
 
+def ceiling_reason(requested: ReviewMode, mode: ReviewMode) -> Reason:
+    return Reason(step=Step.MODE, code="ceiling",
+                  text=f"review mode {requested.value} clamped to the operator ceiling "
+                       f"{mode.value}")
+
+
 class Asking:
     """The state of one evaluation and everything that turns it into a verdict."""
 
@@ -60,10 +66,7 @@ class Asking:
         self.mode = clamp(requested, self.config.ceiling)
         self.reasons: list[Reason] = []
         if self.mode is not requested:
-            self.reasons.append(Reason(
-                step=Step.MODE, code="ceiling",
-                text=f"review mode {requested.value} clamped to the operator ceiling "
-                     f"{self.mode.value}"))
+            self.reasons.append(ceiling_reason(requested, self.mode))
         self.risk = Risk.LOW
         self.args: dict[str, Any] = {}
         self.hash: str | None = None

@@ -2,7 +2,8 @@
 
 ``Policy.evaluate(call, context)`` is the one entry point: a call and its run
 context in, one explained ``Verdict`` out. The order of evaluation lives in
-``evaluation.py``, asking by mode in ``asking.py``. Evaluation touches no
+``evaluation.py``, asking by mode in ``asking.py``, and the shortcut for tools
+whose arguments cannot change the verdict in ``quick.py``. Evaluation touches no
 database and runs nothing; memory of rejections and grants comes in through
 ``DecisionMemory``.
 """
@@ -19,6 +20,7 @@ from signoff.policy.config import PolicyConfig, load_policy_file, parse_policy
 from signoff.policy.evaluation import Evaluation
 from signoff.policy.matching import ToolView, build_view
 from signoff.policy.memory import DecisionMemory, Memory
+from signoff.policy.quick import quick_verdict
 from signoff.policy.workspace import Workspace
 from signoff.review import Reviewer, RiskReviewer
 
@@ -70,7 +72,9 @@ class Policy:
         return view
 
     def evaluate(self, call: ToolCall, context: RunContext | None = None) -> Verdict:
-        return Evaluation(self, call, context or _DEFAULT_CONTEXT).run()
+        context = context or _DEFAULT_CONTEXT
+        # A tool whose arguments cannot change the verdict skips the steps that read them.
+        return quick_verdict(self, call, context) or Evaluation(self, call, context).run()
 
     def evaluate_turn(
         self, calls: Sequence[ToolCall], context: RunContext | None = None
@@ -80,13 +84,13 @@ class Policy:
         for call in calls:
             counts[call.id] = counts.get(call.id, 0) + 1
         out = []
+        context = context or _DEFAULT_CONTEXT
         for call in calls:
-            ev = Evaluation(self, call, context or _DEFAULT_CONTEXT)
             if isinstance(call.id, str) and call.id and counts[call.id] > 1:
-                out.append(ev.deny(
+                out.append(Evaluation(self, call, context).deny(
                     Step.WELL_FORMED, "duplicate_call_id",
                     f"Tool call id {call.id!r} appears {counts[call.id]} times in one turn; "
                     "no decision can be bound to it, so none of those calls was run."))
             else:
-                out.append(ev.run())
+                out.append(self.evaluate(call, context))
         return out

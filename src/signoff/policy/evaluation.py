@@ -25,7 +25,7 @@ from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
 from signoff.policy.config import Rule
-from signoff.policy.matching import rule_matches
+from signoff.policy.matching import DEFAULT_ALLOW, rule_matches, unknown_reason
 from signoff.policy.memory import Memory
 from signoff.policy.scope import ScopeResult, judge_scope
 from signoff.policy.shell import ShellAnalysis, analyze
@@ -112,15 +112,13 @@ class Evaluation(Asking):
                                        text=f"{name} is a gated tool"))
             return self.by_mode("gated", (), f"gated tool {name}")
         if not view.known:
-            self.reasons.append(Reason(step=Step.UNKNOWN_TOOL, code="unknown_tool",
-                                       text=f"the policy does not know the tool {name!r}"))
+            self.reasons.append(unknown_reason(name))
             if self.config.unknown_tools == "deny":
                 return self.verdict(Effect.DENY, "unknown_tool",
                                     f"The tool {name!r} is not permitted by policy.")
             if self.config.unknown_tools == "ask":
                 return self.by_mode("unknown_tool", (), f"unknown tool {name}")
-        self.reasons.append(Reason(step=Step.DEFAULT, code="default_allow",
-                                   text="no rule asks or denies; allowed by default"))
+        self.reasons.append(DEFAULT_ALLOW)
         return self.verdict(Effect.ALLOW, "allowed", "Allowed.")
 
     def ordered_rules(self, analysis: ShellAnalysis | None, scope: ScopeResult) -> Verdict | None:

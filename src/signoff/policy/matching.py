@@ -3,6 +3,8 @@
 ``ToolView`` is computed once per tool name and cached by the policy: the
 rules whose tool glob matches, split by the step of the evaluation order they
 belong to. That keeps a call to an unrelated tool from scanning every rule.
+It also says (``quick``) when no argument of a call can change the verdict,
+which lets ``signoff.policy.quick`` skip the steps that read arguments.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from signoff.model import Effect, Grant, GrantScope, Risk
+from signoff.model import Effect, Grant, GrantScope, Reason, Risk, Step
 from signoff.policy.config import ArgRule, PolicyConfig, Rule, ToolSpec
 from signoff.policy.patterns import (
     ValuePattern,
@@ -24,6 +26,9 @@ from signoff.policy.patterns import (
 from signoff.policy.shell import ShellAnalysis, SimpleCommand
 
 _MISSING = object()
+# The reason every default allow ends with (step 8).
+DEFAULT_ALLOW = Reason(step=Step.DEFAULT, code="default_allow",
+                       text="no rule asks or denies; allowed by default")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +42,10 @@ class ToolView:
     deny: tuple[Rule, ...]
     mandatory_ask: tuple[Rule, ...]
     ordered: tuple[Rule, ...]  # allow and non-mandatory ask rules, in file order
+    # The reasons of the default allow when no argument can change a call's verdict
+    # (no rules, no paths, no working directory, no shell, not gated, not asked about as
+    # unknown, not the clarification tool); ``None`` otherwise.
+    quick: tuple[Reason, ...] | None = None
 
 
 def build_view(config: PolicyConfig, tool: str) -> ToolView:
@@ -52,6 +61,13 @@ def build_view(config: PolicyConfig, tool: str) -> ToolView:
         base = Risk.MEDIUM
     else:
         base = Risk.LOW
+    quick: tuple[Reason, ...] | None = None
+    if not (rules or gated or clarification) and (spec is None or (
+            spec.shell is None and not spec.paths and spec.cwd is None)):
+        if known:
+            quick = (DEFAULT_ALLOW,)
+        elif config.unknown_tools == "allow":
+            quick = (unknown_reason(tool), DEFAULT_ALLOW)
     return ToolView(
         name=tool, spec=spec, known=known, gated=gated, clarification=clarification,
         base_risk=base,
@@ -59,7 +75,13 @@ def build_view(config: PolicyConfig, tool: str) -> ToolView:
         mandatory_ask=tuple(r for r in rules if r.effect is Effect.ASK and r.mandatory),
         ordered=tuple(r for r in rules if r.effect is Effect.ALLOW
                       or (r.effect is Effect.ASK and not r.mandatory)),
+        quick=quick,
     )
+
+
+def unknown_reason(tool: str) -> Reason:
+    return Reason(step=Step.UNKNOWN_TOOL, code="unknown_tool",
+                  text=f"the policy does not know the tool {tool!r}")
 
 
 def rule_matches(
