@@ -11,6 +11,7 @@ import pytest
 from signoff import Policy, RunContext, ToolCall
 from signoff.cli import main
 from signoff.gate import Gate
+from signoff.store.schema import MIGRATIONS
 from signoff.store.sqlite import SqliteStore
 
 
@@ -109,5 +110,5 @@ def test_recover_and_migrate(setup: dict[str, str], capsys: pytest.CaptureFixtur
     code, out, _ = run(capsys, "recover", "--json")
     assert code == 0 and json.loads(out)["expired"] == 0
     code, out, _ = run(capsys, "db", "migrate", "--json")
-    assert code == 0 and json.loads(out) == {"version": 1, "backend": "sqlite"}
+    assert code == 0 and json.loads(out) == {"version": len(MIGRATIONS), "backend": "sqlite"}
 

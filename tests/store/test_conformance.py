@@ -658,3 +658,33 @@ def test_postgres_notifications_stay_in_their_schema(postgres_store: Store,
     finally:
         neighbour.close()
         neighbour.drop_schema()
+
+
+def test_a_database_made_by_the_first_schema_upgrades(backend: str, tmp_path: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from kit import make_store
+    from signoff.store import postgres, sqlite
+
+    monkeypatch.setattr(sqlite, "MIGRATIONS", MIGRATIONS[:1])
+    monkeypatch.setattr(postgres, "MIGRATIONS", MIGRATIONS[:1])
+    old = make_store(backend, tmp_path)
+    try:
+        with raw(old) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM counters").fetchone()[0] == 1
+        monkeypatch.undo()
+        assert old.migrate() == len(MIGRATIONS)
+        with raw(old) as conn:
+            versions = [r[0] for r in conn.execute(
+                "SELECT version FROM signoff_migrations ORDER BY version").fetchall()]
+            assert versions == list(range(1, len(MIGRATIONS) + 1))
+            with pytest.raises((sqlite3.OperationalError, psycopg.errors.UndefinedTable)):
+                conn.execute("SELECT COUNT(*) FROM counters")
+        with old.transaction() as tx:
+            event = tx.append_audit("probe", at_us=1, request_id=None, actor=None, data={})
+        assert old.audit_head() == (event.index, event.hash)
+        assert old.verify_audit().ok
+    finally:
+        old.close()
+        drop = getattr(old, "drop_schema", None)
+        if drop is not None:
+            drop()

@@ -96,7 +96,6 @@ class PostgresStore(SqlStore):
 
                 tx = SqlTx(cursor, POSTGRES, on_notify=notify)
                 yield tx
-                tx.before_commit()
             with self._commits_lock:
                 self._commits += 1
         except psycopg.errors.UniqueViolation as exc:

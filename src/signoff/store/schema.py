@@ -192,4 +192,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         # A claim's fencing token is now its audit event's index (signoff.lifecycle.claim).
         statements=("DROP TABLE counters",),
     ),
+    Migration(
+        name="the audit head follows each event by trigger",
+        # The head was written by one more statement per transaction from Python (a round
+        # trip on PostgreSQL); a trigger writes it with each event, inside the database.
+        statements=(),
+        sqlite_only=(
+            """CREATE TRIGGER audit_head_follows AFTER INSERT ON audit
+               BEGIN UPDATE audit_head SET idx = NEW.idx, hash = NEW.hash WHERE id = 1; END""",
+        ),
+        postgres_only=(
+            """CREATE FUNCTION signoff_audit_head() RETURNS trigger
+               LANGUAGE plpgsql AS $$
+               BEGIN UPDATE audit_head SET idx = NEW.idx, hash = NEW.hash WHERE id = 1;
+               RETURN NULL; END $$""",
+            """CREATE TRIGGER audit_head_follows AFTER INSERT ON audit
+               FOR EACH ROW EXECUTE FUNCTION signoff_audit_head()""",
+        ),
+    ),
 )

@@ -143,7 +143,6 @@ class SqliteStore(SqlStore):
             conn.execute("ROLLBACK")
             raise
         try:
-            tx.before_commit()
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             local.head = None

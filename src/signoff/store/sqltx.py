@@ -202,7 +202,6 @@ class SqlTx:
         self.on_notify = on_notify
         self.notified: list[str] = []
         self._head: tuple[int, str] | None = None
-        self._head_moved = False
         # SQLite: the audit head as this connection last committed it (a hint, checked).
         self.head_hint = head_hint
 
@@ -324,7 +323,6 @@ class SqlTx:
             self._exec(_INSERT_AUDIT, (index, at_us, kind, request_id, actor, text, prev,
                                        digest))
         self._head = (index, digest)
-        self._head_moved = True
         return AuditEvent(index=index, at_us=at_us, kind=kind, request_id=request_id,
                           actor=actor, data=text, prev_hash=prev, hash=digest)
 
@@ -332,14 +330,6 @@ class SqlTx:
     def head(self) -> tuple[int, str] | None:
         """The audit head after this transaction's events (``None``: it never looked)."""
         return self._head
-
-    def before_commit(self) -> None:
-        """Record the audit head once per transaction, after its last event (the store calls
-        this just before ``COMMIT``; the head row has been held since the first event)."""
-        if self._head_moved:
-            assert self._head is not None
-            self._exec("UPDATE audit_head SET idx = ?, hash = ? WHERE id = 1", self._head)
-            self._head_moved = False
 
     # ---- memory: rejections and grants -----------------------------------------------------------
 
