@@ -182,3 +182,82 @@ def test_canonical_bytes_round_trip(args: dict[str, Any]) -> None:
     again = parse_args(data)
     assert canonical_bytes(again) == data
     assert args_hash(again) == args_hash(args)
+
+
+# ---- the limits walk: the fast dispatch judges exactly as the plain isinstance chain ----------
+
+def _reference_check(value: Any, depth: int) -> int:
+    """``canonical._check`` as first written: one isinstance chain, one call per value."""
+    import math
+    import re
+    if depth > MAX_DEPTH:
+        raise InvalidArguments("deep", code="too_deep")
+    surrogate = re.compile("[\ud800-\udfff]")
+    if isinstance(value, str):
+        if not value.isascii() and surrogate.search(value):
+            raise InvalidArguments("s", code="lone_surrogate")
+        return len(value) + 2
+    if isinstance(value, dict):
+        used = 2
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidArguments("k", code="non_string_key")
+            if not key.isascii() and surrogate.search(key):
+                raise InvalidArguments("k", code="lone_surrogate")
+            used += len(key) + 3 + _reference_check(item, depth + 1)
+        return used
+    if isinstance(value, list | tuple):
+        return 2 + sum(1 + _reference_check(item, depth + 1) for item in value)
+    if value is None or isinstance(value, bool):
+        return 5
+    if isinstance(value, int):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise InvalidArguments("i", code="integer_out_of_range")
+        return 16
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidArguments("f", code="non_finite_number")
+        if float(2**53) <= abs(value) < 1e21:
+            raise InvalidArguments("f", code="integer_out_of_range")
+        return 24
+    raise InvalidArguments("t", code="unsupported_type")
+
+
+class _Str(str):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    for _ in range(depth):
+        leaf = {"a": leaf}
+    return leaf
+
+
+_leaves = (st.none() | st.booleans() | st.integers(-(2**54), 2**54)
+           | st.floats() | st.text(max_size=4) | st.sampled_from(["\ud800", "x\udfff", "é"])
+           | st.builds(_Str, st.text(max_size=3)) | st.sampled_from([b"x", object(), {1, 2}]))
+_keys = st.text(max_size=3) | st.sampled_from(["\ud800", 1, None, _Str("k")])
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner)
+    | st.dictionaries(_keys, inner, max_size=3)
+    | st.builds(_Dict, st.dictionaries(st.text(max_size=2), inner, max_size=2)),
+    max_leaves=12)
+
+
+def _outcome(check: Any, value: Any, depth: int) -> Any:
+    try:
+        return check(value, depth)
+    except InvalidArguments as exc:
+        return exc.code
+
+
+@given(value=_values, depth=st.sampled_from([1, 2, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH]))
+def test_the_limits_walk_matches_the_plain_chain(value: Any, depth: int) -> None:
+    from signoff.canonical import _check
+    for probe in (value, {"k": value}, _nested(3, value)):
+        assert _outcome(_check, probe, depth) == _outcome(_reference_check, probe, depth)

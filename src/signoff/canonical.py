@@ -37,6 +37,13 @@ def parse_args(raw: Mapping[str, Any] | str | bytes | None) -> dict[str, Any]:
     """
     if raw is None:
         return {}
+    if type(raw) is dict:  # what models and frameworks hand over: skip the ABC checks
+        budget = _check(raw, 1)
+        if budget > MAX_BYTES // 8 and len(canonical_bytes(raw)) > MAX_BYTES:
+            raise InvalidArguments(
+                f"arguments exceed {MAX_BYTES} bytes when canonicalised", code="too_large"
+            )
+        return raw
     if isinstance(raw, str | bytes | bytearray):
         value = _loads_strict(raw)
         if not isinstance(value, dict):
@@ -118,24 +125,22 @@ def _no_constants(name: str) -> Any:
 
 
 def _check(value: Any, depth: int) -> int:
-    """Walk a value, enforcing the limits; return a rough byte budget used."""
+    """Walk a value, enforcing the limits; return a rough byte budget used.
+
+    Exact ``dict`` and ``str`` are tested first and a string inside an object is judged
+    in place (the usual arguments are an object of strings); everything else, subclasses
+    included, takes the ``isinstance`` chain below. Same order, same errors."""
     if depth > MAX_DEPTH:
         raise InvalidArguments(f"arguments nest deeper than {MAX_DEPTH}", code="too_deep")
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is dict:
+        return _check_object(value, depth)
+    if kind is str or isinstance(value, str):
         if not value.isascii() and _SURROGATE.search(value):
             raise InvalidArguments("string holds a lone surrogate", code="lone_surrogate")
         return len(value) + 2
     if isinstance(value, dict):
-        used = 2
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidArguments(
-                    f"object key {key!r} is not a string", code="non_string_key"
-                )
-            if not key.isascii() and _SURROGATE.search(key):
-                raise InvalidArguments("object key holds a lone surrogate", code="lone_surrogate")
-            used += len(key) + 3 + _check(item, depth + 1)
-        return used
+        return _check_object(value, depth)
     if isinstance(value, list | tuple):
         used = 2
         for item in value:
@@ -162,3 +167,20 @@ def _check(value: Any, depth: int) -> int:
     raise InvalidArguments(
         f"{type(value).__name__} is not a JSON value", code="unsupported_type"
     )
+
+
+def _check_object(value: dict[Any, Any], depth: int) -> int:
+    used = 2
+    leaf = depth < MAX_DEPTH  # a string one level down is within the depth limit
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise InvalidArguments(f"object key {key!r} is not a string", code="non_string_key")
+        if not key.isascii() and _SURROGATE.search(key):
+            raise InvalidArguments("object key holds a lone surrogate", code="lone_surrogate")
+        if leaf and type(item) is str:
+            if not item.isascii() and _SURROGATE.search(item):
+                raise InvalidArguments("string holds a lone surrogate", code="lone_surrogate")
+            used += len(key) + len(item) + 5
+        else:
+            used += len(key) + 3 + _check(item, depth + 1)
+    return used
