@@ -61,6 +61,7 @@ from signoff.adapters.lc_run import (
     is_new_run,
     pending_request_ids,
     resume_command,
+    run_entry,
     start,
     trusted_of,
     wait_and_resume,
@@ -74,7 +75,8 @@ from signoff.outcomes import Outcome, OutcomeKind, ProposalKind
 FULL_MODE_NOTE = ("You are running without a human to ask: do not ask clarifying questions. "
                   "Where something is unclear, proceed on conservative assumptions and state "
                   "them in your answer.")
-RUNS_REMEMBERED = 10_000  # (thread, call id) → run entries kept for the tool hook
+RUNS_REMEMBERED = 10_000  # (thread, call id) → run contexts kept for the tool hook
+CONTEXTS_REMEMBERED = 1_000  # run id → the run's context, rebuilt from the state otherwise
 GUARD_TEXT = ("Nobody can answer questions in this run. Proceed on conservative, stated "
               "assumptions.")
 
@@ -111,20 +113,23 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         self.subagent_wait = subagent_wait
         self.clarification = clarification_tool or gate.policy.config.clarification_tool
         self.tools = []
-        self._runs: dict[tuple[str | None, str], dict[str, Any]] = {}
+        self._runs: dict[tuple[str | None, str], RunContext] = {}
+        self._contexts: dict[Any, tuple[dict[str, Any], RunContext]] = {}
 
     # ---- the model turn ---------------------------------------------------------------------
 
     def _before_model(self, request: ModelRequest[Any]) -> tuple[
-            ModelRequest[Any], dict[str, Any], dict[str, Any] | None]:
+            ModelRequest[Any], RunContext, dict[str, Any] | None]:
         state = request.state
         update = None
         if is_new_run(state):
             trusted = trusted_of(request.runtime.context if request.runtime else None)
             run = start(self.gate, state, get_config(), trusted, self.default)
-            update = {RUN_KEY: run}
+            entry = run_entry(run)
+            self._keep_context(entry, run)
+            update = {RUN_KEY: entry}
         else:
-            run = state[RUN_KEY]  # type: ignore[literal-required]
+            run = self._context(state[RUN_KEY])  # type: ignore[literal-required]
         if self.clarification and _no_human(run):
             tools = [t for t in request.tools if _tool_name(t) != self.clarification]
             note = FULL_MODE_NOTE
@@ -133,7 +138,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             request = request.override(tools=tools, system_message=SystemMessage(note))
         return request, run, update
 
-    def _after_model(self, response: ModelResponse[Any], run: dict[str, Any],
+    def _after_model(self, response: ModelResponse[Any], run: RunContext,
                      update: dict[str, Any] | None) -> Any:
         result: list[BaseMessage] = []
         changed = False
@@ -198,16 +203,31 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             _current.reset(token)
         return await asyncio.to_thread(self._settle, plan, result, None)
 
-    def _remember(self, run: dict[str, Any], message: AIMessage) -> None:
+    def _remember(self, run: RunContext, message: AIMessage) -> None:
         """The run each call of this turn belongs to, for the tool hook: reading it back
         from ``request.state`` makes LangGraph rebuild the whole state for every call."""
-        thread = run.get("thread_id")
+        thread = run.thread_id
         for call in message.tool_calls:
             self._runs[(thread, str(call["id"]))] = run
         while len(self._runs) > RUNS_REMEMBERED:
-            self._runs.pop(next(iter(self._runs)))
+            self._runs.pop(next(iter(self._runs)), None)
 
-    def _run_of(self, request: ToolCallRequest) -> dict[str, Any] | None:
+    def _context(self, run: Mapping[str, Any]) -> RunContext:
+        """The run's context, built once per run (the state's entry is fixed at its start;
+        an entry that differs from the one remembered is read again)."""
+        kept = self._contexts.get(run.get("run_id"))
+        if kept is not None and kept[0] == run:
+            return kept[1]
+        context = context_of(run)
+        self._keep_context(run, context)
+        return context
+
+    def _keep_context(self, run: Mapping[str, Any], context: RunContext) -> None:
+        self._contexts[run.get("run_id")] = (dict(run), context)
+        while len(self._contexts) > CONTEXTS_REMEMBERED:
+            self._contexts.pop(next(iter(self._contexts)), None)
+
+    def _run_of(self, request: ToolCallRequest) -> RunContext | None:
         """The call's run: remembered from this process's model hook for that turn, else
         (a resume in another process, say) read from the graph state."""
         remembered = self._runs.get((_thread_of(request), str(request.tool_call["id"])))
@@ -215,12 +235,12 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             return remembered
         state = request.state if isinstance(request.state, Mapping) else {}
         found = state.get(RUN_KEY)
-        return found if isinstance(found, dict) else None
+        return self._context(found) if isinstance(found, dict) and found else None
 
     def _prepare(self, request: ToolCallRequest) -> ToolMessage | _Run | _Claimed:
         call = request.tool_call
         run = self._run_of(request)
-        context = context_of(run) if run else RunContext(
+        context = run or RunContext(
             thread_id=_thread_of(request), interaction_mode=InteractionMode(
                 self.default.interaction_mode))
         if self.clarification and call["name"] == self.clarification and run and _no_human(run):
@@ -306,10 +326,10 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         return message
 
 
-def _no_human(run: Mapping[str, Any]) -> bool:
+def _no_human(run: RunContext) -> bool:
     """Full mode or an unattended run: nobody will answer a clarifying question."""
-    return run.get("review_mode") == ReviewMode.FULL.value or \
-        run.get("interaction_mode") != InteractionMode.INTERACTIVE.value
+    return run.review_mode is ReviewMode.FULL or \
+        run.interaction_mode is not InteractionMode.INTERACTIVE
 
 
 def _tool_name(tool: Any) -> str | None:

@@ -82,9 +82,9 @@ def intent_of(messages: list[BaseMessage]) -> str | None:
 
 
 def start(gate: Gate, state: Mapping[str, Any], config: Mapping[str, Any] | None,
-          trusted: SignoffContext | None, default: SignoffContext) -> dict[str, Any]:
-    """Begin a run: refuse it while the thread waits on decisions (``thread_waiting``),
-    fix its review mode, and return what goes into the graph state."""
+          trusted: SignoffContext | None, default: SignoffContext) -> RunContext:
+    """Begin a run: refuse it while the thread waits on decisions (``thread_waiting``) and
+    fix its review mode; ``run_entry`` of the result goes into the graph state."""
     facts = trusted or default
     conf = configurable(config)
     explicit = facts.review_mode or conf.get("review_mode")
@@ -96,6 +96,12 @@ def start(gate: Gate, state: Mapping[str, Any], config: Mapping[str, Any] | None
         principal=facts.principal, parent_call=facts.parent_call,
         intent=intent_of(list(state.get("messages") or [])))
     context = gate.start_run(context)
+    assert context.review_mode is not None
+    return context
+
+
+def run_entry(context: RunContext) -> dict[str, Any]:
+    """The run as the graph state keeps it (plain values: checkpointers serialise it)."""
     assert context.review_mode is not None
     return {"run_id": context.run_id, "thread_id": context.thread_id,
             "session_id": context.session_id, "review_mode": context.review_mode.value,
