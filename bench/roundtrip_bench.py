@@ -189,16 +189,22 @@ class Tracer:
     the stdlib module issues implicitly and the ``COMMIT`` behind ``conn.commit()``. A
     ``COMMIT`` of a transaction that wrote is one durable commit (in WAL mode with
     synchronous=FULL: one fsync of the WAL). Reads outside a transaction are autocommit
-    and issue no COMMIT. Thread-safe: LangGraph writes checkpoints from a worker thread.
+    and issue no COMMIT. The stdlib reports each trigger subprogram again with the text
+    of the statement that fired it; those repeats are not counted (the trigger runs
+    inside that statement). Thread-safe: LangGraph writes checkpoints from a worker thread.
     """
 
     def __init__(self) -> None:
         self.commits = 0
         self.statements = 0
+        self._last = ""
         self._lock = threading.Lock()
 
     def __call__(self, statement: str) -> None:
         with self._lock:
+            if statement == self._last:
+                return  # a trigger's subprogram, reported as the statement that fired it
+            self._last = statement
             self.statements += 1
             if statement.lstrip().upper().startswith(("COMMIT", "END")):
                 self.commits += 1
