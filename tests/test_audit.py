@@ -208,8 +208,13 @@ def test_chain_hash_fast_path_hashes_the_same_bytes(
                       actor=actor, data=data) == expected
 
 
+class _Mapping(dict):  # type: ignore[type-arg]
+    """A dict subclass: the fast path's general branch judges it."""
+
+
 @pytest.mark.parametrize("text", ["\x7f", "a\x7fb", "\x00\x1f\x7f", "tab\there"])
 def test_fast_path_matches_rfc8785_on_ascii_controls_and_del(text: str) -> None:
     """The standard library escapes DEL (U+007F); RFC 8785 writes it as is."""
-    for data in ({"k": text}, {text: [text]}):
+    for data in ({"k": text}, {text: [text]}, {"k": _Mapping({text: 1})},
+                 {"k": _Mapping({"v": text})}, {"k": [(text, None)]}):
         assert canonical_data(data) == rfc8785.dumps(data).decode("utf-8")
