@@ -18,6 +18,7 @@ from typing import Any
 
 import rfc8785
 
+from signoff import jcs
 from signoff.errors import InvalidArguments
 
 MAX_BYTES = 1024 * 1024
@@ -69,7 +70,7 @@ def parse_args(raw: Mapping[str, Any] | str | bytes | None) -> dict[str, Any]:
 def canonical_bytes(args: Mapping[str, Any]) -> bytes:
     """RFC 8785 bytes of already-validated arguments."""
     try:
-        return rfc8785.dumps(args)
+        return jcs.dumps(args)
     except rfc8785.CanonicalizationError as exc:  # validated input never gets here
         raise InvalidArguments(str(exc), code="unsupported_type") from exc
 
@@ -85,7 +86,10 @@ def hash_bytes(data: bytes) -> str:
 
 def canonical_text(args: Mapping[str, Any]) -> str:
     """The canonical bytes as text, for showing to approvers."""
-    return canonical_bytes(args).decode("utf-8")
+    try:
+        return jcs.text(args)
+    except rfc8785.CanonicalizationError as exc:  # validated input never gets here
+        raise InvalidArguments(str(exc), code="unsupported_type") from exc
 
 
 def _loads_strict(raw: str | bytes | bytearray) -> Any:
