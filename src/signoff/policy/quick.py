@@ -2,12 +2,13 @@
 
 Most calls an agent makes go to tools the policy lets through without reading
 their arguments: a known, non-gated tool with no rules, no path, working
-directory or shell argument, and not the clarification tool. For those the
-evaluation order of DESIGN §2 reduces to well-formedness (step 1), rejection
-memory (step 3) and the default allow (step 8) — nothing else can fire. The
-full ``Evaluation`` still walks every step for them (scope, rule lists, the
-interaction mode), which on an agent's pool thread costs several times the
-verdict itself.
+directory or shell argument, and not the clarification tool (or such an unknown
+tool under ``unknown_tools = "allow"``). For those the evaluation order of
+DESIGN §2 reduces to well-formedness (step 1), rejection memory (step 3) and the
+default allow (step 8) — nothing else can fire. The full ``Evaluation`` still
+walks every step for them (its state, the scope, the rule lists, the verdict's
+ask fields): about 9 µs a call against 5 µs here, and 26 against 16–20 µs on the
+fresh pool thread LangGraph runs each tool call on.
 
 ``quick_verdict`` returns the verdict ``Evaluation.run`` would return — field
 for field, except the fresh decision id — or ``None`` whenever it is not sure:
