@@ -40,6 +40,17 @@ def _eventually(check: Any, timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
+def _settled(store: Store) -> None:
+    """Wait out start-up wake-ups (PostgreSQL's listener wakes everyone once it listens)."""
+    previous = store.memory_token()
+    while True:
+        time.sleep(0.2)
+        current = store.memory_token()
+        if current == previous:
+            return
+        previous = current
+
+
 def _grant(grant_id: str, scope: GrantScope, *, thread: str | None = None,
            session: str | None = None, at: float) -> tuple[Grant, float]:
     return Grant(id=grant_id, scope=scope, tool="execute", args={"command": "make"},
@@ -108,3 +119,33 @@ def test_memory_is_bounded(sqlite_store: Store, tmp_path: Path) -> None:
         sqlite_store.thread_memory(f"t{i}")
     kept = sqlite_store._recall._kept  # type: ignore[attr-defined]
     assert len(kept[1]) <= recall.MAX_KEPT
+
+
+def test_commits_that_write_nothing_remembered_keep_it(store: Store,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "memory_staleness", None)  # only the token may drop it here
+    _settled(store)
+    reads: list[str] = []
+    real = store._read_thread  # type: ignore[attr-defined]
+    monkeypatch.setattr(store, "_read_thread", lambda t: reads.append(t) or real(t))
+    store.thread_memory("t")
+    with store.transaction() as tx:  # what the batched verdict log commits every 50 ms
+        tx.append_audit("call.allowed", at_us=1, request_id=None, actor=None, data={})
+    store.thread_memory("t")
+    assert reads == ["t"]
+    with store.transaction() as tx:
+        tx.set_thread_mode("t", "auto", at=1.0)
+    assert store.thread_memory("t").mode == "auto" and reads == ["t", "t"]
+
+
+def test_an_entry_is_kept_no_longer_than_the_staleness(sqlite_store: Store,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[str] = []
+    real = sqlite_store._read_thread  # type: ignore[attr-defined]
+    monkeypatch.setattr(sqlite_store, "_read_thread", lambda t: reads.append(t) or real(t))
+    sqlite_store.thread_memory("t")
+    sqlite_store.thread_memory("t")
+    assert len(reads) <= 2  # a second read only if 50 ms passed in between
+    time.sleep(0.06)  # past SqliteStore's 50 ms
+    sqlite_store.thread_memory("t")
+    assert reads[-1] == "t" and len(reads) >= 2

@@ -102,7 +102,8 @@ class SqlStore(abc.ABC):
     def _recall(self) -> Recall:
         recall: Recall | None = self.__dict__.get("_recall_cache")
         if recall is None:
-            recall = self.__dict__.setdefault("_recall_cache", Recall(self.memory_token))
+            recall = self.__dict__.setdefault(
+                "_recall_cache", Recall(self.memory_token, self.memory_staleness))
         return recall
 
     def _read_thread(self, thread_id: str) -> ThreadMemory:
@@ -128,6 +129,10 @@ class SqlStore(abc.ABC):
     def memory_token(self) -> object:
         """When remembered thread memory must be read again; ``change_token`` by default."""
         return self.change_token()
+
+    # How long remembered thread memory may be kept when the token has not changed
+    # (``None``: until it changes).
+    memory_staleness: float | None = None
 
     def grants_for(self, *, thread_id: str | None, session_id: str | None,
                    tool: str) -> Sequence[Grant]:

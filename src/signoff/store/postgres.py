@@ -76,8 +76,8 @@ class PostgresStore(SqlStore):
             raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
         self._changed = threading.Condition()
         self._generation = 0
-        self._commits = 0  # commits of this process
-        self._commits_lock = threading.Lock()
+        self._memory_writes = 0  # commits of this process that changed thread memory
+        self._memory_lock = threading.Lock()
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
         if setup:
@@ -96,8 +96,9 @@ class PostgresStore(SqlStore):
 
                 tx = SqlTx(cursor, POSTGRES, on_notify=notify)
                 yield tx
-            with self._commits_lock:
-                self._commits += 1
+            if tx.memory_changed:
+                with self._memory_lock:
+                    self._memory_writes += 1
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(f"a concurrent write got there first: {exc.diag.message_primary}",
                            code="unique_violation") from exc
@@ -163,10 +164,11 @@ class PostgresStore(SqlStore):
         return self._generation
 
     def memory_token(self) -> object:
-        """Commits of this process at once; other processes' as their notifications arrive
-        (decisions, rejections, grants and thread modes all notify)."""
+        """This process's commits that changed thread memory at once; other processes' as
+        their notifications arrive (decisions, rejections, grants and thread modes all
+        notify; a grant's use elsewhere is caught by its compare-and-set)."""
         self._ensure_listener()
-        return (self._commits, self._generation)
+        return (self._memory_writes, self._generation)
 
     def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
         self._ensure_listener()

@@ -5,9 +5,12 @@ stored for it, which tools have a remembered rejection there, and its standing
 grants. Each is a read of its own, and on PostgreSQL a round trip of its own;
 asked again at every proposal and again when an approved call is re-validated.
 ``Recall`` reads all three in one statement and keeps the answer until the
-store's ``memory_token()`` says the database may have changed: at once after any
-commit of this process, and within the store's stated staleness after another
-process's (see ``SqliteStore.memory_token``, ``PostgresStore.memory_token``).
+store's ``memory_token()`` says the database may have changed — at once after a
+commit of this process that wrote a mode, a rejection, a grant or a grant's use —
+or the entry is older than the store's ``memory_staleness`` (SQLite: 50 ms, for
+what other processes wrote; PostgreSQL has none: their notifications change the
+token). Commits that write nothing remembered (requests, decisions, audit events)
+keep it.
 
 Staleness can only cost a question, never an unchecked action: a grant is always
 used by a compare-and-set in the proposing transaction (a grant used up or gone
@@ -19,9 +22,10 @@ until which the same call asks a human again.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from signoff.model import Grant
 from signoff.store.sqltx import SqlTx, grant_from_row
@@ -40,6 +44,7 @@ THREAD_SQL = (
     f"UNION ALL SELECT DISTINCT 'rejected', tool, {_PAD} FROM rejections WHERE thread_id = ?")
 SESSION_SQL = f"SELECT {_GRANT} FROM grants WHERE scope = 'session' AND session_id = ?"
 MAX_KEPT = 4096  # threads (and sessions) kept per token; more starts over
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +83,20 @@ def _created(entry: tuple[float, Grant]) -> float:
 
 
 class Recall:
-    """The cache: per token, the threads and sessions read since it was taken."""
+    """The cache: per token, the threads and sessions read since it was taken, each kept
+    for at most ``staleness`` seconds from the moment its read began (``None``: until
+    the token changes)."""
 
-    def __init__(self, token: Callable[[], object]) -> None:
+    def __init__(self, token: Callable[[], object], staleness: float | None) -> None:
         self._token = token
+        self._staleness = staleness
         self._lock = threading.Lock()
-        self._kept: tuple[object, dict[str, ThreadMemory],
-                          dict[str, tuple[tuple[float, Grant], ...]]] = (object(), {}, {})
+        self._kept: tuple[object, dict[str, tuple[float, ThreadMemory]],
+                          dict[str, tuple[float, tuple[tuple[float, Grant], ...]]]] = (
+            object(), {}, {})
 
-    def _current(self) -> tuple[dict[str, ThreadMemory],
-                                dict[str, tuple[tuple[float, Grant], ...]]]:
+    def _current(self) -> tuple[dict[str, tuple[float, ThreadMemory]],
+                                dict[str, tuple[float, tuple[tuple[float, Grant], ...]]]]:
         # The token is taken before any read, so a commit during the read changes it and
         # the next call reads again.
         token = self._token()
@@ -99,24 +108,25 @@ class Recall:
                     kept = self._kept = (token, {}, {})
         return kept[1], kept[2]
 
+    def _fresh(self, entry: tuple[float, T] | None, now: float) -> bool:
+        return entry is not None and (self._staleness is None
+                                      or now - entry[0] < self._staleness)
+
     def thread(self, thread_id: str, read: Callable[[str], ThreadMemory]) -> ThreadMemory:
-        threads, _ = self._current()
-        found = threads.get(thread_id)
-        if found is None:
-            found = read(thread_id)
-            if len(threads) >= MAX_KEPT:
-                threads.clear()
-            threads[thread_id] = found
-        return found
+        return self._get(self._current()[0], thread_id, read)
 
     def session(self, session_id: str,
                 read: Callable[[str], tuple[tuple[float, Grant], ...]]
                 ) -> tuple[tuple[float, Grant], ...]:
-        _, sessions = self._current()
-        found = sessions.get(session_id)
-        if found is None:
-            found = read(session_id)
-            if len(sessions) >= MAX_KEPT:
-                sessions.clear()
-            sessions[session_id] = found
-        return found
+        return self._get(self._current()[1], session_id, read)
+
+    def _get(self, kept: dict[str, tuple[float, T]], key: str, read: Callable[[str], T]) -> T:
+        now = time.monotonic()
+        entry = kept.get(key)
+        if entry is not None and self._fresh(entry, now):
+            return entry[1]
+        value = read(key)
+        if len(kept) >= MAX_KEPT:
+            kept.clear()
+        kept[key] = (now, value)
+        return value

@@ -64,7 +64,7 @@ class SqliteStore(SqlStore):
         self._local = threading.local()
         self._changed = threading.Condition()
         self._generation = 0
-        self._commits = 0  # commits of this process (bumped under the writer lock)
+        self._memory_writes = 0  # commits that changed thread memory (under the writer lock)
         self._connections: list[sqlite3.Connection] = []
         self._idle: list[tuple[sqlite3.Connection, contextlib.nullcontext[SqlTx], int]] = []
         self._closed = False
@@ -155,14 +155,18 @@ class SqliteStore(SqlStore):
             self._changed.notify_all()
 
     def memory_token(self) -> object:
-        """Commits of this process at once; other processes' within ``MEMORY_STALENESS``.
+        """Changed by every commit of this process that wrote thread memory (a mode, a
+        rejection, a grant or a grant's use); other processes' arrive by age instead
+        (``memory_staleness``).
 
         Asking SQLite (``PRAGMA data_version``) releases the GIL, and on a busy agent's pool
         thread getting it back costs far more than the query. A rejection decided or a mode
-        set in another process therefore reaches the remembered thread memory within 50 ms;
+        set in another process therefore reaches remembered thread memory within 50 ms;
         until then a re-proposed call asks a human again — it is never allowed by the delay
         (``signoff.store.recall``)."""
-        return (self._commits, int(time.monotonic() / MEMORY_STALENESS))
+        return self._memory_writes
+
+    memory_staleness = MEMORY_STALENESS
 
     def change_token(self) -> object:
         conn = self._connection()
@@ -248,7 +252,8 @@ class _Transaction:
                 local.head = None
                 conn.execute("ROLLBACK")
                 raise StoreError(f"commit failed: {failed}") from failed
-            store._commits += 1
+            if tx.memory_changed:
+                store._memory_writes += 1
             if tx.head is not None:
                 local.head = tx.head
         finally:

@@ -201,6 +201,8 @@ class SqlTx:
         self.dialect = dialect
         self.on_notify = on_notify
         self.notified: list[str] = []
+        # Wrote what ``signoff.store.recall`` remembers (a mode, rejection, grant or use).
+        self.memory_changed = False
         self._head: tuple[int, str] | None = None
         # SQLite: the audit head as this connection last committed it (a hint, checked).
         self.head_hint = head_hint
@@ -334,6 +336,7 @@ class SqlTx:
     # ---- memory: rejections and grants -----------------------------------------------------------
 
     def put_rejection(self, rejection: Rejection, *, at: float) -> None:
+        self.memory_changed = True
         self._exec("DELETE FROM rejections WHERE thread_id = ? AND tool = ? AND args_hash = ?",
                    (rejection.thread_id, rejection.tool, rejection.args_hash))
         self._exec("INSERT INTO rejections (thread_id, tool, args_hash, reason, alternatives, "
@@ -351,6 +354,7 @@ class SqlTx:
                          alternatives=tuple(json.loads(row[1])), request_id=row[2])
 
     def insert_grant(self, grant: Grant, *, at: float, request_id: str | None) -> None:
+        self.memory_changed = True
         self._exec(f"INSERT INTO grants ({_GRANT_COLUMNS}, created_at, request_id) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (grant.id, grant.scope.value, grant.tool,
@@ -367,6 +371,7 @@ class SqlTx:
         return [grant_from_row(r) for r in rows]
 
     def use_grant(self, grant_id: str) -> bool:
+        self.memory_changed = True
         cursor = self._exec("UPDATE grants SET uses = uses + 1 WHERE id = ? AND "
                             "(uses < COALESCE(max_uses, CASE scope WHEN 'once' THEN 1 END) "
                             "OR (max_uses IS NULL AND scope != 'once'))", (grant_id,))
@@ -421,6 +426,7 @@ class SqlTx:
         return row[0] if row else None
 
     def set_thread_mode(self, thread_id: str, mode: str, *, at: float) -> None:
+        self.memory_changed = True
         self._exec("DELETE FROM threads WHERE id = ?", (thread_id,))
         self._exec("INSERT INTO threads (id, review_mode, updated_at) VALUES (?, ?, ?)",
                    (thread_id, mode, at))
