@@ -63,9 +63,7 @@ class VerdictLog:
                 return 0
             try:
                 with self.store.transaction() as tx:
-                    for kind, at_us, actor, data in items:
-                        tx.append_audit(kind, at_us=at_us, request_id=None, actor=actor,
-                                        data=data)
+                    tx.append_audits(items)
             except Exception:
                 with self._lock:  # keep them for the next attempt, in order
                     self._items[:0] = items

@@ -8,6 +8,7 @@ and come back out, and the database itself is asked to refuse what it must.
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 import threading
 import time
@@ -688,3 +689,21 @@ def test_a_database_made_by_the_first_schema_upgrades(backend: str, tmp_path: An
         drop = getattr(old, "drop_schema", None)
         if drop is not None:
             drop()
+
+
+def test_a_batch_of_events_continues_the_chain(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.append_audit("first", at_us=1, request_id=None, actor="a", data={"n": 0})
+    with store.transaction() as tx:
+        tx.append_audits([("call.allowed", 2 + n, "agent", {"n": n, "f": 1.5, "t": "é"})
+                          for n in range(5)])
+        tx.append_audit("after", at_us=9, request_id=None, actor=None, data={})
+    with store.transaction() as tx:
+        tx.append_audits([])
+        tx.append_audits([("call.denied", 10, None, {})])
+    events = list(store.audit_events())
+    assert [e.kind for e in events] == ["first", *["call.allowed"] * 5, "after", "call.denied"]
+    assert [e.index for e in events] == list(range(1, 9))
+    assert [json.loads(e.data)["n"] for e in events[1:6]] == [0, 1, 2, 3, 4]
+    assert store.verify_audit().ok
+    assert store.audit_head() == (8, events[-1].hash)

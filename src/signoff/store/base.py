@@ -58,6 +58,11 @@ class Tx(Protocol):
     def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> AuditEvent: ...
 
+    def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
+                      ) -> None:
+        """Many events without a request, ``(kind, at_us, actor, data)`` each, in order."""
+        ...
+
     def approved_ids(self, limit: int) -> list[str]:
         """Approved requests no other transaction holds (``SKIP LOCKED`` where there is one)."""
         ...
