@@ -135,11 +135,13 @@ class Proposing:
         request from another run — it is waiting for input, not finished. Returns the
         context with the run's review mode fixed (explicit, stored, or default)."""
         if context.thread_id:
-            waiting = [r for r in self.store.pending_on_thread(context.thread_id)
-                       if r.run_id != context.run_id]
+            # One fresh read: the pending requests, and the thread memory proposing will use.
+            memory = self.store.thread_memory(context.thread_id, fresh=True)
+            waiting = [request_id for request_id, run in memory.pending
+                       if run != context.run_id]
             if waiting:
                 raise Conflict(f"thread {context.thread_id} is waiting for "
-                               f"{len(waiting)} decision(s) ({waiting[0].id}); resolve them "
+                               f"{len(waiting)} decision(s) ({waiting[0]}); resolve them "
                                "first", code="thread_waiting")
         context = self.context_for(context)
         if context.review_mode is None:

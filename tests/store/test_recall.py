@@ -40,6 +40,18 @@ def _eventually(check: Any, timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
+def make_pending(store: Store, thread_id: str) -> Any:
+    from signoff.model import ApprovalRequest, RequestStatus, Risk
+
+    request = ApprovalRequest(
+        id=f"req_{thread_id}", call_id="c", tool="execute", args="{}", args_hash="sha256:x",
+        status=RequestStatus.PENDING, risk=Risk.LOW, summary="s", policy_version="v",
+        created_at=1.0, updated_at=1.0, thread_id=thread_id, run_id="run-1")
+    with store.transaction() as tx:
+        tx.insert_request(request)
+    return request
+
+
 def _settled(store: Store) -> None:
     """Wait out start-up wake-ups (PostgreSQL's listener wakes everyone once it listens)."""
     previous = store.memory_token()
@@ -74,6 +86,9 @@ def test_one_read_answers_mode_rejections_and_grants(store: Store) -> None:
     assert [g.id for g in both] == ["g-early", "g-session", "g-late"]
     assert [g.id for g in store.grants_for(thread_id=None, session_id="s", tool="x")] == [
         "g-session"]
+    pending = make_pending(store, "t")
+    fresh = store.thread_memory("t", fresh=True)
+    assert fresh.pending == ((pending.id, pending.run_id),) and fresh.mode == "auto"
     empty = store.thread_memory("nobody")
     assert empty.mode is None and empty.rejected == frozenset() and empty.grants == ()
 

@@ -140,8 +140,9 @@ class Store(Protocol):
         """The review mode stored for the thread, read now."""
         ...
 
-    def thread_memory(self, thread_id: str) -> ThreadMemory:
-        """Mode, rejected tools and grants of the thread, as recently as ``memory_token``."""
+    def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:
+        """Mode, rejected tools, grants and pending requests of the thread, as recently as
+        ``memory_token`` allows (``fresh``: read now)."""
         ...
 
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]: ...

@@ -114,9 +114,10 @@ class SqlStore(abc.ABC):
         with self._reader() as tx:
             return read_session(tx, session_id)
 
-    def thread_memory(self, thread_id: str) -> ThreadMemory:
-        """The thread's stored mode, rejected tools and grants (``signoff.store.recall``)."""
-        return self._recall.thread(thread_id, self._read_thread)
+    def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:
+        """The thread's stored mode, rejected tools, grants and pending requests
+        (``signoff.store.recall``); ``fresh``: read now (and remember that)."""
+        return self._recall.thread(thread_id, self._read_thread, fresh=fresh)
 
     def rejected_tools(self, thread_id: str) -> frozenset[str]:
         """The tools with a remembered rejection in this thread: the common answer, "none",

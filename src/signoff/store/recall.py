@@ -33,15 +33,24 @@ from signoff.store.sqltx import SqlTx, grant_from_row
 _GRANT = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
           "created_by, created_at")
 # Typed nulls for the other rows' grant columns (PostgreSQL will not guess them).
-_PAD = ", ".join(f"CAST(NULL AS {kind})" for kind in (
-    "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "DOUBLE PRECISION", "INTEGER", "INTEGER", "TEXT",
-    "DOUBLE PRECISION"))
-# One statement, three kinds of row: the thread's mode, each tool rejected in it, each
-# grant scoped to it (a grant of scope "session" belongs to its session, read apart).
+_TYPES = ("TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "DOUBLE PRECISION", "INTEGER", "INTEGER",
+          "TEXT", "DOUBLE PRECISION")
+
+
+def _pad(start: int) -> str:
+    return ", ".join(f"CAST(NULL AS {kind})" for kind in _TYPES[start:])
+
+
+# One statement, four kinds of row: the thread's mode, each tool rejected in it, each
+# grant scoped to it (a grant of scope "session" belongs to its session, read apart), and
+# each request pending on it with its run.
 THREAD_SQL = (
     f"SELECT 'grant', {_GRANT} FROM grants WHERE scope != 'session' AND thread_id = ? "
-    f"UNION ALL SELECT 'mode', review_mode, {_PAD} FROM threads WHERE id = ? "
-    f"UNION ALL SELECT DISTINCT 'rejected', tool, {_PAD} FROM rejections WHERE thread_id = ?")
+    f"UNION ALL SELECT 'mode', review_mode, {_pad(0)} FROM threads WHERE id = ? "
+    f"UNION ALL SELECT DISTINCT 'rejected', tool, {_pad(0)} FROM rejections "
+    "WHERE thread_id = ? "
+    f"UNION ALL SELECT 'pending', id, run_id, {_pad(1)} FROM requests "
+    "WHERE thread_id = ? AND status = 'pending'")
 SESSION_SQL = f"SELECT {_GRANT} FROM grants WHERE scope = 'session' AND session_id = ?"
 MAX_KEPT = 4096  # threads (and sessions) kept per token; more starts over
 T = TypeVar("T")
@@ -52,21 +61,29 @@ class ThreadMemory:
     mode: str | None  # the review mode stored for the thread
     rejected: frozenset[str]  # tools with a remembered rejection in it
     grants: tuple[tuple[float, Grant], ...]  # (created_at, grant), oldest first
+    # (request id, run id) of each request pending on the thread when this was read:
+    # new requests do not drop what is remembered, so only a fresh read
+    # (``thread_memory(…, fresh=True)``, as a run's start does) may be trusted with it.
+    pending: tuple[tuple[str, str | None], ...] = ()
 
 
 def read_thread(tx: SqlTx, thread_id: str) -> ThreadMemory:
     mode: str | None = None
     rejected: set[str] = set()
     grants: list[tuple[float, Grant]] = []
-    for row in tx._exec(THREAD_SQL, (thread_id, thread_id, thread_id)).fetchall():
-        if row[0] == "mode":
+    pending: list[tuple[str, str | None]] = []
+    for row in tx._exec(THREAD_SQL, (thread_id,) * 4).fetchall():
+        if row[0] == "grant":
+            grants.append(_grant(row[1:]))
+        elif row[0] == "mode":
             mode = row[1]
         elif row[0] == "rejected":
             rejected.add(str(row[1]))
         else:
-            grants.append(_grant(row[1:]))
+            pending.append((str(row[1]), row[2]))
     grants.sort(key=_created)
-    return ThreadMemory(mode=mode, rejected=frozenset(rejected), grants=tuple(grants))
+    return ThreadMemory(mode=mode, rejected=frozenset(rejected), grants=tuple(grants),
+                        pending=tuple(sorted(pending)))
 
 
 def read_session(tx: SqlTx, session_id: str) -> tuple[tuple[float, Grant], ...]:
@@ -112,17 +129,19 @@ class Recall:
         return entry is not None and (self._staleness is None
                                       or now - entry[0] < self._staleness)
 
-    def thread(self, thread_id: str, read: Callable[[str], ThreadMemory]) -> ThreadMemory:
-        return self._get(self._current()[0], thread_id, read)
+    def thread(self, thread_id: str, read: Callable[[str], ThreadMemory], *,
+               fresh: bool = False) -> ThreadMemory:
+        return self._get(self._current()[0], thread_id, read, fresh=fresh)
 
     def session(self, session_id: str,
                 read: Callable[[str], tuple[tuple[float, Grant], ...]]
                 ) -> tuple[tuple[float, Grant], ...]:
         return self._get(self._current()[1], session_id, read)
 
-    def _get(self, kept: dict[str, tuple[float, T]], key: str, read: Callable[[str], T]) -> T:
+    def _get(self, kept: dict[str, tuple[float, T]], key: str, read: Callable[[str], T], *,
+             fresh: bool = False) -> T:
         now = time.monotonic()
-        entry = kept.get(key)
+        entry = None if fresh else kept.get(key)
         if entry is not None and self._fresh(entry, now):
             return entry[1]
         value = read(key)
