@@ -5,11 +5,14 @@ Run from the repository root::
     .venv/bin/python bench/langchain_bench.py            # full run
     .venv/bin/python bench/langchain_bench.py --quick    # a smoke check
 
-Three agents built by ``langchain.agents.create_agent`` with the same scripted
+Agents built by ``langchain.agents.create_agent`` with the same scripted
 chat model, the same tool and LangGraph's InMemorySaver, measured in the same
 run, interleaved: no middleware; signoff's ``SignoffMiddleware`` over a gate on
 SQLite (WAL, synchronous=FULL); LangChain's ``HumanInTheLoopMiddleware``
-interrupting on another tool. Each run is one user message and ``--turns``
+interrupting on another tool; and a middleware whose ``wrap_model_call`` and
+``wrap_tool_call`` only call on — what LangChain itself charges any middleware
+for the two hooks signoff uses (create_agent wraps each hook call in LangSmith's
+``traceable``, tracing off or not). Each run is one user message and ``--turns``
 model turns, each calling a tool the policy
 allows — then a final answer: ``lookup`` (a non-gated tool with no paths: the
 target's case) and, for information, ``read_file`` inside the workspace (the
@@ -98,9 +101,28 @@ def build(kind: str, turns: int, work: Path, *, tool_name: str = "lookup") -> tu
         middleware = [SignoffMiddleware(gate)]
     elif kind == "hitl":
         middleware = [HumanInTheLoopMiddleware(interrupt_on={"execute": True})]
+    elif kind == "hooks":
+        middleware = [PassThrough()]
     agent = create_agent(Scripted(responses=responses), tools=[read_file, lookup, execute],
                          middleware=middleware, checkpointer=InMemorySaver())
     return agent, gate
+
+
+class PassThrough:
+    """Built on first use (langchain is a bench extra): a middleware whose two hooks only
+    call on. What any middleware using these hooks pays LangChain per turn."""
+
+    def __new__(cls) -> Any:
+        from langchain.agents.middleware import AgentMiddleware
+
+        class _PassThrough(AgentMiddleware):  # type: ignore[type-arg]
+            def wrap_model_call(self, request: Any, handler: Any) -> Any:
+                return handler(request)
+
+            def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+                return handler(request)
+
+        return _PassThrough()
 
 
 def one_run(agent: Any, cpu: list[float] | None = None) -> float:
@@ -128,7 +150,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="signoff-lcbench-"))
     cases = {  # name: (middleware kind, the tool each turn calls)
         "bare": ("bare", "lookup"), "signoff": ("signoff", "lookup"),
-        "hitl": ("hitl", "lookup"), "bare-path": ("bare", "read_file"),
+        "hitl": ("hitl", "lookup"), "hooks": ("hooks", "lookup"),
+        "bare-path": ("bare", "read_file"),
         "signoff-path": ("signoff", "read_file"),
     }
     agents = {name: build(kind, args.turns, work, tool_name=tool)
@@ -174,6 +197,7 @@ def main() -> int:
     rows = [("bare", "bare", "no middleware (lookup: a non-gated call)"),
             ("signoff", "bare", "SignoffMiddleware (SQLite), lookup"),
             ("hitl", "bare", "HumanInTheLoopMiddleware, lookup"),
+            ("hooks", "bare", "pass-through wrap_model_call + wrap_tool_call"),
             ("bare-path", "bare-path", "no middleware, read_file (a path)"),
             ("signoff-path", "bare-path", "SignoffMiddleware, read_file (path guard)")]
     for name, base, label in rows:
@@ -189,6 +213,10 @@ def main() -> int:
           f"{ratio}. With the workspace path guard: {added('signoff-path', 'bare-path'):.1f} µs.")
     print(f"CPU time added per turn (all threads): signoff {added('signoff', 'bare', cpu):.1f} "
           f"µs, HumanInTheLoopMiddleware {added('hitl', 'bare', cpu):.1f} µs.")
+    floor = added("hooks", "bare")
+    print(f"LangChain's own cost of the two hooks signoff uses (a middleware that only calls "
+          f"on): {floor:.1f} µs per turn (CPU {added('hooks', 'bare', cpu):.1f} µs); signoff "
+          f"above it: {ours - floor:.1f} µs (CPU {added('signoff', 'hooks', cpu):.1f} µs).")
     return 0
 
 
