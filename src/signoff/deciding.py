@@ -200,7 +200,10 @@ class Deciding:
             if target_hash != request.run_hash:
                 changes = {"approved_args": canonical_text(edited), "approved_hash": target_hash}
         approving = kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
-        earlier = tx.decisions(request.id)
+        # A pending request with a quorum of one has no decision yet: any approve or edit
+        # would have approved it and a reject or respond would have closed it (we hold its
+        # row), so there is nothing to read.
+        earlier = tx.decisions(request.id) if request.approvals_required > 1 else []
         if approving and any(d.approver == identity.name and d.args_hash == target_hash
                              for d in earlier):
             raise Conflict(f"{identity.name} already approved these arguments",
