@@ -28,6 +28,7 @@ from signoff import lifecycle
 from signoff.canonical import args_hash, parse_args
 from signoff.deciding import needs_more_review
 from signoff.errors import Conflict, InvalidArguments, NotFound
+from signoff.identity import Identity
 from signoff.model import (
     ApprovalRequest,
     Effect,
@@ -101,9 +102,11 @@ class Executing:
             with self.store.transaction() as tx:
                 # Same version and arguments under the lock, or it moved (or was changed
                 # behind the store's back) after the checks: check again.
-                if not tx.hold_request(request):
+                approvers = tx.hold_request(request)
+                if approvers is None:
                     continue
-                claimed = self._claim_locked(tx, request, checked, now, executor)
+                claimed = self._claim_locked(tx, request, checked, now, executor,
+                                             approvers=approvers)
             if isinstance(claimed, Execution) and self.hooks.after_claim:
                 self.hooks.after_claim(request_id)
             return claimed
@@ -111,11 +114,17 @@ class Executing:
                        code="claim_contended")
 
     def _claim_locked(self, tx: Tx, locked: ApprovalRequest, checked: Checked, now: float,
-                      executor: str | None) -> Execution | Outcome:
-        """With the row locked and the outside checks done: invalidate or claim."""
+                      executor: str | None, *,
+                      approvers: list[tuple[str, Identity | None]] | None = None
+                      ) -> Execution | Outcome:
+        """With the row locked and the outside checks done: invalidate or claim
+        (``approvers``: as read with the lock, else read here)."""
         actor = executor or self.executor_id
         problem, args = checked
-        problem = problem or self._revalidate_approvers(tx, locked, now)
+        if problem is None:
+            if approvers is None:
+                approvers = tx.approvers(locked.id, locked.run_hash)
+            problem = self._revalidate_approvers(locked, approvers)
         if problem is not None:
             code, reason = problem
             moved = lifecycle.transition(
@@ -240,12 +249,13 @@ class Executing:
                         f"changed since approval: {', '.join(changed) or 'declared resources'}")
         return None
 
-    def _revalidate_approvers(self, tx: Tx, request: ApprovalRequest,
-                              now: float) -> tuple[str, str] | None:
+    def _revalidate_approvers(self, request: ApprovalRequest,
+                              approvers: list[tuple[str, Identity | None]]
+                              ) -> tuple[str, str] | None:
         """Under the lock: the approvals of the hash that will run still add up."""
         valid = 0
         lost: list[str] = []
-        for approver, user in tx.approvers(request.id, request.run_hash):
+        for approver, user in approvers:
             if user is None or not user.may_decide or not user.holds_any(request.roles):
                 lost.append(approver)
                 continue

@@ -37,9 +37,11 @@ class Tx(Protocol):
         """Compare-and-set on ``request.version``: the new row, or ``None`` if it moved."""
         ...
 
-    def hold_request(self, request: ApprovalRequest) -> bool:
-        """Hold the row until commit; ``True`` if it is still ``request``'s version with
-        ``request``'s arguments (and their hashes)."""
+    def hold_request(self, request: ApprovalRequest
+                     ) -> list[tuple[str, Identity | None]] | None:
+        """Hold the row until commit. ``None`` unless it is still ``request``'s version with
+        ``request``'s arguments (and their hashes); else the approvers of the hash to run,
+        as ``approvers`` gives them."""
         ...
 
     def finish_execution(self, request_id: str, fencing_token: int, **changes: Any) -> bool:

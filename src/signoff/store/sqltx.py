@@ -240,15 +240,26 @@ class SqlTx:
         # The version matched, so the row is ``request`` plus ``changes``: no need to read it.
         return replaced(request, changes)
 
-    def hold_request(self, request: ApprovalRequest) -> bool:
+    def hold_request(self, request: ApprovalRequest
+                     ) -> list[tuple[str, Identity | None]] | None:
         """Hold ``request``'s row for the rest of the transaction (``FOR UPDATE``; SQLite's
-        ``BEGIN IMMEDIATE`` already holds the database) and say whether it is still that
-        version with those arguments — reading five columns, not the whole row."""
-        row = self._one("SELECT version, args, args_hash, approved_args, approved_hash "
-                        f"FROM requests WHERE id = ?{self.dialect.lock_suffix}", (request.id,))
-        return row is not None and tuple(row) == (
-            request.version, request.args, request.args_hash, request.approved_args,
-            request.approved_hash)
+        ``BEGIN IMMEDIATE`` already holds the database). ``None`` unless it is still that
+        version with those arguments; else the approvers of its hash to run, as
+        ``approvers`` gives them — five columns of the row and the approvals, one query."""
+        lock = " FOR UPDATE OF r" if self.dialect.lock_suffix else ""
+        rows = self._exec(
+            "SELECT r.version, r.args, r.args_hash, r.approved_args, r.approved_hash, "
+            "d.approver, u.kind, u.roles, u.disabled FROM requests r "
+            "LEFT JOIN decisions d ON d.request_id = r.id AND d.kind IN ('approve', 'edit') "
+            "AND d.args_hash = ? LEFT JOIN users u ON u.name = d.approver "
+            f"WHERE r.id = ? ORDER BY d.created_at, d.id{lock}",
+            (request.run_hash, request.id)).fetchall()
+        if not rows or tuple(rows[0][:5]) != (
+                request.version, request.args, request.args_hash, request.approved_args,
+                request.approved_hash):
+            return None
+        return [(name, None if kind is None else _identity(name, kind, roles, disabled))
+                for *_, name, kind, roles, disabled in rows if name is not None]
 
     def finish_execution(self, request_id: str, fencing_token: int, **changes: Any) -> bool:
         """``executing → changes['status']`` for the holder of ``fencing_token`` only,
