@@ -60,5 +60,4 @@ class Administering:
             tx.set_thread_mode(thread_id, parsed.value, at=now)
             tx.append_audit("thread.mode", at_us=to_us(now), request_id=None, actor=actor,
                             data={"thread_id": thread_id, "review_mode": parsed.value})
-            tx.notify(thread_id)  # other processes drop what they remember of the thread
         return parsed

@@ -101,6 +101,7 @@ def test_this_process_commits_are_remembered_at_once(store: Store) -> None:
 
 
 def test_another_process_mode_arrives_within_the_staleness(store: Store, twin: Store) -> None:
+    _settled(store)
     assert store.thread_memory("t").mode is None
     gate = Gate(Policy.from_toml("[policy]\n", source="p.toml"), twin)
     gate.set_thread_mode("t", "auto")
@@ -164,3 +165,30 @@ def test_an_entry_is_kept_no_longer_than_the_staleness(sqlite_store: Store,
     time.sleep(0.06)  # past SqliteStore's 50 ms
     sqlite_store.thread_memory("t")
     assert reads[-1] == "t" and len(reads) >= 2
+
+
+def test_other_processes_requests_leave_memory_alone_on_postgres(
+        postgres_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL: a NOTIFY for a request (every proposal and decision sends one) does
+    not drop what is remembered; a commit that writes thread memory elsewhere does."""
+    twin = _twin(postgres_store)
+    try:
+        _settled(postgres_store)
+        reads: list[str] = []
+        real = postgres_store._read_thread  # type: ignore[attr-defined]
+        monkeypatch.setattr(postgres_store, "_read_thread",
+                            lambda t: reads.append(t) or real(t))
+        postgres_store.thread_memory("t")
+        before = postgres_store.change_token()
+        make_pending(twin, "other")
+        with twin.transaction() as tx:
+            tx.notify("req_other")
+        _eventually(lambda: postgres_store.change_token() != before)
+        postgres_store.thread_memory("t")
+        assert reads == ["t"]
+        with twin.transaction() as tx:
+            tx.set_thread_mode("t", "full", at=2.0)
+        _eventually(lambda: postgres_store.thread_memory("t").mode == "full")
+        assert len(reads) >= 2
+    finally:
+        twin.close()

@@ -47,6 +47,8 @@ def channel_for(schema: str | None) -> str:
     return f"{CHANNEL}_{hashlib.sha256(schema.encode()).hexdigest()[:16]}"
 
 
+MEMORY_NOTICE = ":memory"  # a notification payload no request id can be
+
 class PostgresStore(SqlStore):
     backend = "postgres"
 
@@ -77,6 +79,7 @@ class PostgresStore(SqlStore):
         self._changed = threading.Condition()
         self._generation = 0
         self._memory_writes = 0  # commits of this process that changed thread memory
+        self._memory_notices = 0  # other processes' (and our own) notices of such commits
         self._memory_lock = threading.Lock()
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
@@ -96,6 +99,8 @@ class PostgresStore(SqlStore):
 
                 tx = SqlTx(cursor, POSTGRES, on_notify=notify)
                 yield tx
+                if tx.memory_changed:  # delivered on commit, like every NOTIFY
+                    notify(MEMORY_NOTICE)
             if tx.memory_changed:
                 with self._memory_lock:
                     self._memory_writes += 1
@@ -141,10 +146,10 @@ class PostgresStore(SqlStore):
                 with psycopg.connect(self.dsn, autocommit=True, **{
                         k: v for k, v in self._kwargs.items() if k != "autocommit"}) as conn:
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
-                    self._wake()  # anything missed while (re)connecting: re-read
+                    self._wake(memory=True)  # anything missed while (re)connecting: re-read
                     while not self._closing.is_set():
-                        for _ in conn.notifies(timeout=0.5, stop_after=64):
-                            self._wake()
+                        for notice in conn.notifies(timeout=0.5, stop_after=64):
+                            self._wake(memory=notice.payload == MEMORY_NOTICE)
             except psycopg.Error:
                 self._closing.wait(0.5)
 
@@ -154,9 +159,11 @@ class PostgresStore(SqlStore):
                                               daemon=True)
             self._listener.start()
 
-    def _wake(self) -> None:
+    def _wake(self, *, memory: bool = False) -> None:
         with self._changed:
             self._generation += 1
+            if memory:
+                self._memory_notices += 1
             self._changed.notify_all()
 
     def change_token(self) -> object:
@@ -165,10 +172,11 @@ class PostgresStore(SqlStore):
 
     def memory_token(self) -> object:
         """This process's commits that changed thread memory at once; other processes' as
-        their notifications arrive (decisions, rejections, grants and thread modes all
-        notify; a grant's use elsewhere is caught by its compare-and-set)."""
+        their notice arrives (a commit that writes a mode, rejection, grant or grant use
+        also sends ``MEMORY_NOTICE``; other notifications — every request and decision —
+        leave what is remembered alone)."""
         self._ensure_listener()
-        return (self._memory_writes, self._generation)
+        return (self._memory_writes, self._memory_notices)
 
     def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
         self._ensure_listener()
