@@ -4,12 +4,13 @@ Every proposal asks the store three things about its thread: the review mode
 stored for it, which tools have a remembered rejection there, and its standing
 grants. Each is a read of its own, and on PostgreSQL a round trip of its own;
 asked again at every proposal and again when an approved call is re-validated.
-``Recall`` reads all three in one statement and keeps the answer until the
+``Recall`` reads all three in one statement (with the thread's pending requests,
+which a run's start checks on a fresh read) and keeps the answer until the
 store's ``memory_token()`` says the database may have changed — at once after a
 commit of this process that wrote a mode, a rejection, a grant or a grant's use —
 or the entry is older than the store's ``memory_staleness`` (SQLite: 50 ms, for
-what other processes wrote; PostgreSQL has none: their notifications change the
-token). Commits that write nothing remembered (requests, decisions, audit events)
+what other processes wrote; PostgreSQL has none: their ``:memory`` notifications
+change the token). Commits that write nothing remembered (requests, decisions, audit events)
 keep it.
 
 Staleness can only cost a question, never an unchecked action: a grant is always
