@@ -9,7 +9,13 @@ from contextlib import AbstractContextManager
 from signoff.audit import AuditEvent, Verification, verify
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
-from signoff.store.recall import Recall, ThreadMemory, read_session, read_thread
+from signoff.store.recall import (
+    Recall,
+    ThreadMemory,
+    merged_grants,
+    read_session,
+    read_thread,
+)
 from signoff.store.sqltx import _SELECT_REQUEST, SqlTx, audit_from_row, request_from_row
 
 _AUDIT_PAGE = 1000
@@ -138,11 +144,9 @@ class SqlStore(abc.ABC):
     def grants_for(self, *, thread_id: str | None, session_id: str | None,
                    tool: str) -> Sequence[Grant]:
         """The thread's and the session's grants, oldest first (the policy filters by tool)."""
-        found = list(self.thread_memory(thread_id).grants) if thread_id else []
-        if session_id:
-            found.extend(self._recall.session(session_id, self._read_session))
-            found.sort(key=_created)
-        return [grant for _, grant in found]
+        return merged_grants(self.thread_memory(thread_id) if thread_id else None,
+                             self._recall.session(session_id, self._read_session)
+                             if session_id else ())
 
     def thread_mode(self, thread_id: str) -> str | None:
         with self._reader() as tx:
@@ -160,7 +164,3 @@ class SqlStore(abc.ABC):
 
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]:
         return self.list_requests(status=RequestStatus.PENDING, thread_id=thread_id)
-
-
-def _created(entry: tuple[float, Grant]) -> float:
-    return entry[0]

@@ -100,6 +100,15 @@ def _created(entry: tuple[float, Grant]) -> float:
     return entry[0]
 
 
+def merged_grants(memory: ThreadMemory | None,
+                  session: tuple[tuple[float, Grant], ...] = ()) -> list[Grant]:
+    """A thread's grants and its session's, oldest first."""
+    found = [*(memory.grants if memory is not None else ()), *session]
+    if memory is not None and session:
+        found.sort(key=_created)
+    return [grant for _, grant in found]
+
+
 class Recall:
     """The cache: per token, the threads and sessions read since it was taken, each kept
     for at most ``staleness`` seconds from the moment its read began (``None``: until
@@ -126,9 +135,8 @@ class Recall:
                     kept = self._kept = (token, {}, {})
         return kept[1], kept[2]
 
-    def _fresh(self, entry: tuple[float, T] | None, now: float) -> bool:
-        return entry is not None and (self._staleness is None
-                                      or now - entry[0] < self._staleness)
+    def _fresh(self, entry: tuple[float, T], now: float) -> bool:
+        return self._staleness is None or now - entry[0] < self._staleness
 
     def thread(self, thread_id: str, read: Callable[[str], ThreadMemory], *,
                fresh: bool = False) -> ThreadMemory:

@@ -397,14 +397,6 @@ class SqlTx:
                     grant.session_id, grant.expires_at, grant.max_uses, grant.uses,
                     grant.created_by, at, request_id))
 
-    def grants_for(self, *, thread_id: str | None, session_id: str | None,
-                   tool: str) -> list[Grant]:
-        rows = self._exec(f"SELECT {_GRANT_COLUMNS} FROM grants WHERE "
-                          "(scope != 'session' AND thread_id = ?) OR "
-                          "(scope = 'session' AND session_id = ?) ORDER BY created_at",
-                          (thread_id, session_id)).fetchall()
-        return [grant_from_row(r) for r in rows]
-
     def use_grant(self, grant_id: str) -> bool:
         self.memory_changed = True
         cursor = self._exec("UPDATE grants SET uses = uses + 1 WHERE id = ? AND "
