@@ -49,6 +49,7 @@ def channel_for(schema: str | None) -> str:
 
 MEMORY_NOTICE = ":memory"  # a notification payload no request id can be
 
+
 class PostgresStore(SqlStore):
     backend = "postgres"
 
