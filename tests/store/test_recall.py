@@ -169,7 +169,7 @@ def test_an_entry_is_kept_no_longer_than_the_staleness(sqlite_store: Store,
 
 def test_other_processes_requests_leave_memory_alone_on_postgres(
         postgres_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """PostgreSQL: a NOTIFY for a request (every proposal and decision sends one) does
+    """PostgreSQL: a NOTIFY for a request (every audited request event sends one) does
     not drop what is remembered; a commit that writes thread memory elsewhere does."""
     twin = _twin(postgres_store)
     try:
@@ -181,8 +181,9 @@ def test_other_processes_requests_leave_memory_alone_on_postgres(
         postgres_store.thread_memory("t")
         before = postgres_store.change_token()
         make_pending(twin, "other")
-        with twin.transaction() as tx:
-            tx.notify("req_other")
+        with twin.transaction() as tx:  # a request event: the trigger sends its NOTIFY
+            tx.append_audit("request.created", at_us=1, request_id="req_other", actor="a",
+                            data={})
         _eventually(lambda: postgres_store.change_token() != before)
         postgres_store.thread_memory("t")
         assert reads == ["t"]

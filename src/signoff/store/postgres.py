@@ -6,11 +6,13 @@
 * The schema is created by an explicit ``setup()`` (``signoff db migrate``),
   serialised across processes by an advisory lock; each migration commits
   with its row in ``signoff_migrations``.
-* Waking: every state change sends ``NOTIFY signoff_requests, '<id>'`` inside
-  its transaction (delivered on commit); one listener thread per store wakes
-  the local waiters, so a decision taken on one machine wakes the agent
-  waiting on another. With ``schema=`` the channel is ``signoff_requests_<hash
-  of the schema>``, so stores in different schemas do not wake each other.
+* Waking: every audited request event sends ``NOTIFY signoff_requests,
+  '<id>'`` and every write to thread memory ``':memory'``, from triggers in
+  the database (delivered on commit); one listener thread per store wakes the
+  local waiters, so a decision taken on one machine wakes the agent waiting on
+  another. Outside the ``public`` schema the channel is
+  ``signoff_requests_<hash of the schema>``, so stores in different schemas do
+  not wake each other.
 * ``schema=`` puts every table in a named schema (tests use one per run).
 """
 
@@ -41,12 +43,16 @@ WAIT_SLICE = 1.0  # re-read at least this often even if a notification were lost
 
 
 def channel_for(schema: str | None) -> str:
-    """The NOTIFY channel of one schema: stores in other schemas never wake each other."""
-    if schema is None:
+    """The NOTIFY channel of one schema: stores in other schemas never wake each other.
+    The triggers of schema migration 4 compute the same name in SQL."""
+    if schema is None or schema == "public":
         return CHANNEL
     return f"{CHANNEL}_{hashlib.sha256(schema.encode()).hexdigest()[:16]}"
 
 
+_TABLES_SCHEMA = ("SELECT COALESCE((SELECT n.nspname FROM pg_class c JOIN pg_namespace n "
+                  "ON n.oid = c.relnamespace WHERE c.oid = to_regclass('audit')), "
+                  "current_schema())")
 MEMORY_NOTICE = ":memory"  # a notification payload no request id can be
 
 
@@ -93,15 +99,9 @@ class PostgresStore(SqlStore):
     def transaction(self) -> Iterator[SqlTx]:
         try:
             with self.pool.connection() as conn, conn.transaction():
-                cursor = conn.cursor()
-
-                def notify(request_id: str) -> None:
-                    cursor.execute("SELECT pg_notify(%s, %s)", (self.channel, request_id))
-
-                tx = SqlTx(cursor, POSTGRES, on_notify=notify)
+                # Wake-ups are sent by triggers (schema migration 4), delivered on commit.
+                tx = SqlTx(conn.cursor(), POSTGRES)
                 yield tx
-                if tx.memory_changed:  # delivered on commit, like every NOTIFY
-                    notify(MEMORY_NOTICE)
             if tx.memory_changed:
                 with self._memory_lock:
                     self._memory_writes += 1
@@ -146,6 +146,9 @@ class PostgresStore(SqlStore):
             try:
                 with psycopg.connect(self.dsn, autocommit=True, **{
                         k: v for k, v in self._kwargs.items() if k != "autocommit"}) as conn:
+                    if self.schema is None:  # the schema the search path puts the tables in
+                        row = conn.execute(_TABLES_SCHEMA).fetchone()
+                        self.channel = channel_for(row[0] if row else None)
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
                     self._wake(memory=True)  # anything missed while (re)connecting: re-read
                     while not self._closing.is_set():
@@ -173,9 +176,9 @@ class PostgresStore(SqlStore):
 
     def memory_token(self) -> object:
         """This process's commits that changed thread memory at once; other processes' as
-        their notice arrives (a commit that writes a mode, rejection, grant or grant use
-        also sends ``MEMORY_NOTICE``; other notifications — every request and decision —
-        leave what is remembered alone)."""
+        their notice arrives (a trigger on the mode, rejection and grant tables sends
+        ``MEMORY_NOTICE`` with every commit that writes one; other notifications — every
+        request event — leave what is remembered alone)."""
         self._ensure_listener()
         return (self._memory_writes, self._memory_notices)
 

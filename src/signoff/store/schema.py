@@ -38,6 +38,11 @@ def _typed(statement: str, dialect: str) -> str:
     return statement
 
 
+# signoff.store.postgres.channel_for(the schema of the table a trigger fires on), in SQL.
+_CHANNEL = ("CASE WHEN TG_TABLE_SCHEMA = 'public' THEN 'signoff_requests' ELSE "
+            "'signoff_requests_' || left(encode(sha256(convert_to(TG_TABLE_SCHEMA, 'UTF8')), "
+            "'hex'), 16) END")
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         name="approval kernel",
@@ -208,6 +213,30 @@ MIGRATIONS: tuple[Migration, ...] = (
                RETURN NULL; END $$""",
             """CREATE TRIGGER audit_head_follows AFTER INSERT ON audit
                FOR EACH ROW EXECUTE FUNCTION signoff_audit_head()""",
+        ),
+    ),
+    Migration(
+        name="PostgreSQL wake-ups are sent by triggers",
+        # Every request event is audited with its request id, and every write to thread
+        # memory lands in one of three tables: triggers send the NOTIFY that the store sent
+        # from Python before (one round trip per transaction less), and no code path can
+        # forget one.
+        statements=(),
+        postgres_only=(
+            f"""CREATE OR REPLACE FUNCTION signoff_audit_head() RETURNS trigger
+               LANGUAGE plpgsql AS $$
+               BEGIN UPDATE audit_head SET idx = NEW.idx, hash = NEW.hash WHERE id = 1;
+               IF NEW.request_id IS NOT NULL THEN
+                 PERFORM pg_notify({_CHANNEL}, NEW.request_id);
+               END IF;
+               RETURN NULL; END $$""",
+            f"""CREATE FUNCTION signoff_memory_changed() RETURNS trigger
+               LANGUAGE plpgsql AS $$
+               BEGIN PERFORM pg_notify({_CHANNEL}, ':memory');
+               RETURN NULL; END $$""",
+            *(f"""CREATE TRIGGER {table}_notify AFTER INSERT OR UPDATE OR DELETE ON {table}
+               FOR EACH STATEMENT EXECUTE FUNCTION signoff_memory_changed()"""
+              for table in ("threads", "rejections", "grants")),
         ),
     ),
 )

@@ -192,14 +192,12 @@ def _identity(name: str, kind: str, roles: str, disabled: Any) -> Identity:
 
 
 class SqlTx:
-    """A transaction over one DB-API cursor. ``on_commit`` collects post-commit work."""
+    """A transaction over one DB-API cursor, in one dialect."""
 
     def __init__(self, cursor: Any, dialect: Dialect,
-                 on_notify: Callable[[str], None] | None = None,
                  head_hint: tuple[int, str] | None = None) -> None:
         self.cursor = cursor
         self.dialect = dialect
-        self.on_notify = on_notify
         self.notified: list[str] = []
         # Wrote what ``signoff.store.recall`` remembers (a mode, rejection, grant or use).
         self.memory_changed = False
@@ -459,6 +457,6 @@ class SqlTx:
                    (thread_id, mode, at))
 
     def notify(self, request_id: str) -> None:
+        """Wake this process's waiters on commit (SQLite; PostgreSQL's triggers send a
+        NOTIFY for every audited request event, which wakes every process's)."""
         self.notified.append(request_id)
-        if self.on_notify is not None:
-            self.on_notify(request_id)

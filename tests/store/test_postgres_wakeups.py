@@ -1,0 +1,108 @@
+"""PostgreSQL wake-ups come from triggers (schema migration 4): every audited request event
+NOTIFYs its request id, every write to thread memory ``':memory'``, on the channel the
+store listens to — also when the tables live in ``public`` (``schema=None``)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from kit import PG_DSN
+from signoff.model import Grant, GrantScope, Rejection
+from signoff.store.base import Store
+from signoff.store.postgres import MEMORY_NOTICE, PostgresStore, channel_for
+from signoff.store.schema import _CHANNEL
+
+
+def _listener(store: Store) -> psycopg.Connection[tuple[object, ...]]:
+    conn = psycopg.connect(PG_DSN, autocommit=True)
+    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel_for(store.schema))))  # type: ignore[attr-defined]
+    return conn
+
+
+def _heard(conn: psycopg.Connection[tuple[object, ...]]) -> list[str]:
+    return [n.payload for n in conn.notifies(timeout=0.5, stop_after=16)]
+
+
+@pytest.mark.parametrize("schema", ["public", "t_0123abcd", "Odd Schema\"Name", "é"])
+def test_the_triggers_name_the_channel_as_python_does(postgres_store: Store,
+                                                      schema: str) -> None:
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        row = conn.execute(f"SELECT {_CHANNEL.replace('TG_TABLE_SCHEMA', '%s::text')}",
+                           (schema,) * _CHANNEL.count("TG_TABLE_SCHEMA")).fetchone()
+    assert row is not None and row[0] == channel_for(schema)
+
+
+def test_request_events_and_memory_writes_notify(postgres_store: Store) -> None:
+    store = postgres_store
+    listener = _listener(store)
+    try:
+        with store.transaction() as tx:
+            tx.append_audit("request.created", at_us=1, request_id="req_a", actor="a", data={})
+            tx.append_audit("request.approved", at_us=2, request_id="req_a", actor="a", data={})
+            tx.append_audit("call.allowed", at_us=3, request_id=None, actor="a", data={})
+        assert _heard(listener) == ["req_a"]  # one per transaction and payload, none for None
+
+        with store.transaction() as tx:
+            tx.append_audit("call.allowed", at_us=4, request_id=None, actor="a", data={})
+        assert _heard(listener) == []
+
+        with store.transaction() as tx:
+            tx.insert_grant(Grant(id="g1", scope=GrantScope.THREAD, tool="t", args={},
+                                  thread_id="th"), at=1.0, request_id=None)
+        assert _heard(listener) == [MEMORY_NOTICE]
+        with store.transaction() as tx:
+            tx.use_grant("g1")
+        assert _heard(listener) == [MEMORY_NOTICE]
+        with store.transaction() as tx:
+            tx.put_rejection(Rejection(thread_id="th", tool="t", args_hash="sha256:x",
+                                       reason="no"), at=1.0)
+        assert _heard(listener) == [MEMORY_NOTICE]
+        with store.transaction() as tx:
+            tx.set_thread_mode("th", "full", at=1.0)
+        assert _heard(listener) == [MEMORY_NOTICE]
+
+        with pytest.raises(RuntimeError), store.transaction() as tx:
+            tx.append_audit("request.created", at_us=5, request_id="req_b", actor="a", data={})
+            raise RuntimeError("rolled back")
+        assert _heard(listener) == []  # a rolled-back event wakes nobody
+    finally:
+        listener.close()
+
+
+@pytest.fixture
+def public_dsn(postgres_store: Store) -> Iterator[str]:
+    """A database of its own, so a store without ``schema=`` puts its tables in ``public``."""
+    name = "signoff_t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield psycopg.conninfo.make_conninfo(PG_DSN, dbname=name)
+    finally:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(name)))
+
+
+def test_a_store_in_the_public_schema_wakes_another_promptly(public_dsn: str) -> None:
+    waiter = PostgresStore(public_dsn, setup=True)
+    writer = PostgresStore(public_dsn)
+    try:
+        waiter.change_token()
+        time.sleep(0.3)  # the listener's start-up wake-up
+        since = waiter.change_token()
+        started = time.monotonic()
+        with writer.transaction() as tx:
+            tx.append_audit("request.created", at_us=1, request_id="req_p", actor="a", data={})
+        waiter.wait("req_p", timeout=5.0, since=since)
+        # Without the NOTIFY the waiter would sleep its whole 1 s re-read slice.
+        assert time.monotonic() - started < 0.5
+        assert waiter.channel == "signoff_requests"
+    finally:
+        writer.close()
+        waiter.close()
