@@ -69,3 +69,11 @@ def make_store(backend: str, tmp_path: Path) -> Store:
 
     return PostgresStore(PG_DSN, schema="t_" + uuid.uuid4().hex[:12], setup=True)
 
+
+def twin_store(store: Store) -> Store:
+    """A second store on the same database: what another process would see and do."""
+    from signoff.store.sqlite import SqliteStore
+
+    if isinstance(store, SqliteStore):
+        return SqliteStore(store.path)
+    return type(store)(store.dsn, schema=store.schema)  # type: ignore[attr-defined,call-arg]

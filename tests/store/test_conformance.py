@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 from backdoor import raw
+from kit import twin_store
 from signoff import audit, lifecycle
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict
@@ -341,6 +342,41 @@ def test_audit_chain_stays_a_chain_across_connections_and_rollbacks(store: Store
     result = store.verify_audit()
     assert result.ok and result.count == 7
     assert store.audit_head() == (7, events[-1].hash)
+
+
+def test_racing_appends_from_two_stores_keep_one_chain(store: Store) -> None:
+    """Two stores on one database (two processes, as far as each knows), four threads each:
+    every store appends on its guess of the head, which the other keeps making stale. No
+    append fails, none is lost, and the events form one chain."""
+    twin = twin_store(store)
+    failures: list[BaseException] = []
+    rounds = 20
+
+    def work(target: Store, worker: int) -> None:
+        try:
+            for n in range(rounds):
+                with target.transaction() as tx:
+                    for k in range(1 + n % 2):
+                        tx.append_audit("race", at_us=n, request_id=f"req_{worker}",
+                                        actor=f"w{worker}", data={"n": n, "k": k})
+        except BaseException as exc:  # handed to the test thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(twin if w % 2 else store, w))
+               for w in range(8)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        twin.close()
+    assert failures == []
+    events = list(store.audit_events())
+    assert [e.index for e in events] == list(range(1, 8 * 30 + 1))
+    result = store.verify_audit()
+    assert result.ok and result.count == 8 * 30
+    assert store.audit_head() == (8 * 30, events[-1].hash)
 
 
 @pytest.mark.parametrize("statement", [

@@ -11,24 +11,17 @@ from typing import Any
 
 import pytest
 
+from kit import twin_store
 from signoff.gate import Gate
 from signoff.model import Grant, GrantScope, Rejection, RunContext, ToolCall
 from signoff.outcomes import ProposalKind
 from signoff.policy import Policy
 from signoff.store.base import Store
-from signoff.store.sqlite import SqliteStore
-
-
-def _twin(store: Store) -> Store:
-    """A second store on the same database: what another process would see and do."""
-    if isinstance(store, SqliteStore):
-        return SqliteStore(store.path)
-    return type(store)(store.dsn, schema=store.schema)  # type: ignore[attr-defined,call-arg]
 
 
 @pytest.fixture
 def twin(store: Store) -> Iterator[Store]:
-    other = _twin(store)
+    other = twin_store(store)
     yield other
     other.close()
 
@@ -171,7 +164,7 @@ def test_other_processes_requests_leave_memory_alone_on_postgres(
         postgres_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """PostgreSQL: a NOTIFY for a request (every audited request event sends one) does
     not drop what is remembered; a commit that writes thread memory elsewhere does."""
-    twin = _twin(postgres_store)
+    twin = twin_store(postgres_store)
     try:
         _settled(postgres_store)
         reads: list[str] = []

@@ -88,6 +88,9 @@ class PostgresStore(SqlStore):
         self._memory_writes = 0  # commits of this process that changed thread memory
         self._memory_notices = 0  # other processes' (and our own) notices of such commits
         self._memory_lock = threading.Lock()
+        # The audit head as this process last committed it: the first event of a transaction
+        # is appended on that guess, checked by the insert (``SqlTx.append_audit``).
+        self._head_hint: tuple[int, str] | None = None
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
         if setup:
@@ -100,8 +103,11 @@ class PostgresStore(SqlStore):
         try:
             with self.pool.connection() as conn, conn.transaction():
                 # Wake-ups are sent by triggers (schema migration 4), delivered on commit.
-                tx = SqlTx(conn.cursor(), POSTGRES)
+                tx = SqlTx(conn.cursor(), POSTGRES, head_hint=self._head_hint)
                 yield tx
+            if tx.head is not None:
+                # Any thread's commit: a hint another thread outdated only costs a re-read.
+                self._head_hint = tx.head
             if tx.memory_changed:
                 with self._memory_lock:
                     self._memory_writes += 1

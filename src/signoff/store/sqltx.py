@@ -138,9 +138,11 @@ assert _DECISION_COLUMNS == ("id", "request_id", "kind", "approver", "created_at
 
 
 _INSERT_AUDIT = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+# Appends only if the head is still (idx, hash), holding the head row while it looks
+# (PostgreSQL's FOR UPDATE waits out a concurrent append, then re-checks the head as that
+# committed it: a stale guess inserts nothing instead of racing for the index).
 _INSERT_AUDIT_IF_HEAD = (f"INSERT INTO audit ({_AUDIT_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
-                         "WHERE EXISTS (SELECT 1 FROM audit_head WHERE id = 1 AND idx = ? "
-                         "AND hash = ?)")
+                         "FROM audit_head WHERE id = 1 AND idx = ? AND hash = ?")
 
 
 @functools.lru_cache(maxsize=64)
@@ -202,7 +204,7 @@ class SqlTx:
         # Wrote what ``signoff.store.recall`` remembers (a mode, rejection, grant or use).
         self.memory_changed = False
         self._head: tuple[int, str] | None = None
-        # SQLite: the audit head as this connection last committed it (a hint, checked).
+        # The audit head as this store last committed it (a hint, checked when used).
         self.head_hint = head_hint
 
     def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
@@ -312,13 +314,13 @@ class SqlTx:
         text = canonical_data(data)
         hint = self.head_hint if self._head is None else None
         if hint is not None:
-            # The head this connection last committed, if it is still the head: the insert
-            # checks that itself (the database is held by BEGIN IMMEDIATE, so the answer
-            # cannot change before commit), which saves reading the head first.
+            # The head as this store last committed it, if it is still the head: the insert
+            # checks that itself, holding the head (SQLite: BEGIN IMMEDIATE already holds
+            # the database; PostgreSQL: FOR UPDATE), which saves reading the head first.
             index, prev = hint[0] + 1, hint[1]
             digest = chain_hash(prev, index=index, at_us=at_us, kind=kind,
                                 request_id=request_id, actor=actor, data=text)
-            cursor = self._exec(_INSERT_AUDIT_IF_HEAD, (
+            cursor = self._exec(_INSERT_AUDIT_IF_HEAD + self.dialect.lock_suffix, (
                 index, at_us, kind, request_id, actor, text, prev, digest, *hint))
             if cursor.rowcount != 1:
                 hint = None  # someone else appended since: read the head
