@@ -46,6 +46,7 @@ from typing import Any, Literal, TypedDict
 
 import signoff
 from _common import expect, version
+from _postgres import Floor, PgTarget, connect_pg, pg_floor, redact
 from signoff import Effect, Policy, RunContext, ToolCall
 from signoff.gate import Gate
 from signoff.identity import Identity
@@ -446,38 +447,25 @@ def _approval_node(state: _State) -> _State:
     return {"result": "rejected"}
 
 
-class LangGraphCase(Case):
+def _approval_graph(checkpointer: Any) -> Any:
+    from langgraph.graph import END, START, StateGraph
+
+    builder = StateGraph(_State)
+    builder.add_node("execute", _approval_node)
+    builder.add_edge(START, "execute")
+    builder.add_edge("execute", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+class _LangGraphCycle(Case):
+    """invoke up to the interrupt, then resume to the end, on a fresh thread each cycle."""
+
     system = "LangGraph"
     phases = ("invoke→interrupt", "resume→end")
-
-    def __init__(self, path: Path, stack: ExitStack, *, durability: Durability | None,
-                 synchronous: str | None) -> None:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-        from langgraph.graph import END, START, StateGraph
-
-        saver = stack.enter_context(SqliteSaver.from_conn_string(str(path)))
-        saver.setup()  # creates the tables and sets journal_mode=WAL
-        if synchronous is not None:
-            saver.conn.execute(f"PRAGMA synchronous={synchronous}")
-        self.conn: sqlite3.Connection = saver.conn
-        self.path = str(path)
-        self.journal = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-        self.synchronous = _SYNC_NAMES.get(self.conn.execute("PRAGMA synchronous").fetchone()[0],
-                                           "?")
-        self.durability = durability
-        self.library_default = synchronous is None
-        how = "default" if synchronous is None else "set"
-        mode = f"durability={durability}" if durability else "durability=async (default)"
-        self.backend = (f"SqliteSaver {self.journal.upper()}, synchronous={self.synchronous} "
-                        f"({how}), {mode}")
-        self.key = f"langgraph-{durability or 'default'}-{synchronous or 'default'}"
-        builder = StateGraph(_State)
-        builder.add_node("execute", _approval_node)
-        builder.add_edge(START, "execute")
-        builder.add_edge("execute", END)
-        self.graph = builder.compile(checkpointer=saver)
-        self.interrupted: Any = None
-        self.out: Any = None
+    graph: Any
+    durability: Durability | None = None
+    interrupted: Any = None
+    out: Any = None
 
     def cycle(self, i: str) -> Iterator[str]:
         from langgraph.types import Command
@@ -496,117 +484,82 @@ class LangGraphCase(Case):
                 f"{self.key}: the first invoke did not stop at the interrupt")
         expect(self.out.get("result") == work(COMMAND), f"{self.key}: resume gave {self.out}")
 
+
+class LangGraphCase(_LangGraphCycle):
+    """The cycle checkpointed by ``SqliteSaver`` on a file: the reference."""
+
+    def __init__(self, path: Path, stack: ExitStack, *, durability: Durability | None,
+                 synchronous: str | None) -> None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        saver = stack.enter_context(SqliteSaver.from_conn_string(str(path)))
+        saver.setup()  # creates the tables and sets journal_mode=WAL
+        if synchronous is not None:
+            saver.conn.execute(f"PRAGMA synchronous={synchronous}")
+        self.conn: sqlite3.Connection = saver.conn
+        self.path = str(path)
+        self.journal = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        self.synchronous = _SYNC_NAMES.get(self.conn.execute("PRAGMA synchronous").fetchone()[0],
+                                           "?")
+        self.durability = durability
+        self.library_default = synchronous is None
+        how = "default" if synchronous is None else "set"
+        mode = f"durability={durability}" if durability else "durability=async (default)"
+        self.backend = (f"SqliteSaver {self.journal.upper()}, synchronous={self.synchronous} "
+                        f"({how}), {mode}")
+        self.key = f"langgraph-{durability or 'default'}-{synchronous or 'default'}"
+        self.graph = _approval_graph(saver)
+
     def count(self, cycles: int) -> Counts:
         return count_sqlite(self, cycles, [self.conn], self.path)
 
 
+class LangGraphPostgresCase(_LangGraphCycle):
+    """The same cycle checkpointed by ``PostgresSaver`` on the PostgreSQL server signoff's
+    PostgreSQL row uses: like for like with that row (for information)."""
+
+    key = "langgraph-postgres"
+    info = True
+
+    def __init__(self, pg: PgTarget, stack: ExitStack) -> None:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        self.pg = pg
+        saver = stack.enter_context(PostgresSaver.from_conn_string(pg.bench_dsn))
+        saver.setup()
+        self.backend = (f"PostgresSaver, PostgreSQL {pg.version_short}, "
+                        "durability=async (default)")
+        self.graph = _approval_graph(saver)
+
+    def count(self, cycles: int) -> Counts:
+        """The server's ``xact_commit`` only: PostgresSaver's connection is autocommit, so
+        every statement it sends, reads included, is a transaction of its own."""
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        counts = Counts(cycles=cycles)
+        live = self.graph
+
+        def run() -> None:
+            with PostgresSaver.from_conn_string(self.pg.bench_dsn) as saver:
+                self.graph = _approval_graph(saver)
+                for n in range(cycles):
+                    for _ in self.cycle(f"count-{uuid.uuid4().hex}-{n}"):
+                        pass
+                    self.check()
+
+        measured = self.pg.xact_commit_delta(run)
+        self.graph = live
+        if measured is None:
+            counts.notes.append("xact_commit: the statistics did not settle; not reported")
+        else:
+            counts.notes.append(f"server: pg_stat_database.xact_commit rose by "
+                                f"{measured / cycles:.2f} per cycle (every statement of its "
+                                "autocommit connection counts, reads too)")
+        return counts
+
+
 _SYNC_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 Durability = Literal["sync", "async", "exit"]
-
-
-# ----------------------------------------------------------------------------------------------
-# PostgreSQL: reachability, a database of the bench's own, and xact_commit readings.
-# ----------------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class PgTarget:
-    dsn: str
-    bench_dsn: str
-    database: str
-    own_database: bool
-    version_short: str
-    version_num: int
-    sync_commit: str
-    settings: str
-    xid_function: str
-
-    def _read(self, conn: Any) -> int:
-        conn.execute("SELECT pg_stat_clear_snapshot()")
-        row = conn.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = %s",
-                           (self.database,)).fetchone()
-        return int(row[0]) if row else 0
-
-    def _settled(self, conn: Any, *, timeout: float = 20.0) -> int | None:
-        """``xact_commit`` once it stops moving. Backends report their counts when they exit
-        (and when idle, at most about once a second), and the report is asynchronous, so:
-        close the connections first, then poll until three readings 100 ms apart agree."""
-        deadline = time.monotonic() + timeout
-        last, same = self._read(conn), 0
-        while time.monotonic() < deadline:
-            time.sleep(0.1)
-            value = self._read(conn)
-            same = same + 1 if value == last else 0
-            last = value
-            if same >= 3:
-                return value
-        return None
-
-    def xact_commit_delta(self, action: Callable[[], None]) -> int | None:
-        import psycopg
-
-        # The monitor connects to the DSN's own database: when the bench has a database of
-        # its own, the monitor's queries are not counted in it.
-        with psycopg.connect(self.dsn, autocommit=True) as conn:
-            before = self._settled(conn)
-            action()
-            after = self._settled(conn)
-        if before is None or after is None:
-            return None
-        return after - before
-
-    def drop(self) -> None:
-        if not self.own_database:
-            return
-        import psycopg
-        from psycopg import sql
-
-        force = sql.SQL(" WITH (FORCE)") if self.version_num >= 130000 else sql.SQL("")
-        with contextlib.suppress(psycopg.Error), \
-                psycopg.connect(self.dsn, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}{}").format(
-                sql.Identifier(self.database), force))
-
-
-def connect_pg(dsn: str) -> tuple[PgTarget | None, str]:
-    """A ``PgTarget`` (creating a database for the run when allowed), or why not."""
-    try:
-        import psycopg
-        from psycopg import sql
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    except ImportError as exc:
-        return None, f"psycopg is not importable: {exc}"
-    try:
-        with psycopg.connect(dsn, autocommit=True, connect_timeout=3) as conn:
-            def show(name: str) -> str:
-                row = conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone()
-                return str(row[0]) if row else "?"
-
-            version_num = int(show("server_version_num"))
-            version = show("server_version")
-            settings = {name: show(name)
-                        for name in ("synchronous_commit", "fsync", "wal_sync_method",
-                                     "commit_delay", "full_page_writes")}
-            database = "signoff_bench_" + uuid.uuid4().hex[:8]
-            try:
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
-                own = True
-                bench_dsn = make_conninfo(dsn, dbname=database)
-            except psycopg.Error:
-                own = False
-                database = str(conninfo_to_dict(dsn).get("dbname") or
-                               conn.info.dbname)
-                bench_dsn = dsn
-    except Exception as exc:  # unreachable, refused, bad credentials: skip the row, say why
-        return None, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"
-    target = PgTarget(
-        dsn=dsn, bench_dsn=bench_dsn, database=database, own_database=own,
-        version_short=version.split()[0], version_num=version_num,
-        sync_commit=settings["synchronous_commit"],
-        settings=", ".join(f"{k}={v}" for k, v in settings.items()),
-        xid_function=("pg_current_xact_id_if_assigned" if version_num >= 130000
-                      else "txid_current_if_assigned"))
-    return target, ""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -653,6 +606,7 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
     print(f"  packages  signoff {signoff.__version__}, langgraph {version('langgraph')}, "
           f"langgraph-checkpoint {version('langgraph-checkpoint')}, "
           f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')}, "
+          f"langgraph-checkpoint-postgres {version('langgraph-checkpoint-postgres')}, "
           f"psycopg {version('psycopg')}, sqlite {sqlite3.sqlite_version}")
 
     try:
@@ -674,10 +628,10 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
                 stack.callback(pg.drop)
                 where = (f"own database {pg.database} (dropped after)" if pg.own_database
                          else f"database {pg.database} (shared: CREATE DATABASE refused)")
-                print(f"  postgres  {pg.version_short} at {_redact(pg_dsn)}, {where}; "
+                print(f"  postgres  {pg.version_short} at {redact(pg_dsn)}, {where}; "
                       f"{pg.settings}")
             else:
-                print(f"  postgres  SKIPPED: not reachable at {_redact(pg_dsn)} ({pg_problem})")
+                print(f"  postgres  SKIPPED: not reachable at {redact(pg_dsn)} ({pg_problem})")
         print(f"  method    {warmup} warm-up cycles, then {cycles} timed cycles per case, "
               f"taking turns every {BLOCK} cycles; perf_counter_ns at phase boundaries; gc enabled "
               f"(collected between blocks); commits counted in a separate untimed pass of "
@@ -718,6 +672,8 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
             extra.info = True
             lg_cases.append(extra)
         cases.extend(lg_cases)
+        if pg is not None:
+            cases.append(LangGraphPostgresCase(pg, stack))
 
         # ---- warm-up, then interleaved timed blocks ----------------------------------------
         ids = (f"{uuid.uuid4().hex[:8]}-{n}" for n in itertools.count())
@@ -738,19 +694,11 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
         # ---- counting pass (untimed) -------------------------------------------------------
         counts = {c.key: c.count(count_cycles) for c in cases}
 
-    report(cases, samples, counts, cycles, pg_problem if pg is None else None)
+        # ---- what no client of this PostgreSQL server could beat -------------------------
+        floor = pg_floor(pg) if pg is not None else None
+
+    report(cases, samples, counts, cycles, pg_problem if pg is None else None, floor=floor)
     return 0
-
-
-def _redact(dsn: str) -> str:
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        parts = conninfo_to_dict(dsn)
-    except Exception:
-        return "<dsn>"
-    return (f"{parts.get('user', '?')}@{parts.get('host', 'localhost')}:"
-            f"{parts.get('port', 5432)}/{parts.get('dbname', '?')}")
 
 
 BLOCK = 10  # cycles per case per block: the cases take turns every BLOCK cycles
@@ -759,7 +707,7 @@ TARGET_COMMITS = 4
 
 
 def report(cases: Sequence[Case], samples: dict[str, Samples], counts: dict[str, Counts],
-           cycles: int, pg_skipped: str | None) -> None:
+           cycles: int, pg_skipped: str | None, *, floor: Floor | None) -> None:
     reference = next(c for c in cases if c.reference)
     ref_median = samples[reference.key].median_ms()
     bw = max(len(c.backend) for c in cases)
@@ -769,7 +717,7 @@ def report(cases: Sequence[Case], samples: dict[str, Samples], counts: dict[str,
     print("-" * len(header))
     for case in cases:
         s, k = samples[case.key], counts[case.key]
-        commits = f"{k.per_cycle(k.commits):g}"
+        commits = f"{k.per_cycle(k.commits):g}" if k.commits else "see below"
         if k.readonly:
             commits += f" (+{k.per_cycle(k.readonly):g} ro)"
         tag = "  ← reference" if case.reference else ("  (info)" if case.info else "")
@@ -801,7 +749,9 @@ def report(cases: Sequence[Case], samples: dict[str, Samples], counts: dict[str,
         s, k = samples[case.key], counts[case.key]
         parts = []
         for phase in case.phases:
-            text = f"{phase} {s.median_ms(phase):.2f} ms / {k.per_cycle(k.commits, phase):g} c"
+            text = f"{phase} {s.median_ms(phase):.2f} ms"
+            if k.commits:
+                text += f" / {k.per_cycle(k.commits, phase):g} c"
             if k.readonly:
                 text += f" +{k.per_cycle(k.readonly, phase):g} ro"
             if k.statements:
@@ -832,13 +782,37 @@ def report(cases: Sequence[Case], samples: dict[str, Samples], counts: dict[str,
                   f"{'within' if total <= TARGET_COMMITS else 'over'} {TARGET_COMMITS})")
     if pg_skipped is not None:
         print(f"  PostgreSQL: not measured ({pg_skipped})")
-    fastest = min((c for c in cases if c.system == "LangGraph"),
+    fastest = min((c for c in cases if isinstance(c, LangGraphCase)),
                   key=lambda c: samples[c.key].median_ms())
     if fastest is not reference:
         ratio = samples[fastest.key].median_ms() / samples["signoff-sqlite"].median_ms()
         print(f"  (LangGraph's fastest mode here is {fastest.backend}: "
               f"{samples[fastest.key].median_ms():.2f} ms; against it signoff/SQLite is "
               f"{ratio:.2f}× {'faster' if ratio >= 1 else 'as fast, i.e. slower'}.)")
+    if floor is not None:
+        report_postgres(cases, samples, reference, floor)
+
+
+def report_postgres(cases: Sequence[Case], samples: dict[str, Samples], reference: Case,
+                    floor: Floor) -> None:
+    """What the PostgreSQL row could reach at best on this server, and its like-for-like
+    peer: a client-server database pays a round trip and a server-side WAL flush per
+    durable step, which an in-process SQLite checkpointer does not."""
+    ref = samples[reference.key].median_ms()
+    ours = next((c for c in cases if c.key == "signoff-postgres"), None)
+    peer = next((c for c in cases if isinstance(c, LangGraphPostgresCase)), None)
+    print()
+    print("PostgreSQL floors on this server (bench/_postgres.py: the cycle's four durable steps "
+          "as bare SQL with narrow rows; no logic, hashing or canonical JSON):")
+    print(f"  one server-side function call per step          {floor.procedure_ms:.2f} ms → "
+          f"at best {ref / floor.procedure_ms:.2f}× the reference")
+    print(f"  a locking read, then writes + COMMIT pipelined  {floor.pipelined_ms:.2f} ms → "
+          f"at best {ref / floor.pipelined_ms:.2f}× the reference (a kernel deciding in "
+          "the client)")
+    if ours is not None and peer is not None:
+        mine, theirs = samples[ours.key].median_ms(), samples[peer.key].median_ms()
+        print(f"  like for like: signoff/PostgreSQL {mine:.2f} ms vs LangGraph PostgresSaver "
+              f"{theirs:.2f} ms on the same server → {theirs / mine:.2f}× faster")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
