@@ -78,13 +78,18 @@ def _nested_suffixes(cmd: SimpleCommand, walk: Walk, stdin: tuple[str, ...],
             walk.find("too_many_commands", f"more than {MAX_SIMPLE_COMMANDS} simple commands")
             break
         if not argv[start].startswith("-") and "=" not in argv[start]:
-            _nested_argv(argv[start:], cmd, walk, stdin=stdin, script=script)
+            _nested_argv(argv, cmd, walk, stdin=stdin, script=script, start=start)
 
 
 def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: Walk, *, script: Script,
-                 stdin: tuple[str, ...] = ()) -> None:
-    if not argv or not walk.spend(len(argv)):
+                 stdin: tuple[str, ...] = (), start: int = 0) -> None:
+    """``argv[start:]`` as a command of its own. The budget is paid before the slice is
+    made: a long wrapper line has as many suffixes as words, and copying each one first
+    made hostile input quadratic (``watch`` × 6 + 30,000 words: 4 s of copying)."""
+    if len(argv) <= start or not walk.spend(len(argv) - start):
         return
+    if start:
+        argv = argv[start:]
     inner = SimpleCommand(argv=argv, literal=(True,) * len(argv), name_plain=False, nested=True,
                           pipeline=outer.pipeline, source=outer.source)
     walk.commands.append(inner)
