@@ -727,6 +727,44 @@ def test_a_database_made_by_the_first_schema_upgrades(backend: str, tmp_path: An
             drop()
 
 
+def test_postgres_refuses_a_database_behind_its_code(postgres_store: Store,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process upgraded before ``signoff db migrate`` ran stops with a typed error instead of
+    running without the newer schema's triggers; migrating lets it go on."""
+    from kit import PG_DSN
+    from signoff.errors import StoreError
+    from signoff.store import postgres
+
+    schema = "t_" + uuid.uuid4().hex[:12]
+    monkeypatch.setattr(postgres, "MIGRATIONS", MIGRATIONS[:3])
+    old = postgres.PostgresStore(PG_DSN, schema=schema, setup=True)
+    old.close()
+    monkeypatch.undo()
+    store = postgres.PostgresStore(PG_DSN, schema=schema)
+    try:
+        with pytest.raises(StoreError) as refused, store.transaction():
+            pass
+        assert refused.value.code == "schema_outdated"
+        assert f"version 3; this signoff needs {len(MIGRATIONS)}" in str(refused.value)
+        with pytest.raises(StoreError):
+            store.get_request("req_x")
+        assert store.migrate() == len(MIGRATIONS)
+        assert store.get_request("req_x") is None
+        with store.transaction() as tx:
+            tx.append_audit("probe", at_us=1, request_id=None, actor=None, data={})
+    finally:
+        store.close()
+        store.drop_schema()
+    blank = postgres.PostgresStore(PG_DSN, schema="t_" + uuid.uuid4().hex[:12])
+    try:
+        with pytest.raises(StoreError) as never:
+            blank.list_requests()
+        assert never.value.code == "schema_outdated" and "version 0" in str(never.value)
+    finally:
+        blank.close()
+        blank.drop_schema()
+
+
 def test_a_batch_of_events_continues_the_chain(store: Store) -> None:
     with store.transaction() as tx:
         tx.append_audit("first", at_us=1, request_id=None, actor="a", data={"n": 0})

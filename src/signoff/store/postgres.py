@@ -91,6 +91,7 @@ class PostgresStore(SqlStore):
         # The audit head as this process last committed it: the first event of a transaction
         # is appended on that guess, checked by the insert (``SqlTx.append_audit``).
         self._head_hint: tuple[int, str] | None = None
+        self._schema_current = False  # checked on first use (``_check_schema``)
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
         if setup:
@@ -100,6 +101,8 @@ class PostgresStore(SqlStore):
 
     @contextmanager
     def transaction(self) -> Iterator[SqlTx]:
+        if not self._schema_current:
+            self._check_schema()
         try:
             with self.pool.connection() as conn, conn.transaction():
                 # Wake-ups are sent by triggers (schema migration 4), delivered on commit.
@@ -119,8 +122,30 @@ class PostgresStore(SqlStore):
 
     @contextmanager
     def _reader(self) -> Iterator[SqlTx]:
+        if not self._schema_current:
+            self._check_schema()
         with self.read_pool.connection() as conn:
             yield SqlTx(conn.cursor(), POSTGRES)
+
+    def _check_schema(self) -> None:
+        """Refuse a database whose schema is behind this code (once per store): running on
+        it would half-work — no audit head trigger, no wake-ups — instead of failing. A
+        newer schema is accepted, so processes can be upgraded one at a time."""
+        try:
+            with self.read_pool.connection() as conn:
+                row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM signoff_migrations"
+                                   ).fetchone()
+                version = int(row[0]) if row else 0
+        except psycopg.errors.UndefinedTable:
+            version = 0
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+        if version < len(MIGRATIONS):
+            where = f" (schema {self.schema})" if self.schema else ""
+            raise StoreError(
+                f"the database{where} is at schema version {version}; this signoff needs "
+                f"{len(MIGRATIONS)}: run `signoff db migrate`", code="schema_outdated")
+        self._schema_current = True
 
     def setup(self) -> int:
         """Create or upgrade the schema; safe to run from several processes at once."""
@@ -141,6 +166,7 @@ class PostgresStore(SqlStore):
                         conn.execute(statement.encode())
                     conn.execute("INSERT INTO signoff_migrations VALUES (%s, %s, %s)",
                                  (version, migration.name, time.time()))
+        self._schema_current = True
         return len(MIGRATIONS)
 
     migrate = setup
