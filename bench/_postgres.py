@@ -71,6 +71,17 @@ class PgTarget:
                 sql.Identifier(self.database), force))
 
 
+def show(conn: Any, *names: str) -> dict[str, str]:
+    """The server's settings by name (``SHOW``), in the order asked."""
+    from psycopg import sql
+
+    values = {}
+    for name in names:
+        row = conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone()
+        values[name] = str(row[0]) if row else "?"
+    return values
+
+
 def connect_pg(dsn: str) -> tuple[PgTarget | None, str]:
     """A ``PgTarget`` (creating a database for the run when allowed), or why not."""
     try:
@@ -81,15 +92,11 @@ def connect_pg(dsn: str) -> tuple[PgTarget | None, str]:
         return None, f"psycopg is not importable: {exc}"
     try:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=3) as conn:
-            def show(name: str) -> str:
-                row = conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone()
-                return str(row[0]) if row else "?"
-
-            version_num = int(show("server_version_num"))
-            version = show("server_version")
-            settings = {name: show(name)
-                        for name in ("synchronous_commit", "fsync", "wal_sync_method",
-                                     "commit_delay", "full_page_writes")}
+            shown = show(conn, "server_version_num", "server_version", "synchronous_commit",
+                         "fsync", "wal_sync_method", "commit_delay", "full_page_writes")
+            version_num = int(shown.pop("server_version_num"))
+            version = shown.pop("server_version")
+            settings = shown
             database = "signoff_bench_" + uuid.uuid4().hex[:8]
             try:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))

@@ -58,6 +58,7 @@ import httpx
 
 import signoff
 from _common import expect, version
+from _postgres import redact, show
 from signoff import Policy, RunContext, ToolCall
 from signoff.gate import Gate
 from signoff.outcomes import ProposalKind
@@ -535,13 +536,10 @@ def create_pg_database(admin_dsn: str) -> tuple[PgDatabase | None, str]:
         return None, f"psycopg is not importable: {exc}"
     try:
         with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=3) as conn:
-            def show(name: str) -> str:
-                row = conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone()
-                return str(row[0]) if row else "?"
-
-            version_text = show("server_version").split()[0]
-            settings = ", ".join(f"{k}={show(k)}" for k in (
-                "synchronous_commit", "fsync", "wal_sync_method", "max_connections"))
+            shown = show(conn, "server_version", "synchronous_commit", "fsync",
+                         "wal_sync_method", "max_connections")
+            version_text = shown.pop("server_version").split()[0]
+            settings = ", ".join(f"{k}={v}" for k, v in shown.items())
             row = conn.execute("SELECT count(*) FROM pg_stat_activity").fetchone()
             settings += f" ({row[0] if row else '?'} in use before the run)"
             name = "signoff_http_bench_" + uuid.uuid4().hex[:8]
@@ -551,17 +549,6 @@ def create_pg_database(admin_dsn: str) -> tuple[PgDatabase | None, str]:
         return None, f"{type(exc).__name__}: {first}"
     return PgDatabase(admin_dsn, make_conninfo(admin_dsn, dbname=name), name, version_text,
                       settings), ""
-
-
-def _redact(dsn: str) -> str:
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        parts = conninfo_to_dict(dsn)
-    except Exception:
-        return "<dsn>"
-    return (f"{parts.get('user', '?')}@{parts.get('host', 'localhost')}:"
-            f"{parts.get('port', 5432)}/{parts.get('dbname', '?')}")
 
 
 def _url(dsn: str) -> str:
@@ -720,10 +707,10 @@ def run(plan: Plan, pg_dsn: str | None, directory: str | None) -> int:
             pg, pg_problem = create_pg_database(pg_dsn)
             if pg is not None:
                 stack.callback(pg.drop)
-                print(f"  postgres  {pg.version} at {_redact(pg_dsn)}, own database {pg.name} "
+                print(f"  postgres  {pg.version} at {redact(pg_dsn)}, own database {pg.name} "
                       f"(dropped after); {pg.settings}")
             else:
-                print(f"  postgres  SKIPPED: not reachable at {_redact(pg_dsn)} ({pg_problem})")
+                print(f"  postgres  SKIPPED: not reachable at {redact(pg_dsn)} ({pg_problem})")
         else:
             print(f"  postgres  SKIPPED ({pg_problem})")
         print(f"  load      {plan.clients} client threads in this process, one httpx.Client "
