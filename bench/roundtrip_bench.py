@@ -382,9 +382,9 @@ class SignoffPostgres(SignoffCase):
         counts.notes.append(
             f"server: pg_stat_database.xact_commit rose by {server:.2f} per cycle in {where} "
             f"(open/close overhead of {overhead} subtracted); the client saw "
-            f"{client:.2f} transactions per cycle. The server's count also holds one "
-            "transaction per NOTIFY delivered to the store's listener (PostgreSQL reads its "
-            "notification queue inside one): no client round trip")
+            f"{client:.2f} transactions per cycle. The server's count also holds the "
+            "counting probe after each autocommit read and one transaction per NOTIFY "
+            "delivered to the store's listener (PostgreSQL reads its queue inside one)")
         return counts
 
     def close(self) -> None:
