@@ -8,12 +8,13 @@ reachable server those tests skip and say why.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kit import KERNEL_POLICY, PG_DSN, make_store, postgres_available  # noqa: F401
+from kit import KERNEL_POLICY, PG_DSN, make_store, postgres_available
 from signoff.policy import Policy
 from signoff.store.base import Store
 
@@ -67,3 +68,26 @@ def postgres_store(tmp_path: Path) -> Iterator[Store]:
     if _PG_PROBLEM:
         pytest.skip(_PG_PROBLEM)
     yield from _owned("postgres", tmp_path)
+
+
+@pytest.fixture
+def postgres_database() -> Iterator[str]:
+    """A PostgreSQL database of the test's own (dropped after), as a ``postgresql://`` URL: a
+    store without ``schema=`` puts its tables in its ``public`` schema."""
+    if _PG_PROBLEM:
+        pytest.skip(_PG_PROBLEM)
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
+
+    name = "signoff_t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    parts = conninfo_to_dict(PG_DSN)
+    try:
+        yield (f"postgresql://{parts.get('user', 'postgres')}@{parts.get('host', '127.0.0.1')}:"
+               f"{parts.get('port', 5432)}/{name}")
+    finally:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(name)))

@@ -112,3 +112,21 @@ def test_recover_and_migrate(setup: dict[str, str], capsys: pytest.CaptureFixtur
     code, out, _ = run(capsys, "db", "migrate", "--json")
     assert code == 0 and json.loads(out) == {"version": len(MIGRATIONS), "backend": "sqlite"}
 
+
+def test_an_unmigrated_postgres_database_is_refused_until_migrated(
+        postgres_database: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database at an older schema (here: the first three migrations) makes commands stop
+    with ``schema_outdated``; ``signoff db migrate`` brings it up to date."""
+    from signoff.store import postgres
+
+    monkeypatch.setattr(postgres, "MIGRATIONS", MIGRATIONS[:3])
+    postgres.PostgresStore(postgres_database, setup=True).close()
+    monkeypatch.undo()
+    code, _, err = run(capsys, "requests", "list", "--db", postgres_database)
+    assert code == 2
+    assert "[schema_outdated]" in err and "run `signoff db migrate`" in err
+    code, out, _ = run(capsys, "db", "migrate", "--db", postgres_database, "--json")
+    assert code == 0 and json.loads(out) == {"version": len(MIGRATIONS), "backend": "postgres"}
+    code, out, _ = run(capsys, "requests", "list", "--db", postgres_database, "--json")
+    assert code == 0 and json.loads(out) == []

@@ -5,8 +5,6 @@ store listens to — also when the tables live in ``public`` (``schema=None``)."
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -75,23 +73,10 @@ def test_request_events_and_memory_writes_notify(postgres_store: Store) -> None:
         listener.close()
 
 
-@pytest.fixture
-def public_dsn(postgres_store: Store) -> Iterator[str]:
-    """A database of its own, so a store without ``schema=`` puts its tables in ``public``."""
-    name = "signoff_t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield psycopg.conninfo.make_conninfo(PG_DSN, dbname=name)
-    finally:
-        with psycopg.connect(PG_DSN, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                sql.Identifier(name)))
-
-
-def test_a_store_in_the_public_schema_wakes_another_promptly(public_dsn: str) -> None:
-    waiter = PostgresStore(public_dsn, setup=True)
-    writer = PostgresStore(public_dsn)
+def test_a_store_in_the_public_schema_wakes_another_promptly(postgres_database: str
+                                                             ) -> None:
+    waiter = PostgresStore(postgres_database, setup=True)
+    writer = PostgresStore(postgres_database)
     try:
         waiter.change_token()
         time.sleep(0.3)  # the listener's start-up wake-up
