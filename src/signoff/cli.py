@@ -13,7 +13,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from signoff.demo import run_demo
 from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
 from signoff.policy import Memory, Policy, trusted_context
+from signoff.policy.starter import starter_toml
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -116,8 +116,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"{target} exists; use --force to overwrite",
                                  code="file_exists")
     root = os.path.abspath(args.root or os.getcwd())
-    template = resources.files("signoff").joinpath("templates/signoff.toml").read_text("utf-8")
-    target.write_text(template.replace("__ROOT__", root.replace("\\", "\\\\")), "utf-8")
+    target.write_text(starter_toml(root), "utf-8")
     Policy.load(target)  # the starter must load; fail loudly if it ever does not
     if args.json:
         print(json.dumps({"path": str(target), "root": root}))

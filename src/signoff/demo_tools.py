@@ -14,12 +14,12 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from signoff.errors import PathError
 from signoff.gate import Gate
+from signoff.policy.starter import starter_toml
 from signoff.safeopen import open_beneath, read_beneath
 
 FILES = {
@@ -50,8 +50,7 @@ def make_workspace(root: Path) -> None:
 
 def write_policy(target: Path, root: Path) -> str:
     """The starter policy of ``signoff init`` for ``root``, plus the demo's write rule."""
-    template = resources.files("signoff").joinpath("templates/signoff.toml").read_text("utf-8")
-    text = template.replace("__ROOT__", str(root).replace("\\", "\\\\")) + REVIEW_WRITES
+    text = starter_toml(str(root)) + REVIEW_WRITES
     target.write_text(text, "utf-8")
     return text
 
