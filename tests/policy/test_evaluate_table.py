@@ -246,10 +246,11 @@ CASES: list[Case] = [
     Case("scope-inside", "read_file", {"path": "src/main.py"}, "allow", "allowed"),
     Case("scope-beats-allow-rule", "execute", {"command": "cat /etc/passwd"}, "ask",
          "outside_workspace"),
+    # a write outside the workspace is a mandatory ask ([policy] always_ask)
     Case("scope-redirect-target", "execute", {"command": "echo x > /etc/motd"}, "ask",
-         "outside_workspace"),
+         "outside_write", mandatory=True),
     Case("scope-write-outside", "write_file", {"path": "/tmp/x", "content": "x"}, "ask",
-         "outside_workspace"),
+         "outside_write", mandatory=True),
     # workspace scope: deny outside
     Case("scope-deny", "read_file", {"path": "/etc/passwd"}, "deny", "outside_workspace",
          variant={"outside": "deny"}),

@@ -148,6 +148,14 @@ class Asking:
                 return grant.id
         return None
 
+    def concern(self, code: str, text: str, risk: Risk = Risk.HIGH) -> Reason:
+        """Record a concern (``signoff.policy.concerns``): a reason, and at least its risk."""
+        reason = Reason(step=Step.SHELL, code=code, text=text,
+                        effect=Effect.ASK if code in self.config.always_ask else None)
+        self.reasons.append(reason)
+        self.raise_risk(risk)
+        return reason
+
     def raise_risk(self, risk: Risk) -> None:
         if risk.rank > self.risk.rank:
             self.risk = risk

@@ -26,8 +26,15 @@ from signoff.policy.patterns import (
     compile_value_pattern,
     tool_matches,
 )
+from signoff.policy.sensitive import DEFAULT_SENSITIVE
 
 DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
+# Concerns (signoff.policy.concerns) that need a human whatever the review mode.
+DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "privilege", "system_install",
+                      "global_config")
+CONCERN_CODES = frozenset({"sensitive_write", "outside_write", "privilege", "system_install",
+                           "global_config", "hidden_exec", "inline_code", "network",
+                           "listener", "env_dump", "executes_written", "pipe_to_shell"})
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _RULE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _OUTSIDE = {"allow": "allow", "allow_all": "allow", "approve": "approve",
@@ -72,6 +79,7 @@ class Rule:
     expires: float | None = None
     reason: str | None = None
     text: str = ""  # the description shown in verdicts, computed once at load
+    writes: tuple[ValuePattern, ...] = ()  # allow rules: paths their commands may write
 
     def describe(self) -> str:
         return self.text or _describe(self)
@@ -96,6 +104,7 @@ class WorkspaceConfig:
     allowlist: tuple[str, ...] = ()
     mandatory: bool = False
     risk: Risk = Risk.HIGH
+    sensitive: tuple[str, ...] = DEFAULT_SENSITIVE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,6 +120,8 @@ class PolicyConfig:
     default_expires: float | None = 3600.0
     default_approvals: int = 1
     default_roles: tuple[str, ...] = ()
+    always_ask: tuple[str, ...] = DEFAULT_ALWAYS_ASK
+    sensitive: tuple[str, ...] = DEFAULT_SENSITIVE
     workspace: WorkspaceConfig | None = None
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
@@ -188,13 +199,20 @@ class _Loader:
         policy = self.table(data.get("policy", {}), "[policy]")
         self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",
                             "clarification_tool", "unattended_asks", "default_expires",
-                            "default_approvals", "default_roles"}, "[policy]")
+                            "default_approvals", "default_roles", "always_ask"}, "[policy]")
         where = "[policy]"
         version = policy.get("version", digest)
         if not isinstance(version, str) or not version.strip():
             raise self.error("must be a non-empty string", rule=where, field="version")
         tools = self.tools(data.get("tools", {}))
         rules = self.rules(data.get("rules", []), tools)
+        always_ask = self.strings(policy, "always_ask", DEFAULT_ALWAYS_ASK, where)
+        for code in always_ask:
+            if code not in CONCERN_CODES:
+                raise self.error(f"unknown concern {code!r} (one of "
+                                 f"{', '.join(sorted(CONCERN_CODES))})", rule=where,
+                                 field="always_ask")
+        workspace = self.workspace(data.get("workspace"))
         clarification = policy.get("clarification_tool", "ask_user")
         if clarification is not None and not (isinstance(clarification, str) and clarification):
             raise self.error("must be a tool name", rule=where, field="clarification_tool")
@@ -212,7 +230,9 @@ class _Loader:
             default_expires=self.duration(policy, "default_expires", 3600.0, where),
             default_approvals=self.count(policy, "default_approvals", 1, where),
             default_roles=self.strings(policy, "default_roles", (), where),
-            workspace=self.workspace(data.get("workspace")),
+            always_ask=always_ask,
+            sensitive=workspace.sensitive if workspace is not None else DEFAULT_SENSITIVE,
+            workspace=workspace,
             tools=tools,
             rules=rules,
         )
@@ -224,7 +244,8 @@ class _Loader:
             return None
         where = "[workspace]"
         table = self.table(raw, where)
-        self.known(table, {"name", "root", "outside", "allowlist", "mandatory", "risk"}, where)
+        self.known(table, {"name", "root", "outside", "allowlist", "mandatory", "risk",
+                           "sensitive", "sensitive_defaults"}, where)
         root = table.get("root")
         if not isinstance(root, str) or not root.startswith("/"):
             raise self.error("must be an absolute path", rule=where, field="root")
@@ -239,10 +260,15 @@ class _Loader:
             if not entry.startswith(("/", "~")):
                 raise self.error(f"entry {entry!r} must be an absolute path", rule=where,
                                  field="allowlist")
+        extra = self.strings(table, "sensitive", (), where)
+        defaults = table.get("sensitive_defaults", True)
+        if not isinstance(defaults, bool):
+            raise self.error("must be true or false", rule=where, field="sensitive_defaults")
         return WorkspaceConfig(
             root=root, name=name, outside=_OUTSIDE[outside], allowlist=allowlist,
             mandatory=self.flag(table, "mandatory", where),
             risk=self.risk(table, where) or Risk.HIGH,
+            sensitive=(DEFAULT_SENSITIVE if defaults else ()) + extra,
         )
 
     def tools(self, raw: object) -> dict[str, ToolSpec]:
@@ -280,7 +306,7 @@ class _Loader:
             where = f"rules[{index}]" + (f" (id '{rule_id}')" if isinstance(rule_id, str) else "")
             table = self.table(body, where)
             self.known(table, {"id", "effect", "tool", "command", "args", "mandatory", "risk",
-                               "roles", "approvals", "expires", "reason"}, where)
+                               "roles", "approvals", "expires", "reason", "writes"}, where)
             if not isinstance(rule_id, str) or not _RULE_ID.match(rule_id):
                 raise self.error("every rule needs an id (letters, digits, _ . : -)",
                                  rule=where, field="id")
@@ -342,6 +368,10 @@ class _Loader:
         reason = table.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise self.error("must be a string", rule=where, field="reason")
+        writes = self.strings(table, "writes", (), where)
+        if writes and (effect is not Effect.ALLOW or not commands):
+            raise self.error("only allow rules with a command may name the paths they write",
+                             rule=where, field="writes")
         rule = Rule(
             id=rule_id, index=index, effect=effect, tool=tool, commands=commands,
             args=tuple(args), mandatory=mandatory, risk=self.risk(table, where),
@@ -349,6 +379,7 @@ class _Loader:
             approvals=self.count(table, "approvals", None, where) if "approvals" in table
             else None,
             expires=self.duration(table, "expires", None, where), reason=reason,
+            writes=tuple(compile_value_pattern(w) for w in writes),
         )
         return dataclasses.replace(rule, text=_describe(rule))
 

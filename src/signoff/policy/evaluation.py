@@ -17,17 +17,27 @@ rejections and grants comes in through ``DecisionMemory``.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
+from typing import Any
 
 from signoff.canonical import parse_args
 from signoff.errors import InvalidArguments
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
+from signoff.policy.concerns import shell_concerns
 from signoff.policy.config import Rule
-from signoff.policy.matching import DEFAULT_ALLOW, rule_matches, unknown_reason
+from signoff.policy.matching import (
+    DEFAULT_ALLOW,
+    ToolView,
+    admission,
+    rule_matches,
+    unknown_reason,
+)
 from signoff.policy.memory import Memory
-from signoff.policy.scope import ScopeResult, judge_scope
+from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
+from signoff.policy.sensitive import is_sensitive
 from signoff.policy.shell import ShellAnalysis, analyze
 
 
@@ -74,6 +84,8 @@ class Evaluation(Asking):
                 self.raise_risk(danger.risk)
                 self.reasons.append(Reason(step=Step.CLASSIFIER, code=danger.code,
                                            text=danger.text))
+            for concern in shell_concerns(analysis):
+                self.concern(concern.code, concern.text, concern.risk)
 
         # Steps 2–5: all run; strongest wins.
         scope = judge_scope(self.policy.workspace, self.config.workspace, view.spec,
@@ -93,10 +105,14 @@ class Evaluation(Asking):
         for rule in mandatory:
             self.rule_reason(Step.MANDATORY_ASK, rule, "mandatory_ask")
         ws = self.config.workspace
+        forced = self.writes_and_concerns(view, analysis, scope)
         if denies:
             first = denies[0]
             return self.verdict(Effect.DENY, first.code or "denied", self.deny_message(first))
-        if mandatory or (scope.outside and ws is not None and ws.mandatory):
+        if mandatory or forced or (scope.outside and ws is not None and ws.mandatory):
+            if forced and not mandatory:
+                return self.human(mandatory=True, rules=(), code=forced[0].code or "mandatory_ask",
+                                  what="; ".join(r.text for r in forced[:2]))
             return self.human(mandatory=True, rules=mandatory,
                               what=self.ask_what(mandatory, scope))
         if scope.outside:
@@ -122,7 +138,14 @@ class Evaluation(Asking):
         return self.verdict(Effect.ALLOW, "allowed", "Allowed.")
 
     def ordered_rules(self, analysis: ShellAnalysis | None, scope: ScopeResult) -> Verdict | None:
-        """Step 6: allow and non-mandatory ask rules in file order, first match wins."""
+        """Step 6: allow and non-mandatory ask rules in file order, first match wins.
+
+        For a shell call every command (a wrapper's command too, but not the argument
+        suffixes shown to deny rules) needs an allow rule that admits it: its pattern
+        matches and its command model finds nothing the pattern does not name
+        (``signoff.policy.commands.admit``); and every redirection that writes needs a
+        matching allow rule whose ``writes`` covers the path.
+        """
         assert self.view is not None
         rules = self.view.ordered
         if analysis is None:
@@ -132,27 +155,104 @@ class Evaluation(Asking):
                     return self.rule_decides(rule)
             return None
         first: dict[int, Rule] = {}
-        for index, command in enumerate(analysis.commands):
+        exact: set[int] = set()
+        refused: list[str] = []
+        required = [i for i, c in enumerate(analysis.commands) if not c.deny_only]
+        for index in required:
+            command = analysis.commands[index]
             for rule in rules:
-                if rule_matches(rule, self.args, analysis, scope.resolved, any_command=False,
-                                command=command):
-                    first[index] = rule
-                    break
+                if not rule_matches(rule, self.args, analysis, scope.resolved,
+                                    any_command=False, command=command):
+                    continue
+                if rule.effect is Effect.ALLOW and rule.commands:
+                    how = admission(rule, command)
+                    if isinstance(how, str):
+                        refused.append(how)
+                        continue
+                    if how:
+                        exact.add(index)
+                first[index] = rule
+                break
         asked = next((r for r in first.values() if r.effect is Effect.ASK), None)
         if asked is not None:
             return self.rule_decides(asked)
         for finding in analysis.never_allow:
             self.reasons.append(Reason(step=Step.SHELL, code=finding.code, text=finding.text))
-        if analysis.allowable and analysis.commands and len(first) == len(analysis.commands):
+        for text in dict.fromkeys(refused[:3]):
+            self.reasons.append(Reason(step=Step.SHELL, code="not_admitted", text=text))
+        allowable = analysis.allowable or (bool(exact) and analysis.waivable(exact))
+        covered = bool(required) and all(i in first for i in required)
+        unwritten = self.unadmitted_writes(analysis, scope, first) if covered else []
+        for text in unwritten[:3]:
+            self.reasons.append(Reason(step=Step.SHELL, code="write_not_admitted", text=text))
+        if allowable and covered and not unwritten:
             for rule in dict.fromkeys(first.values()):
                 self.rule_reason(Step.ALLOW_RULE, rule, "rule_allow")
             return self.verdict(Effect.ALLOW, "rule_allow", "Allowed by policy.")
-        uncovered = [c for i, c in enumerate(analysis.commands) if i not in first]
-        if uncovered and analysis.allowable:
+        uncovered = [analysis.commands[i] for i in required if i not in first]
+        if uncovered and allowable:
             names = ", ".join(repr(" ".join(c.argv)[:60]) for c in uncovered[:3])
             self.reasons.append(Reason(step=Step.SHELL, code="not_allowed",
                                        text=f"no allow rule admits {names}"))
         return None
+
+    def unadmitted_writes(self, analysis: ShellAnalysis, scope: ScopeResult,
+                          first: dict[int, Rule]) -> list[str]:
+        """Redirections that write, which no admitting rule's ``writes`` covers."""
+        out: list[str] = []
+        patterns = [p for rule in dict.fromkeys(first.values()) for p in rule.writes]
+        root = self.policy.workspace.root if self.policy.workspace else None
+        for ref in analysis.paths:
+            if not ref.write or not ref.redirect or (ref.literal and ref.path in DEVICE_SINKS):
+                continue
+            names = [ref.path, posixpath.normpath(ref.path)]
+            resolved = [v.resolved for v in scope.written if v.given == ref.path and v.resolved]
+            names += resolved
+            if root is not None:
+                names += [posixpath.relpath(r, root) for r in resolved
+                          if r == root or r.startswith(root.rstrip("/") + "/")]
+            if not ref.literal or not any(p.matches(n) for p in patterns for n in names):
+                out.append(f"the redirection to {ref.path!r} writes a file no allow rule's "
+                           "writes names")
+        return out
+
+    def writes_and_concerns(self, view: ToolView, analysis: ShellAnalysis | None,
+                            scope: ScopeResult) -> list[Reason]:
+        """Sensitive writes, outside writes and the concerns the policy always asks about."""
+        forced: list[Reason] = []
+        always = self.config.always_ask
+        written = [(v.given, v.resolved) for v in scope.written]
+        if not scope.written:  # no workspace: judge the paths as given
+            if analysis is not None:
+                written = [(r.path, None) for r in analysis.paths if r.write and r.literal]
+            elif view.spec is not None and view.spec.writes:
+                written = [(str(v), None) for name in view.spec.paths
+                           for v in _as_list(self.args.get(name))]
+        seen: set[str] = set()
+        for given, resolved in written:
+            if given in DEVICE_SINKS:
+                continue
+            hit = is_sensitive(given, self.config.sensitive) or (
+                resolved is not None and is_sensitive(resolved, self.config.sensitive))
+            if hit and given not in seen:
+                seen.add(given)
+                reason = self.concern("sensitive_write", f"writes {given!r}, a sensitive path "
+                                      f"({hit}): tools run or trust what it holds")
+                if "sensitive_write" in always:
+                    forced.append(reason)
+        ws = self.config.workspace
+        if ws is not None and ws.outside == "approve":
+            for verdict in scope.outside_writes[:3]:
+                reason = self.concern("outside_write", f"writes {verdict.given!r}, outside "
+                                      f"workspace {ws.name!r}")
+                if "outside_write" in always:
+                    forced.append(reason)
+        for reason in self.reasons:
+            if reason.step is Step.SHELL and reason.code in always and \
+                    reason.code not in ("sensitive_write", "outside_write") and \
+                    reason not in forced and reason.effect is Effect.ASK:
+                forced.append(reason)
+        return forced
 
     def rule_decides(self, rule: Rule) -> Verdict:
         if rule.effect is Effect.ALLOW:
@@ -220,3 +320,9 @@ class Evaluation(Asking):
         if reason.step is Step.MANDATORY_DENY:
             return f"Denied by policy ({reason.text}). Do not retry this call."
         return reason.text
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]

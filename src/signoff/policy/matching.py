@@ -15,8 +15,11 @@ from functools import lru_cache
 from typing import Any
 
 from signoff.model import Effect, Grant, GrantScope, Reason, Risk, Step
+from signoff.policy.commands import Part, model_for
+from signoff.policy.commands.admit import blocking, is_exact, named
 from signoff.policy.config import ArgRule, PolicyConfig, Rule, ToolSpec
 from signoff.policy.patterns import (
+    CommandPattern,
     ValuePattern,
     compile_command_pattern,
     compile_value_pattern,
@@ -107,11 +110,50 @@ def rule_matches(
         return False
     by_basename = rule.effect is not Effect.ALLOW
     if command is not None:
-        return any(p.matches(command.argv, by_basename=by_basename) for p in rule.commands)
+        if by_basename:
+            return any(_matches_any(p, c) for p in rule.commands for c in (command,))
+        return any(p.matches(command.argv, by_basename=False) or (
+            command.globals_inert and command.sub_argv is not None
+            and p.matches(command.sub_argv, by_basename=False)) for p in rule.commands)
     if any_command:
-        return any(p.matches(c.argv, by_basename=True)
-                   for c in analysis.commands for p in rule.commands)
+        return any(_matches_any(p, c) for c in analysis.commands for p in rule.commands)
     return False
+
+
+def _matches_any(pattern: CommandPattern, command: SimpleCommand) -> bool:
+    """Deny and ask rules: by basename, with or without global options (git -c x push)."""
+    return pattern.matches(command.argv, by_basename=True) or (
+        command.sub_argv is not None and pattern.matches(command.sub_argv, by_basename=True))
+
+
+def admission(rule: Rule, command: SimpleCommand) -> bool | str:
+    """Does allow ``rule`` (whose pattern matched) admit ``command``'s parsed arguments?
+
+    ``True``: an exact pattern names this very command line (its own never-allow
+    findings are waived); ``False``: admitted by the model; a string: refused, and why.
+    """
+    argv_forms = [command.argv]
+    if command.globals_inert and command.sub_argv is not None:
+        argv_forms.append(command.sub_argv)
+    matching = [p for p in rule.commands
+                if any(p.matches(a, by_basename=False) for a in argv_forms)]
+    if any(is_exact(p) for p in matching):
+        return True
+    inv = command.invocation
+    if inv is None or not inv.modelled:
+        return False
+    spec = model_for(command.argv[0])
+    best: list[Part] | None = None
+    for pattern in matching:
+        parts = blocking(inv, named(pattern, spec))
+        if not parts:
+            return False
+        if best is None or len(parts) < len(best):
+            best = parts
+    assert best is not None
+    part = best[0]
+    return (f"rule {rule.id!r} does not admit {part.show()[:60]!r} of {inv.model}: "
+            f"{part.kind.value}{' — ' + part.why if part.why else ''}")
 
 
 def _arg_matches(arg: ArgRule, args: Mapping[str, Any], resolved: Mapping[str, list[str]]) -> bool:

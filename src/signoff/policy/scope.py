@@ -40,7 +40,12 @@ class ScopeResult:
     outside: list[PathVerdict] = field(default_factory=list)
     invalid: list[PathVerdict] = field(default_factory=list)
     allowlisted: list[PathVerdict] = field(default_factory=list)
+    written: list[PathVerdict] = field(default_factory=list)  # every path a write touches
     _outside_given: set[str] = field(default_factory=set)
+
+    @property
+    def outside_writes(self) -> list[PathVerdict]:
+        return [v for v in self.written if v.location is Location.OUTSIDE and v.code is None]
 
     def add(self, verdict: PathVerdict) -> None:
         if verdict.code is not None:
@@ -81,6 +86,8 @@ def judge_scope(
         for item in items:
             verdict = workspace.check(item, cwd=base)
             result.add(verdict)
+            if spec.writes:
+                result.written.append(verdict)
             if verdict.resolved is not None:
                 result.resolved.setdefault(name, []).append(verdict.resolved)
     if analysis is not None:
@@ -95,27 +102,32 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
                result: ScopeResult) -> None:
     if ref.literal and ref.path in DEVICE_SINKS:
         return
+    add = result.add
+    if ref.write:
+        def add(verdict: PathVerdict) -> None:
+            result.add(verdict)
+            result.written.append(verdict)
     if not ref.literal:
-        result.add(_unplaceable(ref.path, "is an expansion whose value cannot be known "
-                                          "before it runs", workspace))
+        add(_unplaceable(ref.path, "is an expansion whose value cannot be known "
+                                   "before it runs", workspace))
         return
     if ref.cds not in cache:
         cache[ref.cds] = _candidate_cwds(workspace, ref.cds, base)
     cwds = cache[ref.cds]
     absolute = ref.path.startswith(("/", "~"))
     if cwds is None and not absolute:
-        result.add(_unplaceable(ref.path, "follows a cd whose target cannot be known", workspace))
+        add(_unplaceable(ref.path, "follows a cd whose target cannot be known", workspace))
         return
     for cwd in cwds or [base]:
         if not has_glob(ref.path) or ref.path.startswith("~"):
-            result.add(workspace.check(ref.path, cwd=cwd))
+            add(workspace.check(ref.path, cwd=cwd))
             continue
         expanded = _expand_glob(workspace, ref.path, cwd)
         if expanded is None:
-            result.add(_unplaceable(ref.path, "is a glob too wide to judge", workspace))
+            add(_unplaceable(ref.path, "is a glob too wide to judge", workspace))
             continue
         for match in expanded:
-            result.add(workspace.check(match, cwd=cwd))
+            add(workspace.check(match, cwd=cwd))
 
 
 def _expand_glob(workspace: Workspace, pattern: str, cwd: str | None) -> list[str] | None:
@@ -139,7 +151,9 @@ def _expand_glob(workspace: Workspace, pattern: str, cwd: str | None) -> list[st
     matches = list(itertools.islice(glob.iglob(full), _MAX_GLOB_MATCHES + 1))
     if len(matches) > _MAX_GLOB_MATCHES:
         return None
-    dotdot = "/".join(".." if has_glob(p) and fnmatch.fnmatchcase("..", p) else p for p in parts)
+    # bash matches a leading dot only with a literal one: ``*`` never stands for ``..``
+    dotdot = "/".join(".." if has_glob(p) and p.startswith(".") and fnmatch.fnmatchcase("..", p)
+                      else p for p in parts)
     if dotdot != pattern:
         matches.append(dotdot)
     return matches or [pattern]

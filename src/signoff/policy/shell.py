@@ -31,6 +31,7 @@ on nested scripts is bounded (``too_complex``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from functools import lru_cache
@@ -38,7 +39,7 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
-from signoff.policy import shellnested, shellpaths
+from signoff.policy import commands, shellnested, shellpaths
 from signoff.policy import shellwords as sw
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import (
@@ -92,6 +93,8 @@ def _analyze_cached(command: str) -> ShellAnalysis:
         commands=tuple(walk.commands),
         never_allow=tuple(walk.findings.values()),
         paths=tuple(walk.paths),
+        finding_commands=tuple((code, frozenset(owners))
+                               for code, owners in walk.finding_commands.items()),
     )
 
 
@@ -274,7 +277,9 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
         elif kind in _REDIRECTS:
             # the target is a path; a herestring's substitutions run; trailing words are args
             extra.extend(_trailing_words(child))
+            walk.collecting = True
             _visit(child, walk, nested=nested, pipeline=pipeline)
+            walk.collecting = False
         elif child.is_named and kind != "comment":
             words.append(sw.word_value(child))
             _scan_word(child, walk, nested=nested, pipeline=pipeline)
@@ -283,31 +288,69 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
     words.extend(sw.word_value(w) for w in extra)
     if not words:
         return
-    argv = tuple(w.text for w in words)
-    literal = tuple(w.literal for w in words)
     if pipeline is None:
         walk.pipelines += 1
         pipeline = walk.pipelines
+    index = len(walk.commands)
+    for ref in walk.pending_redirects:  # this command's redirections, read before its words
+        walk.add_path(dataclasses.replace(ref, command=index))
+    walk.pending_redirects.clear()
+    _simple(words, walk, nested=nested, pipeline=pipeline, source=_text(node),
+            name_plain=name_plain, stdin=_stdin_texts(node),
+            name_text=_text(node.children[0]) if node.children else "")
+
+
+def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: int, source: str,
+            name_plain: bool, stdin: tuple[str, ...], name_text: str) -> None:
+    """Record one simple command: its model, its findings, its paths, what it wraps."""
+    argv = tuple(w.text for w in words)
+    literal = tuple(w.literal for w in words)
+    inv = commands.invocation(argv, literal) if name_plain or literal[0] else None
+    sub_argv: tuple[str, ...] | None = None
+    globals_inert = False
+    if inv is not None and inv.subcommand_index > 1:
+        sub_argv = (argv[0], *argv[inv.subcommand_index:])
+        globals_inert = all(p.kind is commands.Kind.INERT for p in inv.parts
+                            if p.index < inv.subcommand_index)
     cmd = SimpleCommand(
         argv=argv, literal=literal, name_plain=name_plain, nested=nested,
-        pipeline=pipeline, source=_text(node),
-    )
+        pipeline=pipeline, source=source, invocation=inv, sub_argv=sub_argv,
+        globals_inert=globals_inert, heredoc=bool(stdin))
+    index = len(walk.commands)
     walk.commands.append(cmd)
+    before = set(walk.findings)
     if not literal[0]:
         walk.find("dynamic_command_name", f"command name {argv[0][:40]!r} is not a plain word")
         if "IFS" in argv[0]:
             # rm${IFS}x, rm$IFS$9x: bash splits the expansion into words; deny rules see rm
             _nested_script(_POSITIONAL.sub("", _IFS.sub(" ", cmd.source)), walk)
     elif not name_plain:
-        walk.find("quoted_command_name", f"command name {_text(node.children[0])[:40]!r} is quoted")
+        walk.find("quoted_command_name", f"command name {name_text[:40]!r} is quoted")
     if "{" in argv[0] and literal[0]:
         walk.find("brace_expansion", f"command name {argv[0][:40]!r} uses brace expansion")
         for expanded in sw.brace_expand(argv[0]) or ():
             walk.commands.append(SimpleCommand(
                 argv=(expanded, *argv[1:]), literal=literal, name_plain=False, nested=True,
                 pipeline=pipeline, source=cmd.source))
+    structural = set(walk.findings) - before
+    walk.current = index
     shellpaths.paths_of(cmd, words, walk)
-    shellnested.judge_special(cmd, walk, stdin=_stdin_texts(node), script=_nested_script)
+    wrapped = inv is not None and inv.inner is not None
+    before = set(walk.findings)
+    shellnested.judge_special(cmd, walk, stdin=stdin, script=_nested_script,
+                              modelled_wrapper=inv is not None and inv.modelled
+                              and cmd.basename in sw.WRAPPERS)
+    for code in set(walk.findings) - before - structural:
+        walk.finding_commands.setdefault(code, set()).add(index)
+    walk.current = -1
+    if wrapped and inv is not None and inv.inner is not None:
+        inner = list(words[inv.inner:])
+        if inv.inner_tail:
+            inner.append(sw.WordValue("<words read from standard input>", False, False))
+        if inner and walk.spend(len(inner)):
+            _simple(inner, walk, nested=nested, pipeline=pipeline, source=source,
+                    name_plain=inner[0].plain or inner[0].literal, stdin=stdin,
+                    name_text=inner[0].text)
 
 
 def _stdin_texts(node: tree_sitter.Node) -> tuple[str, ...]:
@@ -345,8 +388,12 @@ def _redirect(node: tree_sitter.Node, walk: Walk) -> None:
     value = sw.word_value(dest)
     if op in (">&", "<&", ">&-", "<&-") and (value.text.isdigit() or value.text == "-"):
         return  # fd duplication, not a file
-    walk.add_path(PathRef(path=value.text, literal=value.literal, write=op in _WRITE_OPS,
-                          cds=tuple(walk.cds)))
+    ref = PathRef(path=value.text, literal=value.literal, write=op in _WRITE_OPS,
+                  cds=tuple(walk.cds), redirect=True)
+    if walk.collecting:
+        walk.pending_redirects.append(ref)
+    else:  # a statement's redirection: it follows the last command read so far
+        walk.add_path(dataclasses.replace(ref, command=len(walk.commands) - 1))
 
 
 def _nested_script(text: str, walk: Walk) -> None:

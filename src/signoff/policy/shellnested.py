@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from signoff.policy import commands
 from signoff.policy import shellwords as sw
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
@@ -17,8 +18,14 @@ Script = Callable[[str, Walk], None]
 
 
 def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
-                  stdin: tuple[str, ...] = ()) -> None:
-    """Findings for commands that run other code, and the inner commands deny rules must see."""
+                  stdin: tuple[str, ...] = (), modelled_wrapper: bool = False) -> None:
+    """Findings for commands that run other code, and the inner commands deny rules must see.
+
+    A wrapper with a command model (``timeout``, ``xargs``, ``env`` …) raises no
+    ``wrapper`` finding: the shell walk records its command as a command of its own,
+    which an allow rule must admit too; its argument suffixes are still shown to deny
+    rules (``deny_only``), in case the model misreads an option's value.
+    """
     name = cmd.basename
     argv = cmd.argv
     if name in sw.EVALUATORS:
@@ -39,12 +46,16 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
             for text in inline:
                 script(text, walk)
         elif sw.shell_reads_stdin(argv):
-            walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+            if stdin:
+                walk.find("heredoc_program", f"{name} runs the script of a here-document")
+            else:
+                walk.find("interpreter_stdin", f"{name} reads its program from standard input")
             for text in stdin:  # bash <<< 'rm x', sh <<EOF … EOF
                 script(text, walk)
         return
     if name in sw.WRAPPERS:
-        walk.find("wrapper", f"{name} runs another command")
+        if not modelled_wrapper:
+            walk.find("wrapper", f"{name} runs another command")
         scripts = sw.env_split_strings(argv) if name == "env" else sw.wrapper_scripts(argv)
         for text in scripts:  # env -S 'rm x', su -c 'rm x', ssh host 'rm x'
             script(text, walk)
@@ -62,7 +73,10 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         walk.find(*finding)
         return
     if sw.is_interpreter(name) and sw.reads_stdin(argv):
-        walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+        if stdin:  # python - <<'PY' … PY: the program is in the command, for all to read
+            walk.find("heredoc_program", f"{name} runs the program of a here-document")
+        else:
+            walk.find("interpreter_stdin", f"{name} reads its program from standard input")
 
 
 def _nested_suffixes(cmd: SimpleCommand, walk: Walk, stdin: tuple[str, ...],
@@ -90,8 +104,10 @@ def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: Walk, *, scr
         return
     if start:
         argv = argv[start:]
-    inner = SimpleCommand(argv=argv, literal=(True,) * len(argv), name_plain=False, nested=True,
-                          pipeline=outer.pipeline, source=outer.source)
+    literal = (True,) * len(argv)
+    inner = SimpleCommand(argv=argv, literal=literal, name_plain=False, nested=True,
+                          pipeline=outer.pipeline, source=outer.source, deny_only=True,
+                          invocation=commands.invocation(argv, literal))
     walk.commands.append(inner)
     if walk.depth < MAX_NESTED_SCRIPTS and len(walk.commands) <= MAX_SIMPLE_COMMANDS * 2:
         walk.depth += 1

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from signoff.policy import shellwords as sw
+from signoff.policy.commands import Invocation, Kind
 
 if TYPE_CHECKING:
     from signoff.policy.shelltypes import SimpleCommand
@@ -32,11 +33,15 @@ class PathRef:
     literal: bool
     write: bool
     cds: tuple[str | None, ...] = ()  # None: a cd whose target cannot be known statically
+    command: int = -1  # the index of the command it belongs to (-1: not known)
+    redirect: bool = False  # a redirection target, not an argument
+
 
 class PathSink(Protocol):
     """Where path references go: the shell walk's list, with its ``cd`` history."""
 
     cds: list[str | None]
+    current: int
 
     def add_path(self, ref: PathRef) -> None: ...
 
@@ -48,6 +53,10 @@ def paths_of(cmd: SimpleCommand, words: list[sw.WordValue], walk: PathSink) -> N
         track_cd(name, args, walk)
         return
     cds = tuple(walk.cds)
+    inv = cmd.invocation
+    if inv is not None and inv.modelled:
+        _model_paths(inv, walk, cds)
+        return
     for word in args:
         if not word.literal:
             # "$F", x$F, ${F}: whatever it expands to may be a path we cannot place
@@ -115,3 +124,34 @@ def path_candidates(text: str) -> list[str]:
 
 def has_glob(word: str) -> bool:
     return bool(_GLOB_CHARS.search(word))
+
+
+def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -> None:
+    """The files a modelled command reads and writes, as its model classes them."""
+    for part in inv.parts:
+        kind = part.kind
+        if part.value is None:
+            if kind is Kind.WRITE and not part.literal:  # find -delete, tar -P: somewhere
+                walk.add_path(PathRef(path=part.word, literal=False, write=True, cds=cds,
+                                      command=walk.current))
+            continue
+        if kind is Kind.EXEC and not (part.declared and part.option is None):
+            continue
+        if kind not in (Kind.READ, Kind.WRITE, Kind.EXEC):
+            continue
+        write = kind is Kind.WRITE
+        if not part.literal:
+            walk.add_path(PathRef(path=part.value, literal=False, write=write, cds=cds,
+                                  command=walk.current))
+            continue
+        expanded = sw.brace_expand(part.value) if "{" in part.value else [part.value]
+        if expanded is None:
+            walk.add_path(PathRef(path=part.value, literal=False, write=write, cds=cds,
+                                  command=walk.current))
+            continue
+        for each in expanded:
+            text = each.split("\x00", 1)[0]
+            if not text or text == "-" or len(text.encode("utf-8", "surrogateescape")) > PATH_MAX:
+                continue
+            walk.add_path(PathRef(path=text, literal=not text.startswith(("~+", "~-")),
+                                  write=write, cds=cds, command=walk.current))

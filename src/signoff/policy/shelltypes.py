@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
+from signoff.policy.commands import Invocation
 from signoff.policy.shellpaths import PathRef
 
 MAX_SIMPLE_COMMANDS = 50
@@ -34,6 +35,15 @@ class SimpleCommand:
     nested: bool = False  # inside a substitution, wrapper, eval or -c string
     pipeline: int = 0  # commands sharing a pipeline share this id
     source: str = ""
+    # Seen by deny and ask rules only: a wrapper's argument suffixes that may be its command
+    # (``timeout 5 rm x`` → ``5 rm x``, ``rm x``). No allow rule has to admit them.
+    deny_only: bool = False
+    invocation: Invocation | None = None  # argv read against the command's model
+    # argv without the global options before a subcommand (``git -c x=y push`` → ``git push``),
+    # and whether those options were all inert (then an allow rule may match it too).
+    sub_argv: tuple[str, ...] | None = None
+    globals_inert: bool = False
+    heredoc: bool = False  # standard input is a here-document or here-string in the command
 
     @property
     def name(self) -> str:
@@ -50,6 +60,14 @@ class ShellAnalysis:
     commands: tuple[SimpleCommand, ...]
     never_allow: tuple[Finding, ...]
     paths: tuple[PathRef, ...]
+    # For each never-allow finding raised by one command's own arguments (a wrapper, inline
+    # code), the indexes of the commands that raised it; structural findings are absent.
+    finding_commands: tuple[tuple[str, frozenset[int]], ...] = ()
+
+    def waivable(self, exact: set[int]) -> bool:
+        """True when every never-allow finding came from commands an exact rule names."""
+        owners = dict(self.finding_commands)
+        return all(f.code in owners and owners[f.code] <= exact for f in self.never_allow)
 
     @property
     def allowable(self) -> bool:
@@ -68,6 +86,10 @@ class Walk:
     # passes to a command as arguments, keyed by the id of that command's node.
     extra_words: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
     seen_paths: set[PathRef] = field(default_factory=set)
+    finding_commands: dict[str, set[int]] = field(default_factory=dict)
+    current: int = -1  # the index of the command whose words are being read
+    collecting: bool = False  # a command's own redirections are being read
+    pending_redirects: list[PathRef] = field(default_factory=list)
     # Shared by a walk and the walks of its nested scripts: what is left to look into.
     budget: list[int] = field(default_factory=lambda: [NESTED_BUDGET])
 
@@ -88,7 +110,9 @@ class Walk:
                 ids[c.pipeline] = self.pipelines
             self.commands.append(SimpleCommand(
                 argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
-                pipeline=ids[c.pipeline], source=c.source))
+                pipeline=ids[c.pipeline], source=c.source, deny_only=c.deny_only,
+                invocation=c.invocation, sub_argv=c.sub_argv, globals_inert=c.globals_inert,
+                heredoc=c.heredoc))
         for finding in inner.findings.values():
             self.findings.setdefault(finding.code, finding)
         for ref in inner.paths:

@@ -1,0 +1,100 @@
+"""find: starting points, then an expression of single-dash primaries.
+
+Tests are inert (``-name``, ``-type``, ``-newer FILE`` reads FILE); actions
+that print go to standard output, except ``-fprint``, ``-fprint0``,
+``-fprintf`` and ``-fls``, which write FILE, ``-delete``, which deletes what
+matched, and ``-exec``/``-execdir``/``-ok``/``-okdir``, which run a command
+(also parsed as a nested command by the shell analysis, so deny rules see
+it). A primary find does not know is ``unknown``.
+"""
+
+from __future__ import annotations
+
+from signoff.policy.commands.grammar import Invocation, Kind, Part
+
+_INERT_VALUE = frozenset({
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+    "-type", "-xtype", "-size", "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum",
+    "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-used", "-fstype", "-context",
+    "-lname", "-ilname", "-maxdepth", "-mindepth", "-regextype", "-printf", "-D", "-newerat",
+    "-newermt", "-newerct", "-newerBt",
+})
+_READ_VALUE = frozenset({"-samefile", "-newer", "-anewer", "-cnewer", "-files0-from",
+                         "-newermm", "-newerma", "-neweram", "-neweraa", "-newercm",
+                         "-newerca", "-newermc", "-newerac", "-newercc", "-newerBm"})
+_WRITE_VALUE = frozenset({"-fprint", "-fprint0", "-fls"})
+_FLAGS = frozenset({
+    "-empty", "-executable", "-readable", "-writable", "-nouser", "-nogroup", "-true",
+    "-false", "-depth", "-d", "-mount", "-xdev", "-noleaf", "-ignore_readdir_race",
+    "-noignore_readdir_race", "-daystart", "-follow", "-warn", "-nowarn", "-print", "-print0",
+    "-ls", "-prune", "-quit", "-not", "-a", "-and", "-o", "-or", "!", "(", ")", ",", "-help",
+    "--help", "-version", "--version", "-H", "-L", "-P",
+})
+_EXECS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def parse_find(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Invocation:
+    parts: list[Part] = []
+    i, n = 1, len(argv)
+    # Leading -H -L -P -D debug -Olevel, then starting points.
+    while i < n and literal[i] and argv[i] in ("-H", "-L", "-P"):
+        parts.append(Part(kind=Kind.INERT, word=argv[i], index=i, option=argv[i]))
+        i += 1
+    while i < n and literal[i] and (argv[i] == "-D" or argv[i].startswith("-O")):
+        if argv[i] == "-D":
+            parts.append(Part(kind=Kind.INERT, word=f"-D {argv[i + 1] if i + 1 < n else ''}",
+                              index=i, option="-D"))
+            i += 2
+        else:
+            parts.append(Part(kind=Kind.INERT, word=argv[i], index=i, option="-O"))
+            i += 1
+    while i < n and not (literal[i] and (argv[i].startswith("-") or argv[i] in "!(),")):
+        parts.append(Part(kind=Kind.READ, word=argv[i], index=i, value=argv[i],
+                          literal=literal[i], why="a starting point find walks"))
+        i += 1
+    while i < n:
+        word = argv[i]
+        if not literal[i]:
+            parts.append(Part(kind=Kind.UNKNOWN, word=word, index=i, literal=False,
+                              why="a word only known when the shell runs it"))
+            i += 1
+        elif word in _EXECS:
+            end = i + 1
+            while end < n and argv[end] not in (";", "+", "\\;"):
+                end += 1
+            shown = " ".join(argv[i:end + 1])
+            parts.append(Part(kind=Kind.EXEC, word=shown, index=i, option=word,
+                              value=" ".join(argv[i + 1:end]), why=f"find {word} runs a command"))
+            i = end + 1
+        elif word == "-delete":
+            starts = [p for p in parts if p.option is None and p.kind is Kind.READ] or [
+                Part(kind=Kind.READ, word=".", index=i, value=".")]
+            for start in starts:  # it deletes beneath each starting point
+                parts.append(Part(kind=Kind.WRITE, word=word, index=i, option=word,
+                                  value=start.value, literal=start.literal,
+                                  why="find -delete deletes every file that matches"))
+            i += 1
+        elif word in _FLAGS:
+            parts.append(Part(kind=Kind.INERT, word=word, index=i, option=word))
+            i += 1
+        elif word in _INERT_VALUE or (word.startswith("-newer") and len(word) == 8
+                                      and word[-1] == "t"):
+            parts.append(Part(kind=Kind.INERT, word=" ".join(argv[i:i + 2]), index=i,
+                              option=word))
+            i += 2
+        elif word in _READ_VALUE or word.startswith("-newer"):
+            value = argv[i + 1] if i + 1 < n else None
+            parts.append(Part(kind=Kind.READ, word=f"{word} {value}", index=i, option=word,
+                              value=value, literal=i + 1 < n and literal[i + 1]))
+            i += 2
+        elif word in _WRITE_VALUE or word == "-fprintf":
+            value = argv[i + 1] if i + 1 < n else None
+            parts.append(Part(kind=Kind.WRITE, word=f"{word} {value}", index=i, option=word,
+                              value=value, literal=i + 1 < n and literal[i + 1],
+                              why=f"find {word} writes FILE"))
+            i += 3 if word == "-fprintf" else 2
+        else:
+            parts.append(Part(kind=Kind.UNKNOWN, word=word, index=i,
+                              why=f"find has no primary {word}"))
+            i += 1
+    return Invocation(model="find", parts=tuple(parts))

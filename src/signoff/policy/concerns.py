@@ -1,0 +1,148 @@
+"""What a shell command does that a reviewer must weigh, beyond what the rules say.
+
+Each concern raises the verdict's risk (``high``; piping the network into a
+shell is ``critical``), so the built-in auto reviewer, which approves only
+low and medium risk, sends the call to a human, and every reviewer sees the
+concerns among the verdict's reasons. The codes:
+
+* ``hidden_exec`` — runs code the command does not say it runs: sed ``e``,
+  awk ``system``, ``find -exec``, tar checkpoint actions, pager and editor
+  escapes, git ``-c``, an unmodelled wrapper, ``eval``;
+* ``inline_code`` — code given to an interpreter or a shell on the command
+  line (``python -c``, ``bash -c``) or on a standard input nothing here can read
+  (``curl … | sh``, an interactive ``python``). A here-document program
+  (``python - <<'PY' … PY``) is written out in the command like a script the
+  agent wrote and then ran, so it is judged like one: a declared program;
+* ``network``, ``listener`` — talks to, or serves, other machines;
+* ``privilege`` — ``sudo``, ``su``, ``doas`` …;
+* ``system_install`` — installs or removes system packages;
+* ``global_config`` — changes configuration outside the workspace;
+* ``env_dump`` — prints the environment, secrets included;
+* ``executes_written`` — a tool reads a file written earlier in the same command
+  line (``echo … > conftest.py && pytest``).
+
+Writes to sensitive paths and outside the workspace are judged with the
+workspace (``evaluation.py``), not here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+
+from signoff.model import Risk
+from signoff.policy.commands import Concern, Kind
+from signoff.policy.commands.grammar import STDIN_PROGRAM
+from signoff.policy.shell import ShellAnalysis, SimpleCommand
+
+PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp", "chroot",
+                       "nsenter", "unshare", "setpriv", "capsh"})
+_ENV_DUMPERS = frozenset({"printenv"})
+_ENV_BUILTINS = frozenset({"set", "export", "declare", "typeset", "env"})
+_NET_TOOLS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp",
+                        "rsync", "ftp", "nmap"})
+_HIDDEN_FINDINGS = {"find_exec": "find -exec runs another command",
+                    "eval": "eval, source or exec runs code that cannot be judged",
+                    "wrapper": "a wrapper runs another command this policy cannot model"}
+_INLINE_FINDINGS = {"inline_code": "inline code given to an interpreter",
+                    "shell_inline": "a shell given an inline script (-c)",
+                    "interpreter_stdin": "a shell or interpreter reading its program from "
+                                         "standard input (or started interactively)"}
+# Files a tool reads and executes or trusts without naming them on its command line.
+TRUSTS: dict[str, tuple[str, ...]] = {
+    "git": (".git/**", ".gitattributes", ".gitmodules"),
+    "pytest": ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"),
+    "py.test": ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"),
+    "tox": ("tox.ini", "setup.py", "pyproject.toml"),
+    "nox": ("noxfile.py",),
+    "make": ("Makefile", "makefile", "GNUmakefile", "*.mk"),
+    "npm": ("package.json", ".npmrc"), "npx": ("package.json", ".npmrc"),
+    "yarn": ("package.json", ".yarnrc", ".yarnrc.yml"), "pnpm": ("package.json", ".npmrc"),
+    "pip": ("setup.py", "pyproject.toml", "setup.cfg"),
+    "python": ("sitecustomize.py", "usercustomize.py", "*.pth", "conftest.py"),
+    "python3": ("sitecustomize.py", "usercustomize.py", "*.pth", "conftest.py"),
+    "less": (".lessfilter", ".lesskey"),
+    "docker": ("Dockerfile", "docker-compose.yml", "compose.yaml"),
+    "cargo": ("build.rs", ".cargo/**"), "mvn": ("pom.xml", ".mvn/**"),
+    "gradle": ("*.gradle",), "bash": (".bashrc", ".bash_profile", ".profile", ".envrc"),
+    "direnv": (".envrc",),
+}
+
+
+def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
+    found: dict[str, Concern] = {}
+
+    def add(code: str, text: str, risk: Risk = Risk.HIGH) -> None:
+        found.setdefault(code, Concern(code=code, text=text, risk=risk))
+
+    for cmd in analysis.commands:
+        name = cmd.basename
+        if name in PRIVILEGE:
+            add("privilege", f"{name} runs a command with other privileges")
+        if name in _ENV_DUMPERS or (name in _ENV_BUILTINS and _dumps_env(cmd)):
+            add("env_dump", f"{' '.join(cmd.argv)[:40]!r} prints the environment")
+        if name in _NET_TOOLS:
+            if any(a in ("-l", "-L", "--listen") or a.lower().startswith(
+                    ("tcp-listen", "udp-listen")) for a in cmd.argv[1:]):
+                add("listener", f"{name} listens for connections")
+            add("network", f"{name} talks to other machines")
+        inv = cmd.invocation
+        if inv is None:
+            continue
+        for concern in inv.concerns:
+            found.setdefault(concern.code, concern)
+        heredoc = cmd.heredoc
+        for part in inv.parts:
+            if part.kind is Kind.EXEC and part.why == STDIN_PROGRAM and heredoc:
+                continue  # the here-document is the program, written out in the command
+            if part.kind is Kind.EXEC and not part.declared:
+                add("hidden_exec", f"{inv.model}: {part.show()[:60]!r} "
+                    f"{part.why or 'runs a program'}")
+            elif part.kind is Kind.NETWORK:
+                add("network", f"{inv.model}: {part.why or 'talks to other machines'}")
+    for finding in analysis.never_allow:
+        if finding.code in _HIDDEN_FINDINGS:
+            add("hidden_exec", _HIDDEN_FINDINGS[finding.code])
+        elif finding.code in _INLINE_FINDINGS:
+            add("inline_code", _INLINE_FINDINGS[finding.code])
+    chained = executes_written(analysis)
+    if chained is not None:
+        add("executes_written", chained)
+    return list(found.values())
+
+
+def _dumps_env(cmd: SimpleCommand) -> bool:
+    args = cmd.argv[1:]
+    if cmd.basename == "env":
+        return False  # judged by its model (env with no command)
+    return not args or all(a in ("-p", "-x", "-px", "-xp") for a in args)
+
+
+def executes_written(analysis: ShellAnalysis) -> str | None:
+    """A command that trusts a file written earlier in the same command line."""
+    writes = [(ref.command, ref.path) for ref in analysis.paths if ref.write and ref.literal]
+    if not writes:
+        return None
+    for index, cmd in enumerate(analysis.commands):
+        trusted = TRUSTS.get(cmd.basename)
+        if not trusted:
+            continue
+        for written_at, path in writes:
+            if written_at >= index:
+                continue
+            pattern = _trusted_match(path, trusted)
+            if pattern is not None:
+                return (f"{cmd.basename} reads {path!r} ({pattern}), written earlier in the "
+                        "same command: it runs what was just written")
+    return None
+
+
+def _trusted_match(path: str, patterns: tuple[str, ...]) -> str | None:
+    parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".")]
+    for pattern in patterns:
+        if pattern.endswith("/**"):
+            if pattern[:-3] in parts:
+                return pattern
+        elif parts and fnmatch.fnmatchcase(parts[-1], pattern):
+            return pattern
+    return None

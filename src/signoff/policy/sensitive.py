@@ -1,0 +1,70 @@
+"""Sensitive paths: files whose content tools execute or trust.
+
+Writing one is how an agent turns an allowed command into code execution
+(``echo … > conftest.py && pytest``, a ``.git/hooks`` script, a Makefile
+recipe, an npm script, a shell rc file), so a write to one is a mandatory ask,
+whatever the rules and the review mode. The built-in list below can be
+extended with ``[workspace] sensitive = [...]`` (or replaced, with
+``sensitive_defaults = false``). A pattern without a leading ``/`` matches at
+any depth: ``conftest.py`` is ``**/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections.abc import Iterable
+from functools import lru_cache
+
+DEFAULT_SENSITIVE: tuple[str, ...] = (
+    # git runs hooks and what its configuration names
+    ".git/config", ".git/hooks/**", ".git/info/**", ".gitattributes", ".gitmodules",
+    ".gitconfig", ".config/git/**",
+    # Python test runners, builds and start-up hooks
+    "conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "setup.py", "pyproject.toml",
+    "noxfile.py", "sitecustomize.py", "usercustomize.py", "*.pth", ".pypirc", "pip.conf",
+    # make, npm and friends
+    "Makefile", "makefile", "GNUmakefile", "*.mk", "package.json", ".npmrc", ".yarnrc",
+    ".yarnrc.yml", ".pnpmfile.cjs", "Dockerfile", "docker-compose.yml", "compose.yaml",
+    "*.gradle", "gradlew", "mvnw", ".mvn/**", ".cargo/config.toml", "build.rs",
+    # shells, environments, editors and pagers that read files at start
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
+    ".zshenv", ".zprofile", ".zlogin", ".inputrc", ".envrc", ".env", ".vimrc", ".exrc",
+    ".lessfilter", ".lesskey", ".netrc", ".ssh/**",
+    # automation that runs on someone else's machine
+    ".github/workflows/**", ".gitlab-ci.yml", "Jenkinsfile", ".pre-commit-config.yaml",
+    ".husky/**", ".vscode/**", ".devcontainer/**",
+)
+
+
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> tuple[tuple[bool, tuple[str, ...]], ...]:
+    """Each pattern as (anchored, its components)."""
+    out = []
+    for pattern in patterns:
+        anchored = pattern.startswith("/")
+        parts = tuple(p for p in pattern.strip("/").split("/") if p)
+        out.append((anchored, parts))
+    return tuple(out)
+
+
+def is_sensitive(path: str, patterns: tuple[str, ...]) -> str | None:
+    """The first pattern ``path`` matches, or ``None``. ``path`` may be relative."""
+    if not path:
+        return None
+    parts = tuple(p for p in posixpath.normpath(path).split("/") if p not in ("", "."))
+    for (anchored, pattern), source in zip(_compiled(patterns), patterns, strict=True):
+        starts: Iterable[int] = (0,) if anchored else range(len(parts))
+        for start in starts:
+            if _match(parts[start:], pattern):
+                return source
+    return None
+
+
+def _match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    if not pattern:
+        return not parts
+    head = pattern[0]
+    if head == "**":
+        return any(_match(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and _match(parts[1:], pattern[1:])
