@@ -24,6 +24,7 @@ from signoff.demo import run_demo
 from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
 from signoff.policy import Memory, Policy, trusted_context
+from signoff.policy.explain import explain_call, format_explained
 from signoff.policy.starter import starter_toml
 
 EXIT_OK = 0
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--parent-call", help="the parent call id, for a subagent's call")
     check.add_argument("--call-id", default="cli-check", help="tool call id")
     check.add_argument("--memory", help="JSON file of earlier rejections and grants")
+    check.add_argument("--explain", action="store_true",
+                       help="also show how a shell command was read: each command, each "
+                       "option and operand with its class, and the rule that admitted it")
     check.add_argument("--json", action="store_true", help="print the verdict as JSON")
     check.set_defaults(handler=cmd_check)
 
@@ -137,10 +141,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         interaction_mode=args.interaction, parent_call=args.parent_call, run_id="cli",
     )
     verdict = policy.evaluate(ToolCall(id=args.call_id, name=args.tool, args=call_args), context)
+    parsed = explain_call(policy, args.tool, call_args) if args.explain else None
     if args.json:
-        print(json.dumps(verdict.to_dict(), indent=2, ensure_ascii=False))
+        body = verdict.to_dict()
+        if parsed is not None:
+            body["explain"] = parsed
+        print(json.dumps(body, indent=2, ensure_ascii=False))
     else:
         print(explain(verdict))
+        if parsed:
+            print(format_explained(parsed))
     return EXIT_OK
 
 
