@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.canonical import args_hash
 from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, ToolCall, Verdict
-from signoff.policy.config import Rule
+from signoff.policy.config import CONCERN_CODES, Rule
 from signoff.policy.matching import ToolView, grant_applies
 from signoff.policy.modes import clamp
 from signoff.policy.shell import ShellAnalysis
@@ -125,7 +125,9 @@ class Asking:
 
     def review(self) -> ReviewOutcome | None:
         request = ReviewRequest(call=self.call, args=self.args, context=self.context,
-                                risk=self.risk, reasons=tuple(self.reasons))
+                                risk=self.risk, reasons=tuple(self.reasons),
+                                concerns=tuple(r for r in self.reasons
+                                               if r.code in CONCERN_CODES))
         try:
             outcome = self.policy.reviewer.review(request)
         except Exception:  # a reviewer that fails is doubt, and doubt goes to a human
