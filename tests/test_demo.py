@@ -77,9 +77,11 @@ def test_demo_auto_approve_runs_every_step_and_the_audit_verifies(tmp_path: Path
                  and json.loads(e.data)["tool"] == "write_file")
     ran = [e.kind for e in events if e.request_id == write]
     assert ran.count("request.executing") == 1 and ran.count("request.succeeded") == 1
-    # Denied and blocked calls never ran: rm left the workspace as it was.
+    # Denied and blocked calls never ran: rm left the workspace as it was; the approved
+    # redirection wrote todo.txt once (the blocked scheduled run did not append to it).
     assert sorted(p.name for p in (home / "workspace").iterdir()) == [
-        "README.md", "notes.md", "plan.md", "src"]
+        "README.md", "notes.md", "plan.md", "src", "todo.txt"]
+    assert (home / "workspace" / "todo.txt").read_text("utf-8").count("TODO") == 1
 
 
 def _read_events(proc: subprocess.Popen[str]) -> Any:

@@ -65,10 +65,10 @@ SCRIPT = (
          Effect.DENY),
     Step("write the plan to a file", "write_file", {"path": "plan.md", "content": PLAN},
          Effect.ASK),
-    Step("search the code (a gated command)", "execute", {"command": "grep -rn TODO ."},
-         Effect.ASK),
-    Step("a scheduled run, with nobody to ask, wants the same search", "execute",
-         {"command": "grep -rn TODO ."}, Effect.BLOCKED, interaction="scheduled"),
+    Step("save the TODOs to a file (grep is allowed, its redirection writes)", "execute",
+         {"command": "grep -rn TODO src > todo.txt"}, Effect.ASK),
+    Step("a scheduled run, with nobody to ask, wants the same", "execute",
+         {"command": "grep -rn TODO src > todo.txt"}, Effect.BLOCKED, interaction="scheduled"),
 )
 
 
