@@ -80,9 +80,23 @@ class Rule:
     reason: str | None = None
     text: str = ""  # the description shown in verdicts, computed once at load
     writes: tuple[ValuePattern, ...] = ()  # allow rules: paths their commands may write
+    # Command patterns by their literal command name; patterns whose name is a glob apart.
+    by_name: Mapping[str, tuple[CommandPattern, ...]] = field(default_factory=dict)
+    wild: tuple[CommandPattern, ...] = ()
+
+    def __hash__(self) -> int:  # ids are unique in a policy; hashing every pattern is slow
+        return hash((self.id, self.index))
 
     def describe(self) -> str:
         return self.text or _describe(self)
+
+    def patterns_for(self, argv0: str) -> tuple[CommandPattern, ...]:
+        """The command patterns that can match a command named ``argv0`` (or its basename)."""
+        found = self.by_name.get(argv0, ())
+        base = argv0.rsplit("/", 1)[-1]
+        if base != argv0:
+            found = found + self.by_name.get(base, ())
+        return found + self.wild if self.wild else found
 
 
 def _describe(rule: Rule) -> str:
@@ -381,7 +395,15 @@ class _Loader:
             expires=self.duration(table, "expires", None, where), reason=reason,
             writes=tuple(compile_value_pattern(w) for w in writes),
         )
-        return dataclasses.replace(rule, text=_describe(rule))
+        by_name: dict[str, list[CommandPattern]] = {}
+        wild: list[CommandPattern] = []
+        for pattern in commands:
+            if any(c in pattern.name for c in "*?["):
+                wild.append(pattern)
+            else:
+                by_name.setdefault(pattern.name, []).append(pattern)
+        return dataclasses.replace(rule, text=_describe(rule), wild=tuple(wild),
+                                   by_name={k: tuple(v) for k, v in by_name.items()})
 
     # ---- typed fields ---------------------------------------------------------------------
 

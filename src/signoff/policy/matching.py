@@ -110,13 +110,17 @@ def rule_matches(
         return False
     by_basename = rule.effect is not Effect.ALLOW
     if command is not None:
+        if not command.argv:
+            return False
+        candidates = rule.patterns_for(command.argv[0])
         if by_basename:
-            return any(_matches_any(p, c) for p in rule.commands for c in (command,))
+            return any(_matches_any(p, command) for p in candidates)
         return any(p.matches(command.argv, by_basename=False) or (
             command.globals_inert and command.sub_argv is not None
-            and p.matches(command.sub_argv, by_basename=False)) for p in rule.commands)
+            and p.matches(command.sub_argv, by_basename=False)) for p in candidates)
     if any_command:
-        return any(_matches_any(p, c) for c in analysis.commands for p in rule.commands)
+        return any(_matches_any(p, c) for c in analysis.commands if c.argv
+                   for p in rule.patterns_for(c.argv[0]))
     return False
 
 
@@ -135,7 +139,7 @@ def admission(rule: Rule, command: SimpleCommand) -> bool | str:
     argv_forms = [command.argv]
     if command.globals_inert and command.sub_argv is not None:
         argv_forms.append(command.sub_argv)
-    matching = [p for p in rule.commands
+    matching = [p for p in rule.patterns_for(command.argv[0])
                 if any(p.matches(a, by_basename=False) for a in argv_forms)]
     if any(is_exact(p) for p in matching):
         return True
