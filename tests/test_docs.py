@@ -29,7 +29,8 @@ def test_every_policy_key_is_documented() -> None:
         "clarification_tool", "unattended_asks", "default_expires", "default_approvals",
         "default_roles", "root", "name", "outside", "allowlist", "mandatory", "risk", "paths",
         "writes", "shell", "cwd", "description", "id", "effect", "tool", "command", "args",
-        "roles", "approvals", "expires", "reason",
+        "roles", "approvals", "expires", "reason", "always_ask", "sensitive",
+        "sensitive_defaults",
     }
     for key in keys:
         assert f"| `{key}` |" in text, key
@@ -48,3 +49,18 @@ def test_docs_links_resolve() -> None:
     for page in [README, *DOCS.glob("*.md")]:
         for target in re.findall(r"\]\(([^)#:]+)\)", page.read_text("utf-8")):
             assert (page.parent / target).exists(), f"{page.name} -> {target}"
+
+
+def test_the_starter_policy_allows_no_example_of_the_shell_limits(tmp_path: Path) -> None:
+    """docs/shell.md "Limits worth knowing" lists what remains; none of it is allowed."""
+    from signoff import Policy, ToolCall
+    from signoff.policy.starter import starter_toml
+
+    text = (DOCS / "shell.md").read_text("utf-8")
+    section = text.split("## Limits worth knowing", 1)[1].split("\n## ", 1)[0]
+    examples = [line for block in _blocks(section, "sh") for line in block.splitlines() if line]
+    assert len(examples) >= 4
+    policy = Policy.from_toml(starter_toml(str(tmp_path)))
+    for example in examples:
+        verdict = policy.evaluate(ToolCall(id="c", name="execute", args={"command": example}))
+        assert verdict.effect.value != "allow", example
