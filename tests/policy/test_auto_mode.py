@@ -72,7 +72,8 @@ def policies(tmp_path_factory: pytest.TempPathFactory) -> list[Policy]:
     (root / ".git" / "hooks").mkdir(parents=True)
     (root / "README.md").write_text("# readme\n")
     text = str(root.resolve())
-    return [Policy.from_toml(starter_toml(text)), Policy.from_toml(NO_ALLOW_RULES.format(root=text))]
+    return [Policy.from_toml(starter_toml(text)),
+            Policy.from_toml(NO_ALLOW_RULES.format(root=text))]
 
 
 def _judge(policy: Policy, command: str) -> Verdict:

@@ -1470,17 +1470,7 @@ WRAPPERS = {"env", "xargs", "timeout", "nice", "nohup", "watch", "stdbuf", "floc
 
 # Harmless forms the models still ask about (false positives, never bypasses): each fails
 # strictly, so fixing one makes its mark fail and it comes off this list.
-KNOWN_FALSE_POSITIVES = {
-    "find . -name '-exec'": "the find -exec scan for deny rules does not skip -name's value",
-    "git --exec-path": "--exec-path without a value only prints; its value form runs",
-    "git --exec-path . x": "--exec-path without a value only prints; its value form runs",
-    "git -c color.ui=never log --oneline -1": "every git -c is judged as running a program",
-    "git stash list": "git stash subcommands are not told apart",
-    "mawk -W version": "mawk -W values are not modelled",
-    "node -v": "node -v is not read as --version",
-    "node index.js -e x": "node's options after the script are still parsed",
-    "npm config get registry": "npm config is not modelled",
-    "kubectl config current-context": "kubectl config subcommands are not told apart",
+KNOWN_FALSE_POSITIVES: dict[str, str] = {
 }
 
 

@@ -240,6 +240,22 @@ class Evaluation(Asking):
                                       f"({hit}): tools run or trust what it holds")
                 if "sensitive_write" in always:
                     forced.append(reason)
+        if analysis is not None:  # a command with no model may write any file it names
+            for ref in analysis.paths:
+                if ref.write or not ref.literal or not 0 <= ref.command < len(analysis.commands):
+                    continue
+                inv = analysis.commands[ref.command].invocation
+                if (inv is not None and inv.modelled) or ref.path in seen:
+                    continue
+                hit = is_sensitive(ref.path, self.config.sensitive)
+                if hit:
+                    seen.add(ref.path)
+                    name = analysis.commands[ref.command].basename
+                    reason = self.concern(
+                        "sensitive_write", f"{name} (no command model) names {ref.path!r}, a "
+                        f"sensitive path ({hit}): it may write it")
+                    if "sensitive_write" in always:
+                        forced.append(reason)
         ws = self.config.workspace
         if ws is not None and ws.outside == "approve":
             for verdict in scope.outside_writes[:3]:

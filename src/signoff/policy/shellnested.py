@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from signoff.policy import commands
 from signoff.policy import shellwords as sw
+from signoff.policy.commands.grammar import STDIN_PROGRAM
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
 Script = Callable[[str, Walk], None]
@@ -68,10 +69,20 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
             for part in inner:
                 _nested_argv(part, cmd, walk, script=script)
         return
-    finding = sw.inline_code(name, argv)
-    if finding is not None:
-        walk.find(*finding)
-        return
+    inv = cmd.invocation
+    if inv is not None and inv.model in ("python", "node"):
+        # A modelled interpreter: its parse knows which option takes code, where its
+        # options end (node script.js -e x passes -e to the script) and --version.
+        if any(p.kind is commands.Kind.EXEC and p.why == "runs inline code" for p in inv.parts):
+            walk.find("inline_code", f"{name} runs inline code")
+            return
+        if not any(p.why == STDIN_PROGRAM for p in inv.parts):
+            return
+    else:
+        finding = sw.inline_code(name, argv)
+        if finding is not None:
+            walk.find(*finding)
+            return
     if sw.is_interpreter(name) and sw.reads_stdin(argv):
         if stdin:  # python - <<'PY' … PY: the program is in the command, for all to read
             walk.find("heredoc_program", f"{name} runs the program of a here-document")

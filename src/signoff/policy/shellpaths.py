@@ -60,17 +60,20 @@ def paths_of(cmd: SimpleCommand, words: list[sw.WordValue], walk: PathSink) -> N
     for word in args:
         if not word.literal:
             # "$F", x$F, ${F}: whatever it expands to may be a path we cannot place
-            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds))
+            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds,
+                                  command=walk.current))
             continue
         expanded = sw.brace_expand(word.text) if "{" in word.text else [word.text]
         if expanded is None:
-            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds))
+            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds,
+                                  command=walk.current))
             continue
         for each in expanded:  # cat {/etc/passwd,x} is cat /etc/passwd x
             for text in path_candidates(each):
                 # ~+ is $PWD and ~- is $OLDPWD: nothing static knows where those are
                 walk.add_path(PathRef(path=text, literal=not text.startswith(("~+", "~-")),
-                                      write=False, cds=cds))
+                                      write=False, cds=cds,
+                                  command=walk.current))
 
 
 def track_cd(name: str, args: list[sw.WordValue], walk: PathSink) -> None:
@@ -135,7 +138,7 @@ def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -
                 walk.add_path(PathRef(path=part.word, literal=False, write=True, cds=cds,
                                       command=walk.current))
             continue
-        if kind is Kind.EXEC and not (part.declared and part.option is None):
+        if kind is Kind.EXEC and not (part.declared and part.option is None) and not part.path:
             continue
         if kind not in (Kind.READ, Kind.WRITE, Kind.EXEC):
             continue

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import tree_sitter
 
+from signoff.policy.commands.find import VALUED as FIND_VALUED
+
 # Commands that run code given as a string or file, which nothing here can judge.
 EVALUATORS = frozenset({"eval", "source", ".", "exec", "trap", "alias", "coproc"})
 
@@ -324,10 +326,16 @@ def reads_stdin(argv: tuple[str, ...]) -> bool:
 
 
 def find_exec(argv: tuple[str, ...]) -> list[tuple[str, ...]] | None:
-    """The command lines of ``find … -exec CMD … ;`` (also ``-execdir``, ``-ok``, ``-okdir``)."""
+    """The command lines of ``find … -exec CMD … ;`` (also ``-execdir``, ``-ok``, ``-okdir``).
+
+    The value of a primary that takes one (``-name '-exec'``) is not a primary.
+    """
     parts: list[tuple[str, ...]] = []
     index = 1
     while index < len(argv):
+        if argv[index] in FIND_VALUED:
+            index += 3 if argv[index] == "-fprintf" else 2
+            continue
         if argv[index] in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
             while end < len(argv) and argv[end] not in (";", "+", "\\;"):

@@ -56,4 +56,4 @@ def blocking(invocation: Invocation, names: Iterable[str]) -> list[Part]:
     return [p for p in invocation.parts
             if p.kind not in HARMLESS and not p.declared
             and not (p.kind is Kind.WRITE and p.literal and p.value in OUTPUT_DEVICES)
-            and not (p.option in names or p.cause in names or p.word in names)]
+            and not (p.option in names or p.cause in names)]

@@ -8,7 +8,7 @@ and is classed ``exec``; ``docker ps``, ``images``, ``logs``, ``inspect`` and
 
 from __future__ import annotations
 
-from signoff.policy.commands.grammar import Kind, Model, Part, State, model
+from signoff.policy.commands.grammar import Kind, Model, Opt, Part, State, model
 
 I, X, N, U = Kind.INERT, Kind.EXEC, Kind.NETWORK, Kind.UNKNOWN  # noqa: E741
 
@@ -62,7 +62,21 @@ _KUBE_READ = ("get", "describe", "logs", "explain", "version", "api-resources",
 _KUBE_ACT = ("exec", "cp", "run", "apply", "delete", "edit", "port-forward", "proxy",
              "attach", "debug", "create", "patch", "scale", "replace", "expose", "label",
              "annotate", "set", "rollout", "drain", "cordon", "uncordon", "taint", "autoscale",
-             "certificate", "plugin", "kustomize", "wait", "config")
+             "certificate", "plugin", "kustomize", "wait")
+
+def _kube_config(state: State) -> None:
+    for n in range(len(state.operands)):
+        state.set_operand(n, I, "an argument")
+    action = state.parts[state.operands[0]].word if state.operands else "view"
+    if action == "view" and "raw" in state.modes:
+        state.parts.append(Part(kind=U, word="--raw", index=0, why="prints credentials"))
+    elif action not in ("view", "current-context", "get-contexts", "get-clusters",
+                        "get-users"):
+        state.parts.append(Part(kind=Kind.WRITE, word=f"kubectl config {action}", index=0,
+                                value="~/.kube/config", cause="config",
+                                why="changes the kubeconfig"))
+        state.concern("global_config", "kubectl config changes the user's kubeconfig")
+
 
 KUBECTL = model("kubectl", "n:s:", "namespace= context= cluster= kubeconfig= server= "
                 "token= user= help version", posix=True,
@@ -70,6 +84,10 @@ KUBECTL = model("kubectl", "n:s:", "namespace= context= cluster= kubeconfig= ser
                        "s": (N, "talks to another cluster"), "server": (N, "another cluster"),
                        "token": (U, "credentials")},
                 subcommands={**{s: _reader(f"kubectl {s}") for s in _KUBE_READ},
+                             "config": model("kubectl config", "", _REACH + " raw minify "
+                                             "flatten output=", operand=I, lenient=True,
+                                             finish=_kube_config,
+                                             kinds={**_REACH_KINDS, "raw": Opt(sets="raw")}),
                              **{s: _runner(f"kubectl {s}", "changes or enters the cluster")
                                 for s in _KUBE_ACT}})
 

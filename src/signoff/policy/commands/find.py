@@ -19,7 +19,7 @@ _INERT_VALUE = frozenset({
     "-lname", "-ilname", "-maxdepth", "-mindepth", "-regextype", "-printf", "-D", "-newerat",
     "-newermt", "-newerct", "-newerBt",
 })
-_READ_VALUE = frozenset({"-samefile", "-newer", "-anewer", "-cnewer", "-files0-from",
+_READ_VALUE = frozenset({"-samefile", "-newer", "-anewer", "-cnewer",
                          "-newermm", "-newerma", "-neweram", "-neweraa", "-newercm",
                          "-newerca", "-newermc", "-newerac", "-newercc", "-newerBm"})
 _WRITE_VALUE = frozenset({"-fprint", "-fprint0", "-fls"})
@@ -31,6 +31,8 @@ _FLAGS = frozenset({
     "--help", "-version", "--version", "-H", "-L", "-P",
 })
 _EXECS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# Primaries followed by a value (-fprintf by two).
+VALUED = _INERT_VALUE | _READ_VALUE | _WRITE_VALUE | {"-fprintf", "-files0-from"}
 
 
 def parse_find(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Invocation:
@@ -66,6 +68,10 @@ def parse_find(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Invocation:
             parts.append(Part(kind=Kind.EXEC, word=shown, index=i, option=word,
                               value=" ".join(argv[i + 1:end]), why=f"find {word} runs a command"))
             i = end + 1
+        elif word == "-files0-from":
+            parts.append(Part(kind=Kind.UNKNOWN, word=" ".join(argv[i:i + 2]), index=i,
+                              option=word, why="reads its starting points from FILE"))
+            i += 2
         elif word == "-delete":
             starts = [p for p in parts if p.option is None and p.kind is Kind.READ] or [
                 Part(kind=Kind.READ, word=".", index=i, value=".")]

@@ -84,6 +84,36 @@ def _repo_part(state: State) -> Part:
                 why="changes the repository (and runs its hooks)")
 
 
+def _stash_finish(state: State) -> None:
+    first = state.parts[state.operands[0]].word if state.operands else "push"
+    if first not in ("list", "show"):
+        _marks_repo_write(state)
+
+
+def _grep_finish(state: State) -> None:
+    """git grep's first operand is the pattern, unless -e or -f gave one."""
+    if "pattern" not in state.modes and state.operands:
+        state.set_operand(0, I, "the pattern")
+
+
+# git -c KEY=VALUE for keys that only change what is printed; any other key may name a
+# program git runs (core.pager, core.fsmonitor, diff.external, alias.*, …).
+_HARMLESS_CONFIG = ("color.", "core.quotepath=", "core.abbrev=", "log.date=",
+                    "log.decorate=", "log.abbrevcommit=", "diff.noprefix=", "diff.renames=",
+                    "diff.algorithm=", "diff.context=", "diff.interhunkcontext=", "advice.",
+                    "column.ui=", "i18n.", "user.name=", "user.email=", "init.defaultbranch=",
+                    "core.safecrlf=", "grep.linenumber=", "grep.extendedregexp=",
+                    "format.pretty=", "pager.color=", "status.short=", "status.branch=")
+
+
+def _global_finish(state: State) -> None:
+    for n, part in enumerate(state.parts):
+        if part.option == "-c" and part.value is not None and part.literal and \
+                part.value.lower().startswith(_HARMLESS_CONFIG) and "=" in part.value:
+            state.parts[n] = Part(kind=I, word=part.word, index=part.index, option="-c",
+                                  value=part.value, why="a setting that only changes output")
+
+
 def _branch_finish(state: State) -> None:
     listing = {"list", "l", "a", "r", "all", "remotes", "contains", "no-contains", "merged",
                "no-merged", "points-at", "v", "vv"}
@@ -167,6 +197,7 @@ SUBCOMMANDS: dict[str, Model] = {
                   "heading show-function function-context after-context= before-context= "
                   "context= threads= and or not all-match quiet max-count= "
                   "open-files-in-pager=?", digits=True,
+                  finish=_grep_finish,
                   kinds={"O": (X, "git grep -O opens the files in a pager it runs"),
                          "open-files-in-pager": (X, "opens the files in a pager it runs"),
                          "textconv": (X, "runs the configured text conversion filters"),
@@ -287,8 +318,8 @@ SUBCOMMANDS: dict[str, Model] = {
                             "pathspec-file-nul", operand=W,
                             kinds={"p": (X, "interactive"), "patch": (X, "interactive")}),
     "stash": model("git stash", "pkuaqm:", "patch keep-index no-keep-index include-untracked "
-                   "all quiet message= staged index only-untracked", operand=I,
-                   finish=_marks_repo_write, kinds={"p": (X, "interactive"),
+                   "all quiet message= staged index only-untracked stat name-only",
+                   operand=I, finish=_stash_finish, kinds={"p": (X, "interactive"),
                                                     "patch": (X, "interactive")}),
     "fetch": model("git fetch", "aAfkmnpPqtuv", "all append atomic depth= deepen= "
                    "shallow-since= shallow-exclude= unshallow update-shallow dry-run "
@@ -348,10 +379,11 @@ GLOBAL = model(
     "icase-pathspecs list-cmds= attr-source= super-prefix= version help",
     kinds={"C": (R, "runs in DIR"), "c": (X, "git -c sets configuration that can run programs"),
            "config-env": (X, "sets configuration that can run programs"),
-           "exec-path": (X, "git --exec-path=DIR runs git's commands from DIR"),
+           "exec-path": Opt(kind=X, bare=I, stop=True,
+                            why="git --exec-path=DIR runs git's commands from DIR"),
            "p": (X, "git -p runs the pager"), "paginate": (X, "git --paginate runs the pager"),
            "git-dir": (X, "a repository elsewhere brings its own hooks and configuration"),
            "work-tree": (R, "works in DIR")},
-    subcommands=SUBCOMMANDS, posix=True)
+    subcommands=SUBCOMMANDS, posix=True, finish=_global_finish)
 
 MODELS: list[Model] = [GLOBAL]

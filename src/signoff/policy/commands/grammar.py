@@ -56,6 +56,7 @@ class Part:
     declared: bool = False  # the command's purpose (cp's target, python's script)
     why: str = ""
     cause: str | None = None  # the option that made an operand what it is (sed's -i)
+    path: bool = False  # an exec part whose value is a file (sed -f FILE, pytest -c FILE)
 
     def show(self) -> str:
         return self.word if self.option is None or self.value is None or \
@@ -89,6 +90,9 @@ class Opt:
     script: str | None = None  # the value is a program in this language (sed, awk)
     sets: str | None = None  # a mode the parse records (sed -i: "in_place")
     stop: bool = False  # the command ends here (--version, --help): no program runs
+    bare: Kind | None = None  # the class when an optional value is not given
+    ends: bool = False  # the words after it are operands, never options (python -m, -c)
+    file: bool = False  # an exec option's value is a file: the workspace guard judges it
 
 
 NONE, REQUIRED, OPTIONAL = 0, 1, 2
@@ -238,6 +242,10 @@ def _parse_into(spec: Model, state: State, start: int) -> None:
     while i < n:
         word = argv[i]
         known = literal[i] if i < len(literal) else False
+        if spec.subcommands is not None and "stop" in state.modes:
+            # git --version x: it prints and exits; nothing after runs
+            state.parts.extend(Part(kind=Kind.INERT, word=argv[j], index=j) for j in range(i, n))
+            return
         if spec.subcommands is not None and not only_operands and known and \
                 not word.startswith("-"):
             sub = spec.subcommands.get(word, spec.unknown_subcommand)
@@ -251,6 +259,8 @@ def _parse_into(spec: Model, state: State, start: int) -> None:
             state.modes["subcommand"] = word
             state.modes["subcommand_index"] = str(i)
             _parse_into(sub, state, i + 1)
+            if spec.finish is not None:  # the global options' own hook, after the subcommand's
+                spec.finish(state)
             return
         if not known and not only_operands:
             if spec.inert_options:
@@ -278,6 +288,8 @@ def _parse_into(spec: Model, state: State, start: int) -> None:
             i += 1
             continue
         i = _long(spec, state, i) if word.startswith("--") else _short(spec, state, i)
+        if "ends" in state.modes:
+            only_operands = True
     if spec.finish is not None:
         spec.finish(state)
 
@@ -379,6 +391,8 @@ def _lit(state: State, i: int) -> bool:
 
 
 def _flag(spec: Model, state: State, opt: Opt, word: str, i: int, *, canonical: str) -> None:
+    if opt.ends:
+        state.modes["ends"] = canonical
     if opt.sets:
         state.modes[opt.sets] = ""
         state.modes[opt.sets + "_option"] = canonical
@@ -390,6 +404,11 @@ def _flag(spec: Model, state: State, opt: Opt, word: str, i: int, *, canonical: 
 
 def _valued(spec: Model, state: State, opt: Opt, word: str, i: int, *, canonical: str,
             value: str | None, literal: bool) -> None:
+    if value is None and opt.bare is not None:
+        _flag(spec, state, replace(opt, kind=opt.bare), word, i, canonical=canonical)
+        return
+    if opt.ends:
+        state.modes["ends"] = canonical
     if opt.sets:
         state.modes[opt.sets] = value or ""
         state.modes[opt.sets + "_option"] = canonical
@@ -398,4 +417,4 @@ def _valued(spec: Model, state: State, opt: Opt, word: str, i: int, *, canonical
         state.parts.extend(SCRIPT_JUDGES[opt.script](opt.script, value, literal, shown, i))
         return
     state.parts.append(Part(kind=opt.kind, word=shown, index=i, option=canonical, value=value,
-                            literal=literal, why=opt.why, declared=opt.declared))
+                            literal=literal, why=opt.why, declared=opt.declared, path=opt.file))

@@ -9,9 +9,16 @@ variable (``printf -v PATH …`` changes what every later command runs).
 
 from __future__ import annotations
 
-from signoff.policy.commands.grammar import Kind, Model, model
+from signoff.policy.commands.grammar import Kind, Model, State, model
 
 I = Kind.INERT  # noqa: E741
+
+
+def _date_finish(state: State) -> None:
+    """``date +FORMAT`` prints; ``date MMDDhhmm`` sets the clock."""
+    for n, index in enumerate(list(state.operands)):
+        if not state.parts[index].word.startswith("+"):
+            state.set_operand(n, Kind.UNKNOWN, "a date operand sets the system clock")
 
 MODELS: list[Model] = [
     model("echo", "neE", operand=I, lenient=True),
@@ -39,7 +46,8 @@ MODELS: list[Model] = [
     model("tr", "cCdst", "complement delete squeeze-repeats truncate-set1 help version",
           operand=I),
     model("date", "d:f:I::r:Rs:u", "date= file= iso-8601=? reference= rfc-email "
-          "rfc-3339= set= debug utc universal resolution help version", operand=I, kinds={
+          "rfc-3339= set= debug utc universal resolution help version", operand=I,
+          finish=_date_finish, kinds={
               "f": (Kind.READ, "reads dates from FILE"),
               "file": (Kind.READ, "reads dates from FILE"),
               "r": (Kind.READ, "reads FILE's modification time"),

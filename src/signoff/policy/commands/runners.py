@@ -11,8 +11,19 @@ friends open listeners; ``--version`` and ``--help`` run nothing.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from signoff.model import Risk
-from signoff.policy.commands.grammar import STDIN_PROGRAM, Kind, Model, Opt, Part, State, model
+from signoff.policy.commands.grammar import (
+    STDIN_PROGRAM,
+    Kind,
+    Model,
+    Opt,
+    Part,
+    State,
+    model,
+    parse,
+)
 
 R, W, X, N, I, U = (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT,  # noqa: E741
                     Kind.UNKNOWN)
@@ -28,6 +39,20 @@ _CODE_MODULES = frozenset({"timeit", "pdb", "code", "IPython", "idlelib", "trace
                            "cProfile", "profile"})
 
 
+def _as_command(state: State, name: str) -> None:
+    """Read a module's arguments with the model of the command it is (pytest, pip)."""
+    spec = _MODEL_BY_NAME[name]
+    first = state.parts[state.operands[0]].index if state.operands else len(state.argv)
+    argv = (name, *state.argv[first:])
+    literal = (True, *state.literal[first:])
+    inner = parse(spec, argv, literal)
+    kept = [p for i, p in enumerate(state.parts) if i not in set(state.operands)]
+    shift = first - 1
+    state.parts[:] = kept + [replace(p, index=p.index + shift) for p in inner.parts]
+    state.operands = []
+    state.concerns.extend(inner.concerns)
+
+
 def _python_finish(state: State) -> None:
     module = state.modes.get("module")
     if module is not None:
@@ -41,6 +66,9 @@ def _python_finish(state: State) -> None:
         elif base in _CODE_MODULES:
             state.parts.append(Part(kind=X, word=f"-m {module}", index=0,
                                     why="runs code given on its command line or interactively"))
+        elif module in _RUN_AS_COMMAND:  # python -m pytest ARGS is pytest ARGS
+            _as_command(state, _RUN_AS_COMMAND[module])
+            return
         elif base in _PIP_MODULES:
             state.parts.append(Part(kind=N, word=f"-m {module}", index=0,
                                     why="installs or fetches packages"))
@@ -66,8 +94,8 @@ def _python_finish(state: State) -> None:
 PYTHON = model(
     "python", "bBc:dEhiIm:OPqsSuvVW:xX:", "help version check-hash-based-pycs= help-env "
     "help-xoptions help-all", posix=True, finish=_python_finish,
-    kinds={"c": Opt(kind=X, sets="code", why="runs inline code"),
-           "m": Opt(sets="module", declared=True, why="runs a module"),
+    kinds={"c": Opt(kind=X, sets="code", ends=True, why="runs inline code"),
+           "m": Opt(sets="module", declared=True, ends=True, why="runs a module"),
            "i": (X, "python -i starts an interactive interpreter"),
            "X": (U, "python -X sets implementation options (pycache_prefix writes elsewhere)"),
            "h": Opt(stop=True), "V": Opt(stop=True)})
@@ -77,6 +105,11 @@ def _node_finish(state: State) -> None:
     if "code" in state.modes:
         for n in range(len(state.operands)):
             state.set_operand(n, I, "an argument of the code")
+        return
+    if "stop" in state.modes:
+        return
+    if not state.operands or state.parts[state.operands[0]].word == "-":
+        state.parts.append(Part(kind=X, word=state.argv[0], index=0, why=STDIN_PROGRAM))
         return
     if state.operands:
         state.set_operand(0, X, "the script it runs", declared=True)
@@ -90,10 +123,10 @@ NODE = model(
     "no-warnings trace-warnings enable-source-maps input-type= stack-size= "
     "max-old-space-size= experimental-vm-modules help version", posix=True,
     finish=_node_finish,
-    kinds={"e": Opt(kind=X, sets="code", why="runs inline code"),
-           "eval": Opt(kind=X, sets="code", why="runs inline code"),
-           "p": Opt(kind=X, sets="code", why="runs inline code"),
-           "print": Opt(kind=X, sets="code", why="runs inline code"),
+    kinds={"e": Opt(kind=X, sets="code", ends=True, why="runs inline code"),
+           "eval": Opt(kind=X, sets="code", ends=True, why="runs inline code"),
+           "p": Opt(kind=X, sets="code", ends=True, why="runs inline code"),
+           "print": Opt(kind=X, sets="code", ends=True, why="runs inline code"),
            "i": (X, "starts an interactive interpreter"),
            "interactive": (X, "starts an interactive interpreter"),
            "r": (X, "preloads a module"), "require": (X, "preloads a module"),
@@ -122,9 +155,12 @@ PYTEST = model(
     "cov-append no-cov dist= numprocesses= maxprocesses= timeout= benchmark-disable "
     "benchmark-skip benchmark-only hypothesis-show-statistics hypothesis-seed= "
     "hypothesis-profile= asyncio-mode= reruns= count= randomly-seed= p= plugins "
-    "report-log=",
+    "report-log= config-file=",
     kinds={"p": (X, "pytest -p loads a plugin module"),
-           "c": (R, "reads configuration from FILE"),
+           "c": Opt(kind=X, file=True,
+                    why="pytest -c reads configuration that can load plugins (addopts = -p …)"),
+           "config-file": Opt(kind=X, file=True,
+                              why="reads configuration that can load plugins"),
            "o": (U, "pytest -o overrides configuration (addopts can load plugins)"),
            "override-ini": (U, "overrides configuration (addopts can load plugins)"),
            "basetemp": (W, "writes temporary files in DIR (deleting what is there)"),
@@ -191,6 +227,19 @@ def _npm_sub(name: str, kind: Kind, why: str, *, operand: Kind = I,
                  kinds={"g": Opt(sets="global"), "global": Opt(sets="global")})
 
 
+def _npm_config_finish(state: State) -> None:
+    """``npm config get|list`` reads; ``set``, ``delete``, ``edit`` write an npmrc."""
+    action = state.parts[state.operands[0]].word if state.operands else "list"
+    if action in ("get", "list", "ls"):
+        return
+    project = state.modes.get("location") == "project"
+    state.parts.append(Part(kind=W, word=f"npm config {action}", index=0, cause="config",
+                            value=".npmrc" if project else "~/.npmrc",
+                            why="writes npm configuration (it can make npm run programs)"))
+    if not project:
+        state.concern("global_config", "npm config changes the user's configuration")
+
+
 _NPM_RUN = _npm_sub("run", X, "runs a script of package.json", declared=True)
 _NPM_INSTALL = _npm_sub("install", N, "downloads packages and runs their install scripts")
 _NPM_SUBS: dict[str, Model] = {
@@ -209,6 +258,9 @@ _NPM_SUBS: dict[str, Model] = {
     **{k: _npm_sub("exec", X, "runs a package's program (fetched if missing)")
        for k in ("exec", "x")},
     "version": model("npm version", "", _NPM_OPTS, operand=U),
+    **{k: model("npm config", "sqlg", _NPM_OPTS + " location=", operand=I,
+                kinds={"location": Opt(sets="location")},
+                finish=_npm_config_finish) for k in ("config", "c")},
 }
 NPM = model("npm", "v", "version help", subcommands=_NPM_SUBS, posix=True)
 NPX = model("npx", operand=X, operand_why="npx runs a package's program, fetched if missing",
@@ -284,6 +336,9 @@ def _packages(name: str) -> Model:
                         "option": (U, "sets options that can run programs")},
                  finish=_apt_finish)
 
+
+_MODEL_BY_NAME = {"pytest": PYTEST, "pip": PIP}
+_RUN_AS_COMMAND = {"pytest": "pytest", "py.test": "pytest", "pip": "pip"}
 
 MODELS: list[Model] = [PYTHON, NODE, PYTEST, MAKE, NPM, NPX, PIP,
                        *(_packages(n) for n in ("apt", "apt-get", "aptitude", "yum", "dnf",

@@ -32,7 +32,10 @@ def judge_script(language: str, text: str, literal: bool, word: str, index: int)
     found = sed_effects(text) if language == "sed" else awk_effects(text)
     if not found:
         return [Part(kind=Kind.INERT, word=word, index=index, why=f"{language} script")]
-    return [Part(kind=kind, word=word, index=index, value=value, why=why)
+    # A file named by an expression (print > ENVIRON["HOME"] "/x") is somewhere unknown.
+    return [Part(kind=kind, word=word, index=index, why=why,
+                 value=value if value is not None or kind not in (Kind.READ, Kind.WRITE)
+                 else word, literal=value is not None or kind not in (Kind.READ, Kind.WRITE))
             for kind, value, why in found]
 
 

@@ -7,7 +7,7 @@ read for the commands they hide (``signoff.policy.commands.scripts``).
 
 from __future__ import annotations
 
-from signoff.policy.commands.grammar import Kind, Model, Opt, State, model
+from signoff.policy.commands.grammar import Kind, Model, Opt, Part, State, model
 from signoff.policy.commands.scripts import judge_script
 
 R, W, X, I = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.INERT  # noqa: E741
@@ -34,6 +34,9 @@ def _sed_finish(state: State) -> None:
 
 
 def _awk_finish(state: State) -> None:
+    for n, part in enumerate(state.parts):  # mawk -W version / -Wv: prints and exits
+        if part.option == "-W" and (part.value or "").startswith(("v", "usage", "help")):
+            state.parts[n] = Part(kind=I, word=part.word, index=part.index, option="-W")
     _script_operand(state, "awk")
     for n, index in enumerate(list(state.operands)):
         word = state.parts[index].word
@@ -54,15 +57,15 @@ def _awk_script() -> Opt:
     return Opt(script="awk", sets="script")
 
 
-_PROGRAM_FILE = Opt(kind=X, sets="script", why="runs an awk program from FILE")
+_PROGRAM_FILE = Opt(kind=X, sets="script", file=True, why="runs an awk program from FILE")
 
 SED = model(
     "sed", "nrsuzEe:f:i::l:", "quiet silent debug expression= file= follow-symlinks "
     "in-place=? line-length= null-data zero-terminated posix regexp-extended separate "
     "sandbox unbuffered help version",
     kinds={"e": _sed_script(), "expression": _sed_script(),
-           "f": Opt(kind=X, sets="script", why="runs a sed script from FILE"),
-           "file": Opt(kind=X, sets="script", why="runs a sed script from FILE"),
+           "f": Opt(kind=X, sets="script", file=True, why="runs a sed script from FILE"),
+           "file": Opt(kind=X, sets="script", file=True, why="runs a sed script from FILE"),
            "i": Opt(sets="in_place", why="rewrites its files in place (suffix: a backup)"),
            "in-place": Opt(sets="in_place", why="rewrites its files in place")},
     finish=_sed_finish)
@@ -147,7 +150,7 @@ SORT = model(
            "temporary-directory": (W, "sort writes temporary files in DIR"),
            "compress-program": (X, "sort --compress-program runs a program"),
            "random-source": (R, "reads random bytes from FILE"),
-           "files0-from": (R, "reads the names of its inputs from FILE")})
+           "files0-from": (Kind.UNKNOWN, "reads the names of its inputs from FILE")})
 
 UNIQ = model("uniq", "cdDf:is:uw:z", "count repeated all-repeated=? skip-fields= ignore-case "
              "skip-chars= unique group=? check-chars= zero-terminated help version",
