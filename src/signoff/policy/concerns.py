@@ -27,9 +27,6 @@ workspace (``evaluation.py``), not here.
 
 from __future__ import annotations
 
-import fnmatch
-import posixpath
-
 from signoff.model import Risk
 from signoff.policy.commands import Concern, Kind
 from signoff.policy.commands.grammar import STDIN_PROGRAM
@@ -48,27 +45,6 @@ _INLINE_FINDINGS = {"inline_code": "inline code given to an interpreter",
                     "shell_inline": "a shell given an inline script (-c)",
                     "interpreter_stdin": "a shell or interpreter reading its program from "
                                          "standard input (or started interactively)"}
-# Files a tool reads and executes or trusts without naming them on its command line.
-TRUSTS: dict[str, tuple[str, ...]] = {
-    "git": (".git/**", ".gitattributes", ".gitmodules"),
-    "pytest": ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"),
-    "py.test": ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"),
-    "tox": ("tox.ini", "setup.py", "pyproject.toml"),
-    "nox": ("noxfile.py",),
-    "make": ("Makefile", "makefile", "GNUmakefile", "*.mk"),
-    "npm": ("package.json", ".npmrc"), "npx": ("package.json", ".npmrc"),
-    "yarn": ("package.json", ".yarnrc", ".yarnrc.yml"), "pnpm": ("package.json", ".npmrc"),
-    "pip": ("setup.py", "pyproject.toml", "setup.cfg"),
-    "python": ("sitecustomize.py", "usercustomize.py", "*.pth", "conftest.py"),
-    "python3": ("sitecustomize.py", "usercustomize.py", "*.pth", "conftest.py"),
-    "less": (".lessfilter", ".lesskey"),
-    "docker": ("Dockerfile", "docker-compose.yml", "compose.yaml"),
-    "cargo": ("build.rs", ".cargo/**"), "mvn": ("pom.xml", ".mvn/**"),
-    "gradle": ("*.gradle",), "bash": (".bashrc", ".bash_profile", ".profile", ".envrc"),
-    "direnv": (".envrc",),
-}
-
-
 def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
     found: dict[str, Concern] = {}
 
@@ -105,9 +81,9 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
             add("hidden_exec", _HIDDEN_FINDINGS[finding.code])
         elif finding.code in _INLINE_FINDINGS:
             add("inline_code", _INLINE_FINDINGS[finding.code])
-    chained = executes_written(analysis)
-    if chained is not None:
-        add("executes_written", chained)
+    for finding in analysis.never_allow:
+        if finding.code == "executes_written":
+            add("executes_written", finding.text)
     return list(found.values())
 
 
@@ -116,33 +92,3 @@ def _dumps_env(cmd: SimpleCommand) -> bool:
     if cmd.basename == "env":
         return False  # judged by its model (env with no command)
     return not args or all(a in ("-p", "-x", "-px", "-xp") for a in args)
-
-
-def executes_written(analysis: ShellAnalysis) -> str | None:
-    """A command that trusts a file written earlier in the same command line."""
-    writes = [(ref.command, ref.path) for ref in analysis.paths if ref.write and ref.literal]
-    if not writes:
-        return None
-    for index, cmd in enumerate(analysis.commands):
-        trusted = TRUSTS.get(cmd.basename)
-        if not trusted:
-            continue
-        for written_at, path in writes:
-            if written_at >= index:
-                continue
-            pattern = _trusted_match(path, trusted)
-            if pattern is not None:
-                return (f"{cmd.basename} reads {path!r} ({pattern}), written earlier in the "
-                        "same command: it runs what was just written")
-    return None
-
-
-def _trusted_match(path: str, patterns: tuple[str, ...]) -> str | None:
-    parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".")]
-    for pattern in patterns:
-        if pattern.endswith("/**"):
-            if pattern[:-3] in parts:
-                return pattern
-        elif parts and fnmatch.fnmatchcase(parts[-1], pattern):
-            return pattern
-    return None

@@ -39,7 +39,7 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
-from signoff.policy import commands, shellnested, shellpaths
+from signoff.policy import commands, shellchain, shellnested, shellpaths
 from signoff.policy import shellwords as sw
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import (
@@ -88,6 +88,9 @@ def _analyze_cached(command: str) -> ShellAnalysis:
         walk.find("too_deep", "command nests too deeply to judge")
     if len(walk.commands) > MAX_SIMPLE_COMMANDS:
         walk.find("too_many_commands", f"more than {MAX_SIMPLE_COMMANDS} simple commands")
+    chained = shellchain.executes_written(walk.commands, walk.paths)
+    if chained is not None:
+        walk.find("executes_written", chained)
     return ShellAnalysis(
         source=command,
         commands=tuple(walk.commands),
