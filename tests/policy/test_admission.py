@@ -207,3 +207,12 @@ def test_signoff_check_explain_shows_each_part(root: Path, tmp_path: Path) -> No
          "execute", "--args", json.dumps({"command": "sort -o out in"}), "--explain"],
         capture_output=True, text=True, check=True).stdout
     assert "parsed:" in text and "write    -o out" in text
+
+
+def test_an_exact_pattern_waives_only_its_own_commands_findings(root: Path) -> None:
+    """``bash`` named exactly waives its stdin finding, not the same finding of a second
+    ``bash -i`` that only a wildcard matched."""
+    policy = make(root, rule("sh", "bash", "bash *"))
+    assert run(policy, "bash").effect.value == "allow"
+    assert run(policy, "bash; bash -i").effect.value == "ask"
+    assert run(policy, "bash -i; bash").effect.value == "ask"

@@ -321,7 +321,6 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
         globals_inert=globals_inert, heredoc=bool(stdin))
     index = len(walk.commands)
     walk.commands.append(cmd)
-    before = set(walk.findings)
     if not literal[0]:
         walk.find("dynamic_command_name", f"command name {argv[0][:40]!r} is not a plain word")
         if "IFS" in argv[0]:
@@ -335,15 +334,14 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
             walk.commands.append(SimpleCommand(
                 argv=(expanded, *argv[1:]), literal=literal, name_plain=False, nested=True,
                 pipeline=pipeline, source=cmd.source))
-    structural = set(walk.findings) - before
     walk.current = index
     shellpaths.paths_of(cmd, words, walk)
     wrapped = inv is not None and inv.inner is not None
-    before = set(walk.findings)
+    before = len(walk.raised)
     shellnested.judge_special(cmd, walk, stdin=stdin, script=_nested_script,
                               modelled_wrapper=inv is not None and inv.modelled
                               and cmd.basename in sw.WRAPPERS)
-    for code in set(walk.findings) - before - structural:
+    for code in walk.raised[before:]:  # this command's own findings, raised again or not
         walk.finding_commands.setdefault(code, set()).add(index)
     walk.current = -1
     if wrapped and inv is not None and inv.inner is not None:

@@ -88,6 +88,7 @@ class Walk:
     seen_paths: set[PathRef] = field(default_factory=set)
     finding_commands: dict[str, set[int]] = field(default_factory=dict)
     current: int = -1  # the index of the command whose words are being read
+    raised: list[str] = field(default_factory=list)
     collecting: bool = False  # a command's own redirections are being read
     pending_redirects: list[PathRef] = field(default_factory=list)
     # Shared by a walk and the walks of its nested scripts: what is left to look into.
@@ -120,6 +121,7 @@ class Walk:
 
     def find(self, code: str, text: str) -> None:
         self.findings.setdefault(code, Finding(code=code, text=text))
+        self.raised.append(code)  # every raise, so each command's own can be told apart
 
     def add_path(self, ref: PathRef) -> None:
         """Record a path once; past ``MAX_PATH_REFS`` the rest become one unknown path."""
