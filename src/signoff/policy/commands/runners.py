@@ -137,6 +137,13 @@ NODE = model(
            "env-file": (R, "reads environment variables from FILE"),
            "v": Opt(stop=True), "h": Opt(stop=True)})
 
+def _pytest_finish(state: State) -> None:
+    """``-p no:NAME`` disables a plugin: it loads nothing."""
+    for n, part in enumerate(state.parts):
+        if part.option in ("-p", "--p") and (part.value or "").startswith("no:"):
+            state.parts[n] = replace(part, kind=I, why="disables a plugin")
+
+
 PYTEST = model(
     "pytest", "k:m:xqvsrlp:c:n:W:o:", "exitfirst maxfail= strict-markers strict-config "
     "continue-on-collection-errors lf last-failed ff failed-first nf new-first sw stepwise "
@@ -174,7 +181,8 @@ PYTEST = model(
            "rootdir": (R, "runs from DIR"), "confcutdir": (R, "reads conftest.py up to DIR"),
            "ignore": (R, "a path it skips"), "cov-config": (R, "reads FILE"),
            "doctest-glob": (R, "collects doctests matching")},
-    operand_why="a test path it collects and runs", operand_declared=True)
+    operand_why="a test path it collects and runs", operand_declared=True,
+    finish=_pytest_finish)
 
 
 def _make_finish(state: State) -> None:
