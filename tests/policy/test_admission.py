@@ -216,3 +216,16 @@ def test_an_exact_pattern_waives_only_its_own_commands_findings(root: Path) -> N
     assert run(policy, "bash").effect.value == "allow"
     assert run(policy, "bash; bash -i").effect.value == "ask"
     assert run(policy, "bash -i; bash").effect.value == "ask"
+
+
+def test_a_command_with_no_model_is_judged_as_before_and_no_weaker(root: Path) -> None:
+    """``javac`` has no model: a wildcard admits any options, every word is a path for the
+    workspace guard (as before models), and what models added on top still applies."""
+    policy = make(root, rule("javac", "javac *"))
+    assert invocation(("javac", "-d", "out"), (True,) * 3).modelled is False
+    assert run(policy, "javac -d out -cp lib Foo.java").effect.value == "allow"
+    assert run(policy, "javac /etc/Foo.java").effect.value == "ask"  # outside
+    assert run(policy, "javac Foo.java > log.txt").effect.value == "ask"  # a redirection
+    verdict = run(policy, "javac -d .git/hooks Foo.java")  # names a sensitive path
+    assert verdict.effect.value == "ask" and verdict.code == "sensitive_write"
+    assert run(policy, "javac $(id) Foo.java").effect.value == "ask"  # never-allow

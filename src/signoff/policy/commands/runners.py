@@ -145,7 +145,7 @@ def _pytest_finish(state: State) -> None:
 
 
 PYTEST = model(
-    "pytest", "k:m:xqvsrlp:c:n:W:o:", "exitfirst maxfail= strict-markers strict-config "
+    "pytest", "k:m:xqvsr:lp:c:n:W:o:hV", "exitfirst maxfail= strict-markers strict-config "
     "continue-on-collection-errors lf last-failed ff failed-first nf new-first sw stepwise "
     "stepwise-skip sw-skip cache-show=? cache-clear lfnf= last-failed-no-failures= "
     "durations= durations-min= verbose quiet verbosity= disable-warnings disable-pytest-warnings "
