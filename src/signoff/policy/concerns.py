@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from signoff.model import Risk
 from signoff.policy.commands import Concern, Kind
-from signoff.policy.commands.grammar import STDIN_PROGRAM
+from signoff.policy.commands.records import STDIN_PROGRAM
 from signoff.policy.shell import ShellAnalysis, SimpleCommand
 
 PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp", "chroot",

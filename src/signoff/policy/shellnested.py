@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from signoff.policy import commands
 from signoff.policy import shellwords as sw
-from signoff.policy.commands.grammar import STDIN_PROGRAM
+from signoff.policy.commands.records import STDIN_PROGRAM
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
 Script = Callable[[str, Walk], None]

@@ -27,7 +27,8 @@ from signoff.policy.commands import (
     writers,
 )
 from signoff.policy.commands.find import parse_find
-from signoff.policy.commands.grammar import Concern, Invocation, Kind, Model, Part, parse
+from signoff.policy.commands.grammar import parse
+from signoff.policy.commands.records import Concern, Invocation, Kind, Model, Part
 
 __all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "invocation", "model_for",
            "modelled_names"]

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from signoff.policy.commands.grammar import Invocation, Kind, Model, Part, long_option
+from signoff.policy.commands.grammar import long_option
+from signoff.policy.commands.records import Invocation, Kind, Model, Part
 from signoff.policy.patterns import CommandPattern
 
 HARMLESS = frozenset({Kind.INERT, Kind.READ})

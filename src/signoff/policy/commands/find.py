@@ -10,7 +10,7 @@ it). A primary find does not know is ``unknown``.
 
 from __future__ import annotations
 
-from signoff.policy.commands.grammar import Invocation, Kind, Part
+from signoff.policy.commands.records import Invocation, Kind, Part
 
 _INERT_VALUE = frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",

@@ -14,7 +14,7 @@ other way to make git run code.
 
 from __future__ import annotations
 
-from signoff.policy.commands.grammar import Kind, Model, Opt, Part, State, model
+from signoff.policy.commands.records import Kind, Model, Opt, Part, State, model
 
 R, W, X, N, I, U = (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT,  # noqa: E741
                     Kind.UNKNOWN)

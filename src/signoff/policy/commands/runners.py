@@ -14,16 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from signoff.model import Risk
-from signoff.policy.commands.grammar import (
-    STDIN_PROGRAM,
-    Kind,
-    Model,
-    Opt,
-    Part,
-    State,
-    model,
-    parse,
-)
+from signoff.policy.commands.grammar import parse
+from signoff.policy.commands.records import STDIN_PROGRAM, Kind, Model, Opt, Part, State, model
 
 R, W, X, N, I, U = (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT,  # noqa: E741
                     Kind.UNKNOWN)

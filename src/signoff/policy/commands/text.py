@@ -7,7 +7,7 @@ read for the commands they hide (``signoff.policy.commands.scripts``).
 
 from __future__ import annotations
 
-from signoff.policy.commands.grammar import Kind, Model, Opt, Part, State, model
+from signoff.policy.commands.records import Kind, Model, Opt, Part, State, model
 from signoff.policy.commands.scripts import judge_script
 
 R, W, X, I = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.INERT  # noqa: E741
