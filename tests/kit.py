@@ -77,3 +77,38 @@ def twin_store(store: Store) -> Store:
     if isinstance(store, SqliteStore):
         return SqliteStore(store.path)
     return type(store)(store.dsn, schema=store.schema)  # type: ignore[attr-defined,call-arg]
+
+
+def only_rule_policy(root: Path, name: str) -> str:
+    """A policy whose only allow rule is ``"NAME *"`` on a shell tool, outside = approve."""
+    return f"""
+[policy]
+version = "only-{name}"
+default_review_mode = "manual"
+
+[workspace]
+root = "{root}"
+outside = "approve"
+
+[tools.execute]
+shell = "command"
+
+[[rules]]
+id = "only-{name}"
+effect = "allow"
+tool = "execute"
+command = "{name} *"
+"""
+
+
+def shell_workspace(root: Path) -> Path:
+    """A workspace with the files the shell tables name: sources, notes, a .git with hooks."""
+    (root / "src").mkdir(parents=True)
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / "README.md").write_text("# readme\n")
+    (root / "src" / "a.py").write_text("def x():\n    return 1\n")
+    (root / "notes.txt").write_text("a 1 2\nb 3 4\n")
+    (root / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (root / ".git" / "hooks" / "pre-commit.sample").write_text("#!/bin/sh\n")
+    (root / "a.tar").write_bytes(b"")
+    return root.resolve()

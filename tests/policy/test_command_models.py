@@ -41,6 +41,7 @@ from pathlib import Path
 
 import pytest
 
+from kit import only_rule_policy, shell_workspace
 from signoff import Policy, RunContext, ToolCall
 
 ESCAPE, HARMLESS = "escape", "harmless"
@@ -1486,38 +1487,13 @@ def _params() -> Iterator[object]:
 
 
 def policy_text(root: Path, name: str) -> str:
-    return f"""
-[policy]
-version = "issue-11-{name}"
-default_review_mode = "manual"
-
-[workspace]
-root = "{root}"
-outside = "approve"
-
-[tools.execute]
-shell = "command"
-
-[[rules]]
-id = "only-{name}"
-effect = "allow"
-tool = "execute"
-command = "{name} *"
-"""
+    return only_rule_policy(root, name)
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("models") / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / ".git" / "hooks").mkdir(parents=True)
-    (root / "README.md").write_text("# readme\n")
-    (root / "src" / "a.py").write_text("def x():\n    return 1\n")
-    (root / "notes.txt").write_text("a 1 2\nb 3 4\n")
-    (root / ".git" / "config").write_text("[core]\n\tbare = false\n")
-    (root / ".git" / "hooks" / "pre-commit.sample").write_text("#!/bin/sh\n")
-    (root / "a.tar").write_bytes(b"")
-    return root.resolve()
+    return shell_workspace(root)
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from kit import only_rule_policy, shell_workspace
 from signoff import Policy, RunContext, ToolCall
 from signoff.policy.starter import starter_toml
 
@@ -184,36 +185,13 @@ def _variant_params() -> Iterator[object]:
 
 
 def _only_rule(root: Path, binary: str) -> str:
-    return f"""
-[policy]
-version = "gtfobins-{binary}"
-default_review_mode = "manual"
-
-[workspace]
-root = "{root}"
-outside = "approve"
-
-[tools.execute]
-shell = "command"
-
-[[rules]]
-id = "only-{binary}"
-effect = "allow"
-tool = "execute"
-command = "{binary} *"
-"""
+    return only_rule_policy(root, binary)
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("gtfobins") / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / ".git" / "hooks").mkdir(parents=True)
-    (root / "README.md").write_text("# readme\n")
-    (root / "src" / "a.py").write_text("print(1)\n")
-    (root / "notes.txt").write_text("notes\n")
-    (root / ".git" / "config").write_text("[core]\n\tbare = false\n")
-    return root.resolve()
+    return shell_workspace(root)
 
 
 def _effect(policy: Policy, command: str) -> str:

@@ -151,13 +151,7 @@ def _long(spec: Model, state: State, i: int) -> int:
         _valued(spec, state, opt, word, i, canonical=canonical,
                 value=attached if eq else None, literal=True)
         return i + 1
-    if i + 1 >= len(argv):
-        state.parts.append(Part(kind=Kind.UNKNOWN, word=word, index=i, option=canonical,
-                                why=f"{canonical} needs a value"))
-        return i + 1
-    _valued(spec, state, opt, word, i, canonical=canonical, value=argv[i + 1],
-                literal=_lit(state, i + 1))
-    return i + 2
+    return _next_word_value(spec, state, opt, i, canonical)
 
 
 def _short(spec: Model, state: State, i: int) -> int:
@@ -187,14 +181,20 @@ def _short(spec: Model, state: State, i: int) -> int:
             _valued(spec, state, opt, word, i, canonical=canonical, value=rest or None,
                     literal=True)
             return i + 1
-        if i + 1 >= len(argv):
-            state.parts.append(Part(kind=Kind.UNKNOWN, word=word, index=i, option=canonical,
-                                    why=f"{canonical} needs a value"))
-            return i + 1
-        _valued(spec, state, opt, word, i, canonical=canonical, value=argv[i + 1],
-                literal=_lit(state, i + 1))
-        return i + 2
+        return _next_word_value(spec, state, opt, i, canonical)
     return i + 1
+
+
+def _next_word_value(spec: Model, state: State, opt: Opt, i: int, canonical: str) -> int:
+    """``-o FILE``, ``--output FILE``: the value is the next word, which must exist."""
+    word = state.argv[i]
+    if i + 1 >= len(state.argv):
+        state.parts.append(Part(kind=Kind.UNKNOWN, word=word, index=i, option=canonical,
+                                why=f"{canonical} needs a value"))
+        return i + 1
+    _valued(spec, state, opt, word, i, canonical=canonical, value=state.argv[i + 1],
+            literal=_lit(state, i + 1))
+    return i + 2
 
 
 def _lit(state: State, i: int) -> bool:

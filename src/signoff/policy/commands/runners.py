@@ -69,6 +69,12 @@ def _python_finish(state: State) -> None:
         if module == "json.tool" and len(state.operands) >= 2:
             state.set_operand(1, W, "json.tool writes its output to the second operand")
         return
+    _program_operands(state)
+
+
+def _program_operands(state: State) -> None:
+    """An interpreter's operands: inline code's arguments, or a script and its arguments,
+    or nothing — then it reads its program from standard input."""
     if "code" in state.modes:
         for n in range(len(state.operands)):
             state.set_operand(n, I, "an argument of the code")
@@ -93,20 +99,6 @@ PYTHON = model(
            "h": Opt(stop=True), "V": Opt(stop=True)})
 
 
-def _node_finish(state: State) -> None:
-    if "code" in state.modes:
-        for n in range(len(state.operands)):
-            state.set_operand(n, I, "an argument of the code")
-        return
-    if "stop" in state.modes:
-        return
-    if not state.operands or state.parts[state.operands[0]].word == "-":
-        state.parts.append(Part(kind=X, word=state.argv[0], index=0, why=STDIN_PROGRAM))
-        return
-    if state.operands:
-        state.set_operand(0, X, "the script it runs", declared=True)
-        for n in range(1, len(state.operands)):
-            state.set_operand(n, I, "an argument of the script")
 
 
 NODE = model(
@@ -114,7 +106,7 @@ NODE = model(
     "experimental-loader= inspect=? inspect-brk=? inspect-port= test watch env-file= "
     "no-warnings trace-warnings enable-source-maps input-type= stack-size= "
     "max-old-space-size= experimental-vm-modules help version", posix=True,
-    finish=_node_finish,
+    finish=_program_operands,
     kinds={"e": Opt(kind=X, sets="code", ends=True, why="runs inline code"),
            "eval": Opt(kind=X, sets="code", ends=True, why="runs inline code"),
            "p": Opt(kind=X, sets="code", ends=True, why="runs inline code"),
