@@ -229,3 +229,22 @@ def test_a_command_with_no_model_is_judged_as_before_and_no_weaker(root: Path) -
     verdict = run(policy, "javac -d .git/hooks Foo.java")  # names a sensitive path
     assert verdict.effect.value == "ask" and verdict.code == "sensitive_write"
     assert run(policy, "javac $(id) Foo.java").effect.value == "ask"  # never-allow
+
+
+def test_a_grant_admits_as_an_allow_rule_would(root: Path) -> None:
+    """A thread grant for ``sed *`` saves a click for sed reads, not for sed -i or sed e;
+    one for a modelled wrapper needs its command admitted too."""
+    from signoff.model import Grant, GrantScope
+    from signoff.policy.memory import Memory
+
+    memory = Memory()
+    for gid, pattern in (("g-sed", "sed *"), ("g-timeout", "timeout *")):
+        memory.add_grant(Grant(id=gid, scope=GrantScope.THREAD, tool="execute",
+                               args={"command": pattern}, thread_id="t"))
+    # execute is gated by default: its asks go to the thread's grants first
+    policy = Policy.from_toml(HEAD.format(root=root, policy="", workspace=""), memory=memory)
+    assert run(policy, "sed -n 1,5p README.md").source == "grant:g-sed"
+    assert run(policy, "sed -i s/a/b/ README.md").effect.value == "ask"
+    assert run(policy, "sed -n '1e id' README.md").effect.value == "ask"
+    # one grant must cover every command: timeout's covers timeout, not the sed it runs
+    assert run(policy, "timeout 5 sed -n 1p README.md").effect.value == "ask"

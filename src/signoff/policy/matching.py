@@ -130,6 +130,23 @@ def _matches_any(pattern: CommandPattern, command: SimpleCommand) -> bool:
         command.sub_argv is not None and pattern.matches(command.sub_argv, by_basename=True))
 
 
+def _grant_admits(pattern: CommandPattern, command: SimpleCommand) -> bool:
+    """A grant's command pattern admits a command as an allow rule's would: an exact one
+    (the very command a human approved for the thread) that command, a wildcard one only
+    what its command model finds harmless or the pattern names."""
+    forms = [command.argv]
+    if command.globals_inert and command.sub_argv is not None:
+        forms.append(command.sub_argv)
+    if not any(pattern.matches(a, by_basename=False) for a in forms):
+        return False
+    if is_exact(pattern):
+        return True
+    inv = command.invocation
+    if inv is None or not inv.modelled:
+        return True
+    return not blocking(inv, named(pattern, model_for(command.argv[0])))
+
+
 def admission(rule: Rule, command: SimpleCommand) -> bool | str:
     """Does allow ``rule`` (whose pattern matched) admit ``command``'s parsed arguments?
 
@@ -214,7 +231,7 @@ def grant_applies(
                 command = compile_command_pattern(pattern)
             except ValueError:
                 return False
-            if not all(command.matches(c.argv, by_basename=False) for c in analysis.commands):
+            if not all(_grant_admits(command, c) for c in analysis.commands if not c.deny_only):
                 return False
             continue
         try:
