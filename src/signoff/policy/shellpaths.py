@@ -138,9 +138,10 @@ def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -
                 walk.add_path(PathRef(path=part.word, literal=False, write=True, cds=cds,
                                       command=walk.current))
             continue
-        if kind is Kind.EXEC and not (part.declared and part.option is None) and not part.path:
-            continue
-        if kind not in (Kind.READ, Kind.WRITE, Kind.EXEC):
+        if kind in (Kind.EXEC, Kind.NETWORK) and not part.path and not (
+                kind is Kind.EXEC and part.declared and part.option is None):
+            continue  # a program or a URL, not a file
+        if kind not in (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK):
             continue
         write = kind is Kind.WRITE
         if not part.literal:

@@ -33,7 +33,7 @@ def awk_effects(program: str) -> list[tuple[Kind, str | None, str]]:
         if kind == "word":
             if text in ("print", "printf"):
                 in_print, depth = True, 0
-            elif text == "system" and nxt[1] == "(":
+            elif text == "system":  # reserved: any use of the name is the call
                 out.append((Kind.EXEC, None, "awk system() runs a command"))
             elif text == "getline":
                 target = _getline_source(tokens, n + 1)

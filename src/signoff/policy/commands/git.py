@@ -142,6 +142,16 @@ def _config_finish(state: State) -> None:
                             why="writes git configuration (it can make git run programs)"))
 
 
+def _talks_to_remotes(state: State) -> None:
+    """fetch, pull, push: with or without a remote named, they talk to one."""
+    _remote_urls(state)
+    sub = state.modes.get("subcommand", "")
+    state.parts.append(Part(kind=N, word=f"git {sub}", index=0, cause=sub,
+                            why=f"git {sub} talks to a remote repository"))
+    if sub in ("pull", "push"):
+        state.parts.append(_repo_part(state))
+
+
 def _remote_urls(state: State) -> None:
     for n, index in enumerate(list(state.operands)):
         word = state.parts[index].word
@@ -329,14 +339,14 @@ SUBCOMMANDS: dict[str, Model] = {
                    "update-head-ok upload-pack= quiet verbose progress server-option= "
                    "show-forced-updates no-show-forced-updates ipv4 ipv6 filter=",
                    operand=N,
-                   kinds={"upload-pack": _UPLOAD}, finish=_remote_urls),
+                   kinds={"upload-pack": _UPLOAD}, finish=_talks_to_remotes),
     "pull": model("git pull", "qvr::n", "quiet verbose recurse-submodules=? "
                   "no-recurse-submodules commit no-commit edit no-edit ff no-ff ff-only "
                   "rebase=? no-rebase autostash no-autostash stat no-stat squash no-squash "
                   "verify no-verify strategy= strategy-option= all append depth= unshallow "
                   "force prune tags no-tags upload-pack= progress", operand=N,
-                  operand_declared=True, kinds={"upload-pack": _UPLOAD, "edit": (X, "editor")},
-                  finish=_remote_urls),
+                  kinds={"upload-pack": _UPLOAD, "edit": (X, "editor")},
+                  finish=_talks_to_remotes),
     "push": model("git push", "nfuqv", "all mirror tags follow-tags atomic dry-run porcelain "
                   "delete prune force force-with-lease=? force-if-includes set-upstream "
                   "thin no-thin quiet verbose progress recurse-submodules= verify no-verify "
@@ -344,7 +354,7 @@ SUBCOMMANDS: dict[str, Model] = {
                   operand=N,
                   kinds={"receive-pack": (X, "runs PROGRAM as the remote's receive-pack"),
                          "exec": (X, "runs PROGRAM as the remote's receive-pack")},
-                  finish=_remote_urls),
+                  finish=_talks_to_remotes),
     "clone": model("git clone", "lsqvnb:o:u:c:j:", "local no-hardlinks shared "
                    "reference= reference-if-able= dissociate quiet verbose progress "
                    "no-checkout bare mirror origin= branch= upload-pack= template= config= "
@@ -360,8 +370,7 @@ SUBCOMMANDS: dict[str, Model] = {
                    finish=_clone_finish),
     "ls-remote": model("git ls-remote", "hqt", "heads tags refs upload-pack= quiet exit-code "
                        "get-url sort= symref server-option=", operand=N,
-                       operand_declared=True, kinds={"upload-pack": _UPLOAD},
-                       finish=_remote_urls),
+                       kinds={"upload-pack": _UPLOAD}, finish=_talks_to_remotes),
     "remote": model("git remote", "v", "verbose", operand=I, finish=_remote_finish),
     "archive": model("git archive", "lvo:0123456789", "format= list verbose prefix= "
                      "add-file= add-virtual-file= output= worktree-attributes remote= exec= "

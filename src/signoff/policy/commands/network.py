@@ -60,7 +60,11 @@ def _data_files(state: State) -> None:
             if name and name != "-":
                 state.parts[i] = Part(kind=R, word=part.word, index=part.index,
                                       option=part.option, value=name, literal=part.literal,
-                                      why="reads FILE and sends it")
+                                      why="reads FILE")
+                if part.option not in ("-b", "--cookie", "-w", "--write-out"):
+                    state.parts.append(Part(kind=N, word=part.word, index=part.index,
+                                            option=part.option,
+                                            why="sends a local file to another machine"))
 
 
 def _curl_finish(state: State) -> None:
@@ -113,14 +117,17 @@ CURL = model(
            "alt-svc": (W, "reads and writes the Alt-Svc cache"),
            "K": (U, "curl -K reads options from FILE (any option)"),
            "config": (U, "reads options from FILE (any option)"),
-           "T": (R, "uploads FILE"), "upload-file": (R, "uploads FILE"),
+           "T": Opt(kind=N, file=True, why="uploads FILE to another machine"),
+           "upload-file": Opt(kind=N, file=True, why="uploads FILE to another machine"),
            "engine": (X, "loads a crypto engine library"),
            "ssl-engine": (X, "loads a crypto engine"),
            "E": (R, "reads a certificate"), "cert": (R, "reads a certificate"),
            "key": (R, "reads a private key"), "cacert": (R, "reads CA certificates"),
            "capath": (R, "reads CA certificates"), "crlfile": (R, "reads a CRL"),
-           "pinnedpubkey": (R, "reads a key"), "n": (R, "reads ~/.netrc credentials"),
-           "netrc": (R, "reads ~/.netrc credentials"), "netrc-file": (R, "reads credentials"),
+           "pinnedpubkey": (R, "reads a key"),
+           "n": (N, "sends the credentials in ~/.netrc"),
+           "netrc": (N, "sends the credentials in ~/.netrc"),
+           "netrc-file": (N, "sends the credentials in FILE"),
            "unix-socket": (U, "talks to a local socket (a daemon's API)"),
            "abstract-unix-socket": (U, "talks to a local socket"),
            "proxy-cacert": (R, "reads"), "proxy-capath": (R, "reads"),
