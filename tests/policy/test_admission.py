@@ -248,3 +248,16 @@ def test_a_grant_admits_as_an_allow_rule_would(root: Path) -> None:
     assert run(policy, "sed -n '1e id' README.md").effect.value == "ask"
     # one grant must cover every command: timeout's covers timeout, not the sed it runs
     assert run(policy, "timeout 5 sed -n 1p README.md").effect.value == "ask"
+
+
+def test_the_starter_asks_security_for_env_files_whatever_reads_them(root: Path) -> None:
+    from signoff.policy.starter import starter_toml
+
+    policy = Policy.from_toml(starter_toml(str(root)))
+    for command in ("cat .env", "grep -r KEY src/.env", "head -3 ./.env.local",
+                    "awk 1 .env"):
+        verdict = run(policy, command, ReviewMode.FULL)
+        assert verdict.effect.value == "ask" and verdict.mandatory, command
+        assert verdict.roles == ("security",) and verdict.approvals == 2
+    assert run(policy, "cat README.md").effect.value == "allow"
+    assert run(policy, "cat .envrc").effect.value == "allow"  # direnv's file is not a secret
