@@ -261,3 +261,26 @@ def test_the_starter_asks_security_for_env_files_whatever_reads_them(root: Path)
         assert verdict.roles == ("security",) and verdict.approvals == 2
     assert run(policy, "cat README.md").effect.value == "allow"
     assert run(policy, "cat .envrc").effect.value == "allow"  # direnv's file is not a secret
+
+
+def test_the_first_rule_memo_is_per_tool_and_never_changes_a_verdict(root: Path) -> None:
+    """Step 6 remembers a command's first admitting rule per (tool, argv); another tool
+    with other rules, or a second evaluation, must come out the same as a fresh policy."""
+    text = HEAD.format(root=root, policy="", workspace="") + rule("ls", "ls *") + """
+[tools.other]
+shell = "command"
+[[rules]]
+id = "other-sort"
+effect = "allow"
+tool = "other"
+command = "sort -o *"
+"""
+    warm = Policy.from_toml(text)
+    for command in ("ls -la", "sort -o out in", "ls -la && sort -o out in", "ls -la"):
+        for tool in ("execute", "other"):
+            call = ToolCall(id="c", name=tool, args={"command": command})
+            first = warm.evaluate(call, RunContext(thread_id="t"))
+            again = warm.evaluate(call, RunContext(thread_id="t"))
+            fresh = Policy.from_toml(text).evaluate(call, RunContext(thread_id="t"))
+            assert first.effect == again.effect == fresh.effect, (tool, command)
+            assert [r.code for r in first.reasons] == [r.code for r in fresh.reasons]

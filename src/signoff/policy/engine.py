@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from signoff.model import Reason, RunContext, Step, ToolCall, Verdict
-from signoff.policy.config import PolicyConfig, load_policy_file, parse_policy
+from signoff.policy.config import PolicyConfig, Rule, load_policy_file, parse_policy
 from signoff.policy.evaluation import Evaluation
 from signoff.policy.matching import ToolView, build_view
 from signoff.policy.memory import DecisionMemory, Memory
@@ -49,6 +49,9 @@ class Policy:
             self.workspace = Workspace(ws.root, name=ws.name, allowlist=ws.allowlist)
         self._views: dict[str, ToolView] = {}
         self._reasons: dict[tuple[int, Step, str], Reason] = {}
+        # (tool, argv, literal) -> the first rule admitting that command (evaluation.py)
+        self._command_rules: dict[tuple[str, tuple[str, ...], tuple[bool, ...]],
+                                  tuple[Rule | None, bool, tuple[str, ...]]] = {}
 
     @property
     def version(self) -> str:

@@ -38,7 +38,9 @@ from signoff.policy.matching import (
 from signoff.policy.memory import Memory
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
 from signoff.policy.sensitive import is_sensitive
-from signoff.policy.shell import ShellAnalysis, analyze
+from signoff.policy.shell import ShellAnalysis, SimpleCommand, analyze
+
+_MAX_MEMO = 4096
 
 
 class Evaluation(Asking):
@@ -158,21 +160,25 @@ class Evaluation(Asking):
         exact: set[int] = set()
         refused: list[str] = []
         required = [i for i, c in enumerate(analysis.commands) if not c.deny_only]
+        # Without argument patterns a command's first rule depends on its words alone:
+        # remember it per tool and argv (git status, cat, … recur in every call).
+        memo = None if any(r.args for r in rules) else self.policy._command_rules
         for index in required:
             command = analysis.commands[index]
-            for rule in rules:
-                if not rule_matches(rule, self.args, analysis, scope.resolved,
-                                    any_command=False, command=command):
-                    continue
-                if rule.effect is Effect.ALLOW and rule.commands:
-                    how = admission(rule, command)
-                    if isinstance(how, str):
-                        refused.append(how)
-                        continue
-                    if how:
-                        exact.add(index)
-                first[index] = rule
-                break
+            key = (self.view.name, command.argv, command.literal)
+            found = memo.get(key) if memo is not None else None
+            if found is None:
+                found = self.first_rule(rules, analysis, scope, command)
+                if memo is not None:
+                    if len(memo) >= _MAX_MEMO:
+                        memo.clear()
+                    memo[key] = found
+            chosen, is_exact, why_not = found
+            refused.extend(why_not)
+            if is_exact:
+                exact.add(index)
+            if chosen is not None:
+                first[index] = chosen
         asked = next((r for r in first.values() if r.effect is Effect.ASK), None)
         if asked is not None:
             return self.rule_decides(asked)
@@ -195,6 +201,24 @@ class Evaluation(Asking):
             self.reasons.append(Reason(step=Step.SHELL, code="not_allowed",
                                        text=f"no allow rule admits {names}"))
         return None
+
+    def first_rule(self, rules: Sequence[Rule], analysis: ShellAnalysis, scope: ScopeResult,
+                   command: SimpleCommand) -> tuple[Rule | None, bool, tuple[str, ...]]:
+        """The first rule that matches and admits ``command``; whether it names it exactly;
+        and why the allow rules that matched before it did not admit it."""
+        refused: list[str] = []
+        for rule in rules:
+            if not rule_matches(rule, self.args, analysis, scope.resolved,
+                                any_command=False, command=command):
+                continue
+            if rule.effect is Effect.ALLOW and rule.commands:
+                how = admission(rule, command)
+                if isinstance(how, str):
+                    refused.append(how)
+                    continue
+                return rule, how, tuple(refused)
+            return rule, False, tuple(refused)
+        return None, False, tuple(refused)
 
     def unadmitted_writes(self, analysis: ShellAnalysis, scope: ScopeResult,
                           first: dict[int, Rule]) -> list[str]:
