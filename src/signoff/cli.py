@@ -18,7 +18,7 @@ from typing import Any
 
 from signoff import __version__
 from signoff.canonical import parse_args
-from signoff.cli_kernel import add_commands
+from signoff.cli_kernel import add_commands, close_opened
 from signoff.cli_server import add_serve
 from signoff.demo import run_demo
 from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
@@ -42,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: int = handler(args)
     except SignoffError as exc:
         return _fail(exc, as_json=getattr(args, "json", False))
+    finally:
+        close_opened()
     return result
 
 

@@ -95,13 +95,28 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+# Stores a command opened; ``close_opened`` closes them when the command ends, whether it
+# succeeded or failed (a PostgreSQL pool left to the garbage collector stops its workers
+# from one of them, which Python reports as an error).
+_OPENED: list[Store] = []
+
+
 def open_store(url: str | None, *, setup: bool = False) -> Store:
     target = url or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
+    store: Store
     if target.startswith(("postgresql://", "postgres://")):
         from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)
 
-        return PostgresStore(target, setup=setup)
-    return SqliteStore(target)
+        store = PostgresStore(target, setup=setup)
+    else:
+        store = SqliteStore(target)
+    _OPENED.append(store)
+    return store
+
+
+def close_opened() -> None:
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 def open_gate(args: argparse.Namespace) -> Gate:

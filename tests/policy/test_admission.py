@@ -33,6 +33,8 @@ shell = "command"
 [tools.write_file]
 paths = ["path"]
 writes = true
+[tools.read_file]
+paths = ["path"]
 """
 
 
@@ -59,7 +61,8 @@ def make(root: Path, *rules: str, policy: str = "", workspace: str = "") -> Poli
 
 def run(policy: Policy, command: str, mode: ReviewMode = ReviewMode.MANUAL,
         tool: str = "execute") -> Verdict:
-    args = {"command": command} if tool == "execute" else {"path": command, "content": "x"}
+    args = ({"command": command} if tool == "execute" else {"path": command} if tool == "read_file"
+            else {"path": command, "content": "x"})
     return policy.evaluate(ToolCall(id="c", name=tool, args=args),
                            RunContext(thread_id="t", review_mode=mode))
 
@@ -284,3 +287,30 @@ command = "sort -o *"
             fresh = Policy.from_toml(text).evaluate(call, RunContext(thread_id="t"))
             assert first.effect == again.effect == fresh.effect, (tool, command)
             assert [r.code for r in first.reasons] == [r.code for r in fresh.reasons]
+
+
+@pytest.mark.parametrize(("path", "patterns", "hit"), [
+    ("/etc/cron.d/x", ("/etc/**",), "/etc/**"),
+    ("etc/cron.d/x", ("/etc/**",), None),  # anchored patterns need an absolute path
+    ("lib/x.py", DEFAULT_SENSITIVE, None),
+    ("/root/.bashrc", DEFAULT_SENSITIVE, ".bashrc"),  # the first pattern that matches
+    ("/root/notes.txt", DEFAULT_SENSITIVE, "/root/**"),
+    ("a/b/conftest.py", ("conftest.py",), "conftest.py"),
+    ("./.git/hooks", (".git/hooks/**",), ".git/hooks/**"),
+    ("src/git/config", (".git/config",), None),
+])
+def test_sensitive_patterns(path: str, patterns: tuple[str, ...], hit: str | None) -> None:
+    assert is_sensitive(path, patterns) == hit
+
+
+def test_reading_credentials_is_a_mandatory_ask_with_or_without_a_workspace(root: Path) -> None:
+    bare = Policy.from_toml('[policy]\nversion = "x"\n[tools.execute]\nshell = "command"\n'
+                            '[tools.read_file]\npaths = ["path"]\n' + rule("r", "cat *",
+                                                                            "tail *"))
+    for policy in (bare, make(root, rule("r", "cat *", "tail *"))):
+        for command in ("cat /etc/shadow", "tail -c+0 ~/.ssh/id_rsa", "cat .aws/credentials"):
+            verdict = run(policy, command, ReviewMode.FULL)
+            assert verdict.effect.value == "ask" and verdict.mandatory, command
+        verdict = run(policy, "/etc/shadow", ReviewMode.FULL, tool="read_file")
+        assert verdict.effect.value == "ask" and verdict.mandatory
+        assert run(policy, "cat README.md").effect.value == "allow"

@@ -26,13 +26,14 @@ from signoff.policy.patterns import (
     compile_value_pattern,
     tool_matches,
 )
-from signoff.policy.sensitive import DEFAULT_SENSITIVE
+from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 
 DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
 # Concerns (signoff.policy.concerns) that need a human whatever the review mode.
-DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "privilege", "system_install",
-                      "global_config")
-CONCERN_CODES = frozenset({"sensitive_write", "outside_write", "privilege", "system_install",
+DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "secret_read", "privilege",
+                      "system_install", "global_config")
+CONCERN_CODES = frozenset({"sensitive_write", "outside_write", "secret_read", "privilege",
+                           "system_install",
                            "global_config", "hidden_exec", "inline_code", "network",
                            "listener", "env_dump", "executes_written", "pipe_to_shell"})
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -119,6 +120,7 @@ class WorkspaceConfig:
     mandatory: bool = False
     risk: Risk = Risk.HIGH
     sensitive: tuple[str, ...] = DEFAULT_SENSITIVE
+    secrets: tuple[str, ...] = DEFAULT_SECRETS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,6 +138,7 @@ class PolicyConfig:
     default_roles: tuple[str, ...] = ()
     always_ask: tuple[str, ...] = DEFAULT_ALWAYS_ASK
     sensitive: tuple[str, ...] = DEFAULT_SENSITIVE
+    secrets: tuple[str, ...] = DEFAULT_SECRETS
     workspace: WorkspaceConfig | None = None
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
@@ -246,6 +249,7 @@ class _Loader:
             default_roles=self.strings(policy, "default_roles", (), where),
             always_ask=always_ask,
             sensitive=workspace.sensitive if workspace is not None else DEFAULT_SENSITIVE,
+            secrets=workspace.secrets if workspace is not None else DEFAULT_SECRETS,
             workspace=workspace,
             tools=tools,
             rules=rules,
@@ -259,7 +263,7 @@ class _Loader:
         where = "[workspace]"
         table = self.table(raw, where)
         self.known(table, {"name", "root", "outside", "allowlist", "mandatory", "risk",
-                           "sensitive", "sensitive_defaults"}, where)
+                           "sensitive", "sensitive_defaults", "secrets"}, where)
         root = table.get("root")
         if not isinstance(root, str) or not root.startswith("/"):
             raise self.error("must be an absolute path", rule=where, field="root")
@@ -283,6 +287,7 @@ class _Loader:
             mandatory=self.flag(table, "mandatory", where),
             risk=self.risk(table, where) or Risk.HIGH,
             sensitive=(DEFAULT_SENSITIVE if defaults else ()) + extra,
+            secrets=DEFAULT_SECRETS + self.strings(table, "secrets", (), where),
         )
 
     def tools(self, raw: object) -> dict[str, ToolSpec]:

@@ -240,11 +240,30 @@ class Evaluation(Asking):
                            "writes names")
         return out
 
+    def secret_reads(self, view: ToolView, analysis: ShellAnalysis | None,
+                     scope: ScopeResult) -> list[str]:
+        """The paths this call reads that hold credentials (``/etc/shadow``, ``~/.ssh/…``)."""
+        secrets = self.config.secrets
+        candidates: list[str] = []
+        if analysis is not None:
+            candidates = [r.path for r in analysis.paths if not r.write and r.literal]
+        elif view.spec is not None and not view.spec.writes:
+            for name in view.spec.paths:
+                candidates.extend(str(v) for v in _as_list(self.args.get(name)))
+                candidates.extend(scope.resolved.get(name, ()))
+        return list(dict.fromkeys(c for c in candidates if is_sensitive(c, secrets)))[:3]
+
     def writes_and_concerns(self, view: ToolView, analysis: ShellAnalysis | None,
                             scope: ScopeResult) -> list[Reason]:
         """Sensitive writes, outside writes and the concerns the policy always asks about."""
         forced: list[Reason] = []
         always = self.config.always_ask
+        for given in self.secret_reads(view, analysis, scope):
+            secret = is_sensitive(given, self.config.secrets)
+            reason = self.concern("secret_read", f"reads {given!r}, a file that holds "
+                                  f"credentials ({secret})")
+            if "secret_read" in always:
+                forced.append(reason)
         written = [(v.given, v.resolved) for v in scope.written]
         if not scope.written:  # no workspace: judge the paths as given
             if analysis is not None:

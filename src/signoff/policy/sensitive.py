@@ -34,6 +34,20 @@ DEFAULT_SENSITIVE: tuple[str, ...] = (
     # automation that runs on someone else's machine
     ".github/workflows/**", ".gitlab-ci.yml", "Jenkinsfile", ".pre-commit-config.yaml",
     ".husky/**", ".vscode/**", ".devcontainer/**",
+    # the system: outside any workspace, and sensitive even where no workspace is set
+    "/etc/**", "/usr/**", "/bin/**", "/sbin/**", "/lib/**", "/lib64/**", "/boot/**",
+    "/root/**", "/var/spool/cron/**", "/Library/**", "/System/**",
+)
+
+# Files that hold credentials: reading one through any tool is a mandatory ask
+# (``secret_read``), with or without a workspace. ``[workspace] secrets`` extends it.
+DEFAULT_SECRETS: tuple[str, ...] = (
+    "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/sudoers", "/etc/sudoers.d/**",
+    "/etc/ssh/*_key", ".ssh/**", ".gnupg/**", ".aws/credentials", ".aws/config",
+    ".azure/**", ".config/gcloud/**", ".kube/config", ".docker/config.json", ".netrc",
+    ".pgpass", ".my.cnf", ".git-credentials", ".npmrc", ".pypirc", ".vault-token",
+    ".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    "/proc/*/environ", "/proc/*/mem", "/proc/*/cmdline",
 )
 
 
@@ -52,8 +66,11 @@ def is_sensitive(path: str, patterns: tuple[str, ...]) -> str | None:
     """The first pattern ``path`` matches, or ``None``. ``path`` may be relative."""
     if not path:
         return None
+    absolute = path.startswith("/")
     parts = tuple(p for p in posixpath.normpath(path).split("/") if p not in ("", "."))
     for (anchored, pattern), source in zip(_compiled(patterns), patterns, strict=True):
+        if anchored and not absolute:  # "/etc/**" is not "etc/x" in the workspace
+            continue
         starts: Iterable[int] = (0,) if anchored else range(len(parts))
         for start in starts:
             if _match(parts[start:], pattern):
