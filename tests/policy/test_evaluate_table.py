@@ -247,7 +247,7 @@ CASES: list[Case] = [
     Case("scope-beats-allow-rule", "execute", {"command": "cat /etc/passwd"}, "ask",
          "outside_workspace"),
     # a write outside the workspace is a mandatory ask ([policy] always_ask)
-    Case("scope-redirect-target", "execute", {"command": "echo x > /etc/motd"}, "ask",
+    Case("scope-redirect-target", "execute", {"command": "echo x > /tmp/motd"}, "ask",
          "outside_write", mandatory=True),
     Case("scope-write-outside", "write_file", {"path": "/tmp/x", "content": "x"}, "ask",
          "outside_write", mandatory=True),

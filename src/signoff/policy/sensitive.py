@@ -11,10 +11,11 @@ any depth: ``conftest.py`` is ``**/conftest.py``.
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
-from collections.abc import Iterable
+import re
 from functools import lru_cache
+
+from signoff.policy.patterns import glob_to_regex
 
 DEFAULT_SENSITIVE: tuple[str, ...] = (
     # git runs hooks and what its configuration names
@@ -52,36 +53,35 @@ DEFAULT_SECRETS: tuple[str, ...] = (
 
 
 @lru_cache(maxsize=64)
-def _compiled(patterns: tuple[str, ...]) -> tuple[tuple[bool, tuple[str, ...]], ...]:
-    """Each pattern as (anchored, its components)."""
-    out = []
-    for pattern in patterns:
-        anchored = pattern.startswith("/")
-        parts = tuple(p for p in pattern.strip("/").split("/") if p)
-        out.append((anchored, parts))
-    return tuple(out)
+def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """All patterns as one regex over absolute paths and one over relative ones.
+
+    Each alternative is a named group, so a match says which pattern it was. A pattern
+    without a leading ``/`` matches at any depth; an anchored one only an absolute path.
+    """
+    absolute: list[str] = []
+    relative: list[str] = []
+    for n, pattern in enumerate(patterns):
+        body = glob_to_regex(pattern.strip("/"))
+        if pattern.startswith("/"):
+            absolute.append(f"(?P<p{n}>/{body})")
+        else:
+            absolute.append(f"(?P<p{n}>/(?:.*/)?{body})")
+            relative.append(f"(?P<p{n}>(?:.*/)?{body})")
+    never = "(?!)"
+    return (re.compile("|".join(absolute) or never, re.DOTALL),
+            re.compile("|".join(relative) or never, re.DOTALL))
 
 
 def is_sensitive(path: str, patterns: tuple[str, ...]) -> str | None:
     """The first pattern ``path`` matches, or ``None``. ``path`` may be relative."""
     if not path:
         return None
-    absolute = path.startswith("/")
-    parts = tuple(p for p in posixpath.normpath(path).split("/") if p not in ("", "."))
-    for (anchored, pattern), source in zip(_compiled(patterns), patterns, strict=True):
-        if anchored and not absolute:  # "/etc/**" is not "etc/x" in the workspace
-            continue
-        starts: Iterable[int] = (0,) if anchored else range(len(parts))
-        for start in starts:
-            if _match(parts[start:], pattern):
-                return source
-    return None
-
-
-def _match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
-    if not pattern:
-        return not parts
-    head = pattern[0]
-    if head == "**":
-        return any(_match(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and _match(parts[1:], pattern[1:])
+    normal = posixpath.normpath(path)
+    absolute, relative = _compiled(patterns)
+    match = (absolute if normal.startswith("/") else relative).fullmatch(
+        normal.removeprefix("./"))
+    if match is None:
+        return None
+    name = next(k for k, v in match.groupdict().items() if v is not None)
+    return patterns[int(name[1:])]
