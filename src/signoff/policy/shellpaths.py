@@ -12,6 +12,7 @@ workspace step consumes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -57,23 +58,9 @@ def paths_of(cmd: SimpleCommand, words: list[sw.WordValue], walk: PathSink) -> N
     if inv is not None and inv.modelled:
         _model_paths(inv, walk, cds)
         return
-    for word in args:
-        if not word.literal:
-            # "$F", x$F, ${F}: whatever it expands to may be a path we cannot place
-            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds,
-                                  command=walk.current))
-            continue
-        expanded = sw.brace_expand(word.text) if "{" in word.text else [word.text]
-        if expanded is None:
-            walk.add_path(PathRef(path=word.text, literal=False, write=False, cds=cds,
-                                  command=walk.current))
-            continue
-        for each in expanded:  # cat {/etc/passwd,x} is cat /etc/passwd x
-            for text in path_candidates(each):
-                # ~+ is $PWD and ~- is $OLDPWD: nothing static knows where those are
-                walk.add_path(PathRef(path=text, literal=not text.startswith(("~+", "~-")),
-                                      write=False, cds=cds,
-                                  command=walk.current))
+    for word in args:  # cat {/etc/passwd,x} is cat /etc/passwd x; "$F" is somewhere unknown
+        _add_value(walk, word.text, literal=word.literal, write=False, cds=cds,
+                   split=path_candidates)
 
 
 def track_cd(name: str, args: list[sw.WordValue], walk: PathSink) -> None:
@@ -143,19 +130,29 @@ def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -
             continue  # a program or a URL, not a file
         if kind not in (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK):
             continue
-        write = kind is Kind.WRITE
-        if not part.literal:
-            walk.add_path(PathRef(path=part.value, literal=False, write=write, cds=cds,
-                                  command=walk.current))
-            continue
-        expanded = sw.brace_expand(part.value) if "{" in part.value else [part.value]
-        if expanded is None:
-            walk.add_path(PathRef(path=part.value, literal=False, write=write, cds=cds,
-                                  command=walk.current))
-            continue
-        for each in expanded:
-            text = each.split("\x00", 1)[0]
-            if not text or text == "-" or len(text.encode("utf-8", "surrogateescape")) > PATH_MAX:
-                continue
+        _add_value(walk, part.value, literal=part.literal, write=kind is Kind.WRITE, cds=cds,
+                   split=_value_path)
+
+
+def _value_path(text: str) -> list[str]:
+    """A value a model says is a path: up to a NUL (where the kernel stops reading)."""
+    text = text.split("\x00", 1)[0]
+    if not text or text == "-" or len(text.encode("utf-8", "surrogateescape")) > PATH_MAX:
+        return []
+    return [text]
+
+
+def _add_value(walk: PathSink, value: str, *, literal: bool, write: bool,
+               cds: tuple[str | None, ...], split: Callable[[str], list[str]]) -> None:
+    """Record the paths one word names: each brace form, each candidate ``split`` finds;
+    a word with an expansion (or too many braces) as one path nothing can place."""
+    expanded = (sw.brace_expand(value) if "{" in value else [value]) if literal else None
+    if expanded is None:
+        walk.add_path(PathRef(path=value, literal=False, write=write, cds=cds,
+                              command=walk.current))
+        return
+    for each in expanded:
+        for text in split(each):
+            # ~+ is $PWD and ~- is $OLDPWD: nothing static knows where those are
             walk.add_path(PathRef(path=text, literal=not text.startswith(("~+", "~-")),
                                   write=write, cds=cds, command=walk.current))
