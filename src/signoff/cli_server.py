@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from signoff.cli_kernel import DEFAULT_DB, open_gate
+from signoff.errors import PolicyError
 
 
 def add_serve(commands: Any) -> None:
@@ -18,7 +19,8 @@ def add_serve(commands: Any) -> None:
         "signoff.toml.")
     serve.add_argument("--db", help=f"a SQLite file or postgresql:// URL (default: "
                        f"$SIGNOFF_DB or {DEFAULT_DB})")
-    serve.add_argument("--policy", help="policy file (default: signoff.toml if present)")
+    serve.add_argument("--policy", help="policy file (default: signoff.toml); the server "
+                       "does not start without one it can read")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default 8765; 0 picks a free one)")
     serve.add_argument("--public-url", help="the URL approvers use, if not http://HOST:PORT")
@@ -33,8 +35,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from signoff.server import create_app, load_settings  # noqa: PLC0415 (heavy imports)
     from signoff.server.running import serve  # noqa: PLC0415
 
-    gate = open_gate(argparse.Namespace(policy=args.policy, db=args.db))
-    policy_path = gate.policy.config.source if gate.policy.config.source != "<empty>" else None
+    # A server judges every agent's calls: it never starts on an empty policy by accident.
+    policy_path = args.policy or "signoff.toml"
+    try:
+        gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db))
+    except PolicyError as exc:
+        if exc.code != "policy_unreadable":
+            raise
+        cause = exc.__cause__
+        why = cause.strerror if isinstance(cause, OSError) and cause.strerror else exc.message
+        raise PolicyError(
+            f"`signoff serve` does not start without a policy it can read ({why}); write one "
+            f"with `signoff init {policy_path}` or pass --policy FILE", file=policy_path,
+            code="policy_unreadable") from exc
     settings = load_settings(policy_path=policy_path, host=args.host, port=args.port,
                              public_url=args.public_url)
     try:

@@ -49,7 +49,8 @@ def test_every_endpoint_needs_a_valid_token(shared: Served, method: str, path: s
 def test_health_metrics_and_openapi_are_open(served: Served) -> None:
     with served.client() as http:
         assert http.get("/healthz").json() == {"status": "ok", "backend": "sqlite",
-                                                "version": "0.1.0"}
+                                                "version": "0.1.0", "policy": "server.toml",
+                                                "policy_version": "server-1"}
         metrics = http.get("/metrics")
         assert metrics.status_code == 200
         assert 'signoff_requests{status="pending"} 0.0' in metrics.text

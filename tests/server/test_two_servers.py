@@ -94,6 +94,7 @@ def server(dsn: str, cwd: Path) -> Iterator[tuple[str, str | None, subprocess.Po
 def test_a_decision_on_one_server_wakes_a_waiter_on_the_other(database: str,
                                                                tmp_path: Path) -> None:
     signoff("db", "migrate", "--db", database, cwd=tmp_path)
+    signoff("init", "signoff.toml", "--root", str(tmp_path), cwd=tmp_path)
     with server(database, tmp_path) as (url_a, admin, _), \
             server(database, tmp_path) as (url_b, again, _):
         assert admin is not None, "the first server creates the admin"

@@ -73,7 +73,9 @@ async def healthz(request: Request) -> Any:
         from signoff.errors import StoreError  # noqa: PLC0415
 
         raise StoreError(f"database unavailable: {type(exc).__name__}") from None
-    return {"status": "ok", "backend": state.gate.store.backend, "version": __version__}
+    config = state.gate.policy.config
+    return {"status": "ok", "backend": state.gate.store.backend, "version": __version__,
+            "policy": config.source, "policy_version": config.version}
 
 
 @health.get("/metrics", summary="Prometheus metrics", response_class=Response,

@@ -64,13 +64,16 @@ def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = s
     sock = bind(settings.host, settings.port)
     settings = settings.with_port(sock.getsockname()[1])
     token = first_admin(gate)
+    config = gate.policy.config
     if as_json:
         print(json.dumps({"url": settings.base_url, "backend": gate.store.backend,
+                          "policy": config.source, "policy_version": config.version,
                           "admin_created": token is not None,
                           "login_url": login_url(settings, token) if token else None}),
               file=out)
     else:
-        print(f"signoff {gate.store.backend} server at {settings.base_url}", file=out)
+        print(f"signoff {gate.store.backend} server at {settings.base_url} "
+              f"(policy {config.source}, version {config.version})", file=out)
         if token:
             print("first start: created user 'admin'. Sign in (this URL is shown once):",
                   file=out)

@@ -186,3 +186,5 @@ class Health(BaseModel):
     status: Literal["ok"]
     backend: str
     version: str
+    policy: str  # the policy file the server judges calls with
+    policy_version: str
