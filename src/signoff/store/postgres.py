@@ -77,11 +77,15 @@ class PostgresStore(SqlStore):
                         sql.Identifier(schema)))
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,
                                        kwargs=kwargs, open=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+        try:
             # Reads are single statements: in autocommit they cost one round trip each,
             # not three (BEGIN, SELECT, COMMIT).
             self.read_pool = ConnectionPool(dsn, min_size=1, max_size=max_size,
                                             kwargs={**kwargs, "autocommit": True}, open=True)
         except psycopg.Error as exc:
+            self.pool.close()  # not left to the garbage collector (its workers would join)
             raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
         self._changed = threading.Condition()
         self._generation = 0
