@@ -314,3 +314,14 @@ def test_reading_credentials_is_a_mandatory_ask_with_or_without_a_workspace(root
         verdict = run(policy, "/etc/shadow", ReviewMode.FULL, tool="read_file")
         assert verdict.effect.value == "ask" and verdict.mandatory
         assert run(policy, "cat README.md").effect.value == "allow"
+
+
+@pytest.mark.parametrize("command", ["echo x >& .git/config", "echo x >&out", "echo x 1>&out",
+                                     "echo x >& conftest.py"])
+def test_a_descriptor_redirection_to_a_file_is_a_write(root: Path, command: str) -> None:
+    """``>&WORD`` with a word that is not a descriptor number writes that file."""
+    policy = make(root, rule("echo", "echo *"))
+    assert run(policy, command).effect.value == "ask"
+    assert run(policy, "echo x >&2").effect.value == "allow"
+    assert run(policy, "echo x 2>&1").effect.value == "allow"
+    assert run(policy, "echo x >&-").effect.value == "allow"

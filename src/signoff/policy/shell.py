@@ -65,7 +65,8 @@ _CONTAINERS = frozenset(
 )
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
+# ">&" with a word that is not a descriptor is "&>": bash opens (and truncates) the file.
+_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 # Characters bash keeps inside a word but tree-sitter-bash splits words on (\v, \f, \r), and
 # other C0 controls: the parse would no longer be what bash runs, or what an approver sees.
 _CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
