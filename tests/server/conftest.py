@@ -6,7 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from procs import live
 from server_helpers import Served, serve
+
+__all__ = ["live"]  # real `signoff serve` processes on both backends (procs.py)
 
 
 @pytest.fixture

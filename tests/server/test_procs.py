@@ -1,0 +1,16 @@
+"""The harness of real servers works on both backends: users made by the CLI sign in over
+HTTP, and a second server on the same database answers for the same users."""
+
+from __future__ import annotations
+
+from procs import Live
+
+
+def test_a_real_server_answers_the_users_the_cli_made(live: Live) -> None:
+    with live.client("boss") as boss, live.client() as anonymous:
+        assert boss.get("/api/v1/requests").status_code == 200
+        assert anonymous.get("/api/v1/requests").status_code == 401
+    other = live.start()
+    with other.client(live.tokens["ann"]) as ann:
+        assert ann.get("/api/v1/requests").status_code == 200
+    assert live.server.start_line["backend"] == live.backend
