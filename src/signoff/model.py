@@ -7,6 +7,7 @@ and SQL without adapters. Ordering of ``Risk`` is meaningful (``max`` works).
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -312,6 +313,8 @@ class ApprovalRequest:
         return self.approved_hash if self.approved_hash is not None else self.args_hash
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: arguments and result as JSON values (what every surface shows), plus
+        ``args_canonical``/``approved_args_canonical``, the exact bytes that were hashed."""
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
@@ -321,8 +324,22 @@ class ApprovalRequest:
                 value = list(value)
             elif isinstance(value, Mapping):
                 value = dict(value)
+            elif name in _JSON_TEXT and value is not None:
+                if name != "result":
+                    out[f"{name}_canonical"] = value
+                value = _json_value(value)
             out[name] = value
         return out
+
+
+_JSON_TEXT = frozenset({"args", "approved_args", "result"})
+
+
+def _json_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:  # stored before it was JSON (never, but show it rather than fail)
+        return text
 
 
 class DecisionKind(enum.StrEnum):

@@ -88,7 +88,8 @@ def test_propose_answers_allowed_denied_and_pending(served: Served) -> None:
         problem(reused, 409, "call_id_reused")
     with served.client(served.alice) as alice:
         shown = alice.get(f"/api/v1/requests/{pending['request_id']}").json()
-    assert shown["args"] == '{"env":"prod"}'
+    # Arguments as JSON, like every other surface; the hashed bytes beside them.
+    assert shown["args"] == {"env": "prod"} and shown["args_canonical"] == '{"env":"prod"}'
     assert shown["description"] == "ship it"
     assert (shown["status"], shown["approvals"], shown["approvals_required"]) == \
         ("pending", 0, 2)

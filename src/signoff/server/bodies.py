@@ -57,4 +57,4 @@ async def read_body(request: Request, model: type[M]) -> M:
 def request_fields(req: ApprovalRequest) -> dict[str, Any]:
     """A request as the API shows it (the ``Request`` schema's fields)."""
     data = req.to_dict()
-    return {key: data[key] for key in schemas.Request.model_fields}
+    return {key: data.get(key) for key in schemas.Request.model_fields}

@@ -80,7 +80,9 @@ class Request(BaseModel):
     id: str
     call_id: str
     tool: str
-    args: str = Field(description="canonical JSON (RFC 8785) of the proposed arguments")
+    args: dict[str, Any] = Field(description="the proposed arguments")
+    args_canonical: str = Field(description="their canonical JSON (RFC 8785): the bytes "
+                                "`args_hash` is the hash of")
     args_hash: str
     status: str
     risk: str
@@ -93,7 +95,9 @@ class Request(BaseModel):
     expires_at: float | None = None
     roles: list[str]
     approvals_required: int
-    approved_args: str | None = None
+    approved_args: dict[str, Any] | None = Field(
+        None, description="the arguments an approver's edit put in place of `args`")
+    approved_args_canonical: str | None = None
     approved_hash: str | None = None
     outcome_code: str | None = None
     outcome_reason: str | None = None
