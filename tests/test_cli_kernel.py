@@ -125,7 +125,8 @@ def test_an_unmigrated_postgres_database_is_refused_until_migrated(
     monkeypatch.undo()
     code, _, err = run(capsys, "requests", "list", "--db", postgres_database)
     assert code == 2
-    assert "[schema_outdated]" in err and "run `signoff db migrate`" in err
+    assert "[schema_outdated]" in err
+    assert f"run `signoff db migrate --db '{postgres_database}'`" in err
     code, out, _ = run(capsys, "db", "migrate", "--db", postgres_database, "--json")
     assert code == 0 and json.loads(out) == {"version": len(MIGRATIONS), "backend": "postgres"}
     code, out, _ = run(capsys, "requests", "list", "--db", postgres_database, "--json")

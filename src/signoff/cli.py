@@ -3,7 +3,9 @@
 Exit codes: 0 when the command did its job (``check`` produced a verdict,
 whatever the verdict); 2 for bad input (a policy that does not load,
 arguments that are not a JSON object, an unknown interaction mode), with the
-error's stable code in the message (and in the JSON with ``--json``).
+error's stable code in the message (and in the JSON with ``--json``); 141 when
+whoever read the output closed it early (``signoff check … | head``), quietly, as a
+program ended by SIGPIPE would.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from signoff.policy.starter import starter_toml
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
+EXIT_BROKEN_PIPE = 141  # the reader of our output went away (128 + SIGPIPE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,8 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         result: int = handler(args)
+        sys.stdout.flush()  # here, where a closed pipe can still be answered quietly
     except SignoffError as exc:
         return _fail(exc, as_json=getattr(args, "json", False))
+    except BrokenPipeError:
+        # `signoff check … | head`: the reader has all it wanted. Exit as a program
+        # killed by SIGPIPE would (128 + 13), with no traceback and no second error when
+        # the interpreter flushes stdout on exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     finally:
         close_opened()
     return result

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from signoff.errors import ConfigurationError
 from signoff.gate import Gate
 from signoff.identity import IdentityKind, parse_roles
 from signoff.model import ApprovalRequest, Decision, RequestStatus
@@ -104,12 +105,17 @@ _OPENED: list[Store] = []
 def open_store(url: str | None, *, setup: bool = False) -> Store:
     target = url or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
     store: Store
-    if target.startswith(("postgresql://", "postgres://")):
+    scheme = target.split("://", 1)[0].lower() if "://" in target else None
+    if scheme in ("postgresql", "postgres"):
         from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)
 
         store = PostgresStore(target, setup=setup)
+    elif scheme in (None, "sqlite"):
+        store = SqliteStore(target.split("://", 1)[1] if scheme else target)
     else:
-        store = SqliteStore(target)
+        raise ConfigurationError(
+            f"--db {scheme}://… is not a database signoff stores in: give a SQLite file path "
+            "(or sqlite:///path) or a postgresql:// URL", code="unsupported_database")
     _OPENED.append(store)
     return store
 

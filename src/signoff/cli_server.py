@@ -37,6 +37,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     # A server judges every agent's calls: it never starts on an empty policy by accident.
     policy_path = args.policy or "signoff.toml"
+    # Settings first: a bad [server] table must not create or open a database.
+    settings = load_settings(policy_path=policy_path, host=args.host, port=args.port,
+                             public_url=args.public_url)
     try:
         gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db))
     except PolicyError as exc:
@@ -48,8 +51,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"`signoff serve` does not start without a policy it can read ({why}); write one "
             f"with `signoff init {policy_path}` or pass --policy FILE", file=policy_path,
             code="policy_unreadable") from exc
-    settings = load_settings(policy_path=policy_path, host=args.host, port=args.port,
-                             public_url=args.public_url)
     try:
         serve(create_app(gate, settings), settings, gate=gate, log_level=args.log_level,
               as_json=args.json)

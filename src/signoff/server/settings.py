@@ -68,27 +68,64 @@ def load_settings(*, policy_path: str | None = None, host: str | None = None,
     ``[server]`` in the policy file. Unknown ``[server]`` keys are refused by name."""
     env = os.environ if environ is None else environ
     table: dict[str, Any] = {}
-    if policy_path and Path(policy_path).exists():
-        with open(policy_path, "rb") as fh:
-            table = dict(tomllib.load(fh).get("server", {}))
+    if policy_path and Path(policy_path).is_file():
+        try:
+            with open(policy_path, "rb") as fh:
+                table = dict(tomllib.load(fh).get("server", {}))
+        except (OSError, tomllib.TOMLDecodeError):
+            table = {}  # loading the policy itself reports it, with the line
+    if not isinstance(table, dict):
+        raise ConfigurationError(f"{policy_path}: [server] must be a table",
+                                 code="policy_invalid")
     unknown = sorted(set(table) - _KEYS)
     if unknown:
         raise ConfigurationError(f"{policy_path}: [server]: unknown key {unknown[0]!r}",
                                  code="policy_invalid")
     chosen_port = port if port is not None else _int(env.get("SIGNOFF_PORT"), "SIGNOFF_PORT")
-    url = public_url or env.get("SIGNOFF_PUBLIC_URL") or table.get("public_url")
+    where = f"{policy_path}: [server]"
+    url = public_url or env.get("SIGNOFF_PUBLIC_URL") or _typed(table, "public_url", str, where)
+    table_port = _typed(table, "port", int, where)
     settings = ServerSettings(
-        host=host or env.get("SIGNOFF_HOST") or str(table.get("host", DEFAULT_HOST)),
-        port=chosen_port if chosen_port is not None else int(table.get("port", DEFAULT_PORT)),
+        host=host or env.get("SIGNOFF_HOST") or _typed(table, "host", str, where)
+        or DEFAULT_HOST,
+        port=chosen_port if chosen_port is not None else
+        (DEFAULT_PORT if table_port is None else table_port),
         public_url=str(url) if url else None,
-        allowed_hosts=tuple(str(h) for h in table.get("allowed_hosts", ())),
-        allowed_origins=tuple(str(o).rstrip("/") for o in table.get("allowed_origins", ())),
-        long_poll_max=float(table.get("long_poll_max", 60.0)),
+        allowed_hosts=tuple(_typed(table, "allowed_hosts", list, where) or ()),
+        allowed_origins=tuple(o.rstrip("/")
+                              for o in _typed(table, "allowed_origins", list, where) or ()),
+        long_poll_max=float(_typed(table, "long_poll_max", float, where) or 60.0),
         secure_cookies=bool(url and str(url).startswith("https://")),
     )
+    if url is not None and not str(url).startswith(("http://", "https://")):
+        raise ConfigurationError(f"public URL {url!r} must start with http:// or https://",
+                                 code="invalid_public_url")
     if not 0 <= settings.port <= 65535:
         raise ConfigurationError(f"port {settings.port} is not a TCP port", code="invalid_port")
     return settings
+
+
+_KINDS: dict[type, str] = {int: "a whole number", str: "a string", float: "a number",
+                          list: "a list of strings"}
+
+
+def _typed(table: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    """``table[key]`` if it is of ``kind`` (``None`` if absent); else a typed error naming
+    the key — ``port = "abc"`` must not reach the socket as a traceback."""
+    if key not in table:
+        return None
+    value = table[key]
+    ok = (isinstance(value, kind) and not isinstance(value, bool)) or (
+        kind is float and isinstance(value, int) and not isinstance(value, bool))
+    if kind is list:
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind is float and ok and not value > 0:
+        ok = False
+    if not ok:
+        raise ConfigurationError(f"{where}: {key} = {value!r} is not {_KINDS[kind]}"
+                                 + (" above 0" if kind is float else ""),
+                                 code="invalid_port" if key == "port" else "policy_invalid")
+    return value
 
 
 def _int(value: str | None, name: str) -> int | None:

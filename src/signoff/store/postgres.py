@@ -56,6 +56,29 @@ _TABLES_SCHEMA = ("SELECT COALESCE((SELECT n.nspname FROM pg_class c JOIN pg_nam
 MEMORY_NOTICE = ":memory"  # a notification payload no request id can be
 
 
+def redacted(dsn: str) -> str:
+    """``dsn`` fit to print: a password in it is replaced by ``***``."""
+    dsn = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", dsn)
+    return re.sub(r"(password\s*=\s*)\S+", r"\1***", dsn)
+
+
+def connect_error(dsn: str, exc: psycopg.Error) -> StoreError:
+    """Why PostgreSQL refused a first connection, said plainly, with a stable code."""
+    text = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+    found = re.search(r'database "([^"]+)" does not exist', str(exc))
+    if found:
+        name = found.group(1)
+        return StoreError(f"PostgreSQL database {name!r} does not exist: create it "
+                          f"(`createdb {name}` or CREATE DATABASE {name}), then run "
+                          f"`signoff db migrate --db '{redacted(dsn)}'`",
+                          code="database_missing")
+    if "too many clients" in str(exc) or "remaining connection slots" in str(exc):
+        return StoreError(f"PostgreSQL has no free connection ({text}); retry later or "
+                          "raise max_connections", code="store_unavailable")
+    return StoreError(f"cannot connect to PostgreSQL at {redacted(dsn)}: {text}",
+                      code="store_unavailable")
+
+
 class PostgresStore(SqlStore):
     backend = "postgres"
 
@@ -70,11 +93,16 @@ class PostgresStore(SqlStore):
         if schema is not None:
             kwargs["options"] = f"-c search_path={schema}"
         self._kwargs = kwargs
+        # One direct connection first: a pool retries a database that does not exist for
+        # its whole timeout (30 s) and then names no cause; this says why at once.
         try:
-            if schema is not None:
-                with psycopg.connect(dsn, autocommit=True) as conn:
+            with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+                if schema is not None:
                     conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                         sql.Identifier(schema)))
+        except psycopg.Error as exc:
+            raise connect_error(dsn, exc) from None
+        try:
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,
                                        kwargs=kwargs, open=True)
         except psycopg.Error as exc:
@@ -148,7 +176,8 @@ class PostgresStore(SqlStore):
             where = f" (schema {self.schema})" if self.schema else ""
             raise StoreError(
                 f"the database{where} is at schema version {version}; this signoff needs "
-                f"{len(MIGRATIONS)}: run `signoff db migrate`", code="schema_outdated")
+                f"{len(MIGRATIONS)}: run `signoff db migrate --db '{redacted(self.dsn)}'`",
+                code="schema_outdated")
         self._schema_current = True
 
     def setup(self) -> int:
