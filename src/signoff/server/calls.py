@@ -107,7 +107,7 @@ async def report(request: Request, request_id: str) -> Any:
     _may_run(current, identity)
     outcome = await run_in_threadpool(
         lambda: state.gate.report(Execution(request_id, body.fencing_token),
-                                  result=body.result, error=body.error))
+                                  result=body.result, error=body.error, actor=identity.name))
     return outcome.to_dict()
 
 
