@@ -18,6 +18,8 @@ import httpx
 import pytest
 from procs import Live, live_server
 
+from signoff.client import Client
+from signoff.errors import Forbidden
 from signoff.policy.starter import starter_toml
 
 
@@ -187,7 +189,14 @@ def test_cancel_who_asked_edit_reasons_and_reports(live: Live) -> None:
         outcome = bot.get(f"/api/v1/calls/{stuck}").json()
         assert (outcome["kind"], outcome["reason"]) == \
             ("cancelled", "the run died without a checkpointer")
-        assert propose(bot, "c2", "t3", run="r2")["status"] == "pending"  # the thread is free
+        freed = propose(bot, "c2", "t3", run="r2")
+        assert freed["status"] == "pending"  # the thread is free again
+        with Client(live.url, token=live.tokens["bot"]) as client, \
+                Client(live.url, token=live.tokens["cy"]) as other:
+            assert client.cancel(freed["request_id"], "done")["outcome_reason"] == "done"
+            with pytest.raises(Forbidden) as refused:
+                other.cancel(stuck, "x")
+            assert refused.value.code == "not_requester"
 
         # the inbox: an admin cancels with a form (CSRF required); ann sees a requester
         second = propose(bot, "c3", "t4")["request_id"]
