@@ -131,3 +131,74 @@ def test_an_unmigrated_postgres_database_is_refused_until_migrated(
     assert code == 0 and json.loads(out) == {"version": len(MIGRATIONS), "backend": "postgres"}
     code, out, _ = run(capsys, "requests", "list", "--db", postgres_database, "--json")
     assert code == 0 and json.loads(out) == []
+
+
+def test_edit_respond_cancel_and_who_asked(tmp_path: Path, policy: Policy,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from signoff.policy.modes import trusted_context
+
+    db = str(tmp_path / "cli.db")
+    monkeypatch.setenv("SIGNOFF_DB", db)
+    monkeypatch.chdir(tmp_path)
+    gate = Gate(policy, SqliteStore(db), agent="runner")
+    tokens = {name: gate.add_user(name, roles=roles, kind=kind)[1] for name, roles, kind in (
+        ("alice", ["ops"], "approver"), ("carl", [], "approver"), ("root", [], "admin"),
+        ("robot", [], "agent"))}
+    ids = []
+    for n in range(4):
+        proposal = gate.propose(ToolCall(id=f"c{n}", name="execute",
+                                         args={"command": "make build"}),
+                                trusted_context(thread_id=f"t{n}", principal="robot"))
+        assert proposal.request is not None
+        ids.append(proposal.request.id)
+    gate.store.close()
+
+    code, out, _ = run(capsys, "requests", "show", ids[0])
+    assert code == 0 and "  asked by robot (agent runner)" in out
+    code, out, _ = run(capsys, "requests", "show", ids[0], "--json")
+    assert (json.loads(out)["principal"], json.loads(out)["agent"]) == ("robot", "runner")
+
+    # edit: approve with changed arguments; the reason reaches the agent with the outcome
+    code, _, err = run(capsys, "requests", "edit", ids[0], "--args", "{not json",
+                       "--token", tokens["alice"])
+    assert code == 2 and "[invalid_edit]" in err
+    code, out, _ = run(capsys, "requests", "edit", ids[0], "--args",
+                       '{"command": "make test"}', "--reason", "tests first", "--token",
+                       tokens["alice"], "--json")
+    assert code == 0 and json.loads(out)["status"] == "approved"
+    code, out, _ = run(capsys, "requests", "show", ids[0])
+    assert 'edited to (sha256:' in out and '{"command":"make test"}' in out
+    # respond: the agent gets the message, nothing runs
+    code, out, _ = run(capsys, "requests", "respond", ids[1], "--message", "use staging",
+                       "--token", tokens["alice"], "--json")
+    assert code == 0 and json.loads(out)["status"] == "responded"
+    # cancel: the asker or an admin, with a reason; anyone else is refused
+    code, _, err = run(capsys, "requests", "cancel", ids[2], "--reason", "mine now",
+                       "--token", tokens["carl"])
+    assert code == 2 and "[not_requester]" in err
+    code, _, err = run(capsys, "requests", "cancel", ids[2], "--reason", "  ",
+                       "--token", tokens["robot"])
+    assert code == 2 and "[missing_reason]" in err
+    code, out, _ = run(capsys, "requests", "cancel", ids[2], "--reason", "asked by mistake",
+                       "--token", tokens["robot"])
+    assert code == 0 and f"{ids[2]}: cancelled by robot (asked by mistake)" in out
+    code, _, err = run(capsys, "requests", "cancel", ids[2], "--reason", "again",
+                       "--token", tokens["robot"])
+    assert code == 2 and "[already_decided]" in err
+    code, out, _ = run(capsys, "requests", "cancel", ids[3], "--reason", "stuck run",
+                       "--token", tokens["root"], "--json")
+    assert code == 0 and json.loads(out)["outcome_reason"] == "stuck run"
+
+    gate = Gate(policy, SqliteStore(db))
+    edited = gate.outcome(ids[0])
+    assert (edited.kind.value, edited.code, edited.reason) == ("approved", "edited",
+                                                                "tests first")
+    assert edited.args == {"command": "make test"}
+    assert gate.outcome(ids[1]).message == "use staging"
+    cancelled = gate.outcome(ids[2])
+    assert (cancelled.kind.value, cancelled.reason) == ("cancelled", "asked by mistake")
+    actors = {(e.kind, e.request_id): e.actor for e in gate.store.audit_events()}
+    assert actors[("request.cancelled", ids[2])] == "robot"
+    assert actors[("request.cancelled", ids[3])] == "root"
+    gate.store.close()

@@ -27,7 +27,8 @@ DEFAULT_DB = "signoff.db"
 
 def add_commands(commands: Any) -> None:
     requests = commands.add_parser("requests", help="list, show and decide approval requests",
-                                   description="Approval requests: list, show, approve, reject.")
+                                   description="Approval requests: list, show, approve, reject, "
+                                   "edit, respond, cancel.")
     sub = requests.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
     listing = _leaf(sub, "list", "list approval requests", cmd_requests_list)
     listing.add_argument("--status", choices=[s.value for s in RequestStatus],
@@ -47,6 +48,19 @@ def add_commands(commands: Any) -> None:
     reject.add_argument("--reason", required=True, help="why; the agent receives it")
     reject.add_argument("--alternative", action="append", default=[],
                         help="an alternative the agent may try instead (repeatable)")
+    edit = _leaf(sub, "edit", "approve with changed arguments (re-checked against the policy)",
+                 cmd_requests_edit, decides=True)
+    edit.add_argument("request_id")
+    edit.add_argument("--args", required=True, help="the new arguments, a JSON object")
+    edit.add_argument("--reason", help="why; the agent receives it with the outcome")
+    respond = _leaf(sub, "respond", "answer the agent instead of running the call",
+                    cmd_requests_respond, decides=True)
+    respond.add_argument("request_id")
+    respond.add_argument("--message", required=True, help="the answer the agent receives")
+    cancel = _leaf(sub, "cancel", "withdraw a request (its asker, or an admin)",
+                   cmd_requests_cancel, decides=True)
+    cancel.add_argument("request_id")
+    cancel.add_argument("--reason", required=True, help="why; the waiting agent receives it")
 
     users = commands.add_parser("users", help="manage approver and agent identities",
                                 description="Identities that may decide (or, for agents, "
@@ -83,8 +97,9 @@ def _leaf(sub: Any, name: str, text: str, handler: Any, *, decides: bool = False
     parser = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
     _common(parser)
     if decides:
-        parser.add_argument("--token", help="approver token (default: $SIGNOFF_TOKEN)")
-        parser.add_argument("--idempotency-key", help="make a retried decision safe")
+        parser.add_argument("--token", help="your token (default: $SIGNOFF_TOKEN)")
+        if handler is not cmd_requests_cancel:
+            parser.add_argument("--idempotency-key", help="make a retried decision safe")
     parser.set_defaults(handler=handler)
     return parser
 
@@ -161,7 +176,10 @@ def cmd_requests_show(args: argparse.Namespace) -> int:
     data = {**request.to_dict(), "decisions": [
         {"kind": d.kind.value, "approver": d.approver, "args_hash": d.args_hash,
          "reason": d.reason, "at": d.created_at} for d in decisions]}
-    lines = [_line(request), f"  args ({request.args_hash}): {request.args}"]
+    lines = [_line(request), f"  asked by {_asker(request)}",
+             f"  args ({request.args_hash}): {request.args}"]
+    if request.approved_args is not None:
+        lines.append(f"  edited to ({request.approved_hash}): {request.approved_args}")
     if request.description:
         lines.append(f"  agent-supplied description: {request.description!r}")
     lines.append(f"  needs {request.approvals_required} approval(s)"
@@ -170,6 +188,14 @@ def cmd_requests_show(args: argparse.Namespace) -> int:
                  for d in decisions)
     _print(args, data, "\n".join(lines))
     return 0
+
+
+def _asker(request: ApprovalRequest) -> str:
+    """Who asked: the principal, and the agent identity when it is another."""
+    who = request.principal or request.agent or "-"
+    if request.principal and request.agent and request.agent != request.principal:
+        who += f" (agent {request.agent})"
+    return who
 
 
 def _decide(args: argparse.Namespace, decision: Decision) -> int:
@@ -189,6 +215,23 @@ def cmd_requests_approve(args: argparse.Namespace) -> int:
 
 def cmd_requests_reject(args: argparse.Namespace) -> int:
     return _decide(args, Decision.reject(args.reason, args.alternative))
+
+
+def cmd_requests_edit(args: argparse.Namespace) -> int:
+    return _decide(args, Decision.edit(args.args, reason=args.reason))
+
+
+def cmd_requests_respond(args: argparse.Namespace) -> int:
+    return _decide(args, Decision.respond(args.message))
+
+
+def cmd_requests_cancel(args: argparse.Namespace) -> int:
+    gate = open_gate(args)
+    identity = gate.authenticate(_token(args))
+    request = gate.withdraw(args.request_id, identity=identity, reason=args.reason)
+    _print(args, request.to_dict(), f"{request.id}: {request.status.value} by {identity.name} "
+           f"({request.outcome_reason})")
+    return 0
 
 
 def cmd_users_add(args: argparse.Namespace) -> int:

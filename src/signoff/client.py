@@ -156,6 +156,12 @@ class Client:
         return self._call("POST", f"/api/v1/requests/{request_id}/decisions", json=body,
                           headers=headers)
 
+    def cancel(self, request_id: str, reason: str) -> dict[str, Any]:
+        """Withdraw a request this identity asked for (an admin: any); the waiting agent
+        reads ``reason``. Returns the cancelled request."""
+        return self._call("POST", f"/api/v1/requests/{request_id}/cancel",
+                          json={"reason": reason})
+
     def thread(self, thread_id: str) -> dict[str, Any]:
         return self._call("GET", f"/api/v1/threads/{thread_id}")
 

@@ -6,7 +6,8 @@ racing produce exactly one transition, and a crash leaves either the whole
 decision or none of it.
 
 Rules (DESIGN §3): the approver is the authenticated identity; agents never
-decide; the requester and the agent's own identity never approve; a role
+decide; the requester and the agent's own identity never decide their request, and a
+party of its thread neither edits it nor grants the thread (``signoff.ownership``); a role
 list means "at least one of these"; the server's clock judges expiry; one
 rejection rejects; ``required_approvals`` distinct approvers must approve the
 *same* arguments hash (an edit starts a new count on the new hash).
@@ -49,6 +50,7 @@ from signoff.model import (
     ToolCall,
     Verdict,
 )
+from signoff.ownership import asked, decision_refusal
 from signoff.policy import Policy
 from signoff.policy.modes import trusted_context
 from signoff.policy.patterns import value_text
@@ -116,7 +118,7 @@ class Deciding:
             if request is None:
                 raise NotFound(f"no approval request {request_id!r}", code="not_found")
             identity = self._current_identity(tx, identity)
-            self._authorize(request, identity)
+            self._authorize(tx, request, identity, decision)
             if request.status is not RequestStatus.PENDING:
                 raise Conflict(f"request {request_id} is already {request.status.value}",
                                code="already_decided", status=request.status.value)
@@ -151,8 +153,15 @@ class Deciding:
                             code="agent_cannot_decide")
         return current
 
-    def _authorize(self, request: ApprovalRequest, identity: Identity) -> None:
+    def _authorize(self, tx: Tx, request: ApprovalRequest, identity: Identity,
+                   decision: Decision) -> None:
         refused = refusal(request, identity)
+        if refused is None and request.thread_id and (
+                decision.kind is DecisionKind.EDIT or (decision.scope is ApproveScope.THREAD
+                and decision.kind is DecisionKind.APPROVE)):
+            # Read under the request's lock, with the transaction's view of the thread.
+            refused = decision_refusal(request, identity.name, decision,
+                                       tx.thread_parties(request.thread_id))
         if refused is not None:
             raise refused
 
@@ -199,6 +208,9 @@ class Deciding:
             target_hash = args_hash(edited)
             if target_hash != request.run_hash:
                 changes = {"approved_args": canonical_text(edited), "approved_hash": target_hash}
+            if changes or decision.reason:
+                # The editor's reason reaches the agent with the outcome (outcome_of).
+                changes.update(outcome_code="edited", outcome_reason=decision.reason)
         approving = kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
         # A pending request with a quorum of one has no decision yet: any approve or edit
         # would have approved it and a reject or respond would have closed it (we hold its
@@ -309,7 +321,7 @@ def refusal(request: ApprovalRequest, identity: Identity) -> Forbidden | None:
     if not identity.may_decide:
         return Forbidden(f"{identity.name} is an agent identity and cannot decide",
                          code="agent_cannot_decide")
-    if identity.name in {request.principal, request.agent} - {None}:
+    if asked(request, identity.name):
         return Forbidden(f"{identity.name} asked for this call and cannot decide it",
                          code="self_approval")
     if not identity.holds_any(request.roles):

@@ -148,8 +148,9 @@ class Executing:
         return True
 
     def report(self, execution: Execution, *, result: Any = None,
-               error: str | None = None) -> Outcome:
-        """Record what the claimed run did; only the fencing-token holder may."""
+               error: str | None = None, actor: str | None = None) -> Outcome:
+        """Record what the claimed run did; only the fencing-token holder may. ``actor``:
+        who reports (an agent over HTTP); this process's executor id by default."""
         if self.hooks.before_result:
             self.hooks.before_result(execution.request_id)
         now = self.clock()
@@ -160,7 +161,7 @@ class Executing:
             if tx.finish_execution(execution.request_id, execution.fencing_token,
                                    status=target, updated_at=now, result=text, error=error):
                 lifecycle.record_move(tx, execution.request_id, RequestStatus.EXECUTING, target,
-                                      now=now, actor=self.executor_id, changes={})
+                                      now=now, actor=actor or self.executor_id, changes={})
                 if error is not None:
                     return Outcome(kind=OutcomeKind.FAILED, request_id=execution.request_id,
                                    error=error)
@@ -174,7 +175,8 @@ class Executing:
                 raise Conflict("this execution no longer holds the request (stale fencing "
                                "token)", code="stale_fencing_token", status=locked.status.value)
             moved = lifecycle.transition(
-                tx, locked, target, now=now, actor=self.executor_id, result=text, error=error)
+                tx, locked, target, now=now, actor=actor or self.executor_id, result=text,
+                error=error)
         return outcome_of(moved)
 
     def execute(self, request_id: str, *, request: ApprovalRequest | None = None) -> Outcome:
@@ -319,8 +321,12 @@ def outcome_of(request: ApprovalRequest) -> Outcome:
     """The outcome a request's current state means for the agent."""
     status = request.status
     base: dict[str, Any] = {"request_id": request.id}
+    # An approver's edit (code "edited") travels with the call that runs: the agent reads
+    # the editor's reason beside the result.
+    edit: dict[str, Any] = {"code": "edited", "reason": request.outcome_reason} \
+        if request.outcome_code == "edited" else {}
     if status is RequestStatus.SUCCEEDED:
-        return Outcome(kind=OutcomeKind.EXECUTED, result=_load(request.result), **base)
+        return Outcome(kind=OutcomeKind.EXECUTED, result=_load(request.result), **base, **edit)
     if status is RequestStatus.FAILED:
         return Outcome(kind=OutcomeKind.FAILED, error=request.error, result=_load(request.result),
                        code=request.outcome_code, reason=request.outcome_reason, **base)
@@ -331,7 +337,8 @@ def outcome_of(request: ApprovalRequest) -> Outcome:
     if status is RequestStatus.RESPONDED:
         return Outcome(kind=OutcomeKind.RESPONDED, message=request.response, **base)
     if status is RequestStatus.APPROVED:
-        return Outcome(kind=OutcomeKind.APPROVED, args=json.loads(request.run_args), **base)
+        return Outcome(kind=OutcomeKind.APPROVED, args=json.loads(request.run_args), **base,
+                       **edit)
     kinds = {RequestStatus.PENDING: OutcomeKind.PENDING,
              RequestStatus.EXECUTING: OutcomeKind.EXECUTING,
              RequestStatus.EXPIRED: OutcomeKind.EXPIRED,

@@ -33,6 +33,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 from signoff import lifecycle
 from signoff.admin import Administering
+from signoff.cancelling import Cancelling
 from signoff.canonical import parse_args
 from signoff.deciding import Deciding, DecisionResult
 from signoff.errors import ConfigurationError, NotFound
@@ -68,7 +69,7 @@ R = TypeVar("R")
 DEFAULT_WAIT = 3600.0
 
 
-class Gate(Proposing, Deciding, Recovering, Administering):
+class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
     def __init__(
         self,
         policy: Policy,

@@ -21,6 +21,7 @@ from signoff.errors import Conflict
 from signoff.execution import Hooks
 from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.outcomes import Proposal, ProposalKind
+from signoff.ownership import mode_counts
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
 from signoff.requests import build_request
@@ -42,12 +43,19 @@ class Proposing:
 
 
     def context_for(self, context: RunContext | None) -> RunContext:
-        """Fix the run's review mode: explicit, else the thread's stored mode, else default."""
+        """Fix the run's review mode: explicit, else the thread's stored mode (unless the
+        asker raised it itself: ``signoff.ownership``), else default."""
         context = context or RunContext()
         if context.review_mode is None and context.thread_id:
-            stored = self.store.thread_memory(context.thread_id).mode
-            if stored is not None:
-                return _replace(context, review_mode=parse_review_mode(stored))
+            memory = self.store.thread_memory(context.thread_id)
+            if memory.mode is not None:
+                config = self.policy.config
+                # A mode the asker raised itself does not count for its own calls.
+                mode = mode_counts(parse_review_mode(memory.mode), memory.mode_by,
+                                   (context.principal, self.agent),
+                                   config.default_review_mode,
+                                   self_service=config.self_service_modes)
+                return _replace(context, review_mode=mode)
         return context
 
     def check(self, call: ToolCall, context: RunContext | None = None) -> Verdict:

@@ -112,7 +112,8 @@ def test_edit_runs_the_edited_call_and_rewrites_the_message(h: Harness) -> None:
     agent, _ = h.agent([proposing, AIMessage(content="done")])
     h.agents_graph = agent  # type: ignore[attr-defined]
     agent.invoke(USER, CFG)
-    h.gate.decide(by_call(h)["c1"], Decision.edit({"command": "make build-fast"}),
+    h.gate.decide(by_call(h)["c1"], Decision.edit({"command": "make build-fast"},
+                                                   reason="the full build takes an hour"),
                   identity=h.alice)
     out = agent.invoke(resume_command(agent, CFG), CFG)
     assert h.ran() == ["execute make build-fast"]
@@ -123,8 +124,25 @@ def test_edit_runs_the_edited_call_and_rewrites_the_message(h: Harness) -> None:
     blocks = {b["type"]: b for b in ai.content if isinstance(b, dict)}
     assert blocks["tool_use"]["input"] == {"command": "make build-fast"}
     assert blocks["function_call"]["arguments"] == '{"command": "make build-fast"}'
-    assert tool_messages(out)["c1"].content == "ran make build-fast"
+    # The model reads the result and, after it, that a human changed the call and why.
+    assert tool_messages(out)["c1"].content == (
+        "ran make build-fast\n[signoff] A human reviewer edited this call's arguments before "
+        "it ran: the full build takes an hour")
     assert len([m for m in out["messages"] if isinstance(m, AIMessage)]) == 2
+
+
+def test_a_cancelled_request_tells_the_model_why(h: Harness) -> None:
+    agent, _ = h.agent([calls(("deploy", {"env": "prod"}, "d1")), AIMessage(content="ok")])
+    h.agents_graph = agent  # type: ignore[attr-defined]
+    agent.invoke(USER, CFG)
+    _, token = h.gate.add_user("boss", kind="admin")
+    h.gate.withdraw(by_call(h)["d1"], identity=h.gate.authenticate(token),
+                    reason="asked by mistake")
+    out = agent.invoke(resume_command(agent, CFG), CFG)
+    message = tool_messages(out)["d1"]
+    assert message.status == "error"
+    assert message.content == "The request was withdrawn before it ran: asked by mistake."
+    assert h.ran() == []
 
 
 def test_respond_is_an_ordinary_tool_message(h: Harness) -> None:
@@ -355,5 +373,6 @@ def test_the_example_runs() -> None:
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "paused once, waiting on 2 request(s)" in done.stdout
-    assert "tool execute: 'ran: make deploy ENV=staging'" in done.stdout
+    assert ("tool execute: \"ran: make deploy ENV=staging\\n[signoff] A human reviewer edited "
+            "this call's arguments before it ran: staging first\"") in done.stdout
     assert "audit verified: True" in done.stdout

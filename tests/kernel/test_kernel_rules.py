@@ -176,3 +176,39 @@ def test_proposing_a_decided_call_again_resumes_it_once(policy: Policy, store: S
     assert gate.run(call, context).result == "make"
     assert gate.run(call, context).result == "make"
     assert ledger == ["make"]
+
+
+def test_no_self_review_through_the_mode_in_process(policy: Policy, store: Store) -> None:
+    """The gate itself enforces it: a party of a thread cannot raise its mode; trusted
+    code (no actor) can; a mode its asker raised does not count for the asker."""
+    from signoff.policy.modes import trusted_context
+
+    gate, _ = _gate(policy, store)
+    ann = trusted_context(thread_id="t", principal="ann")
+    asked = gate.propose(ToolCall(id="a1", name="execute", args={"command": "make build"}),
+                         ann)
+    assert asked.kind is ProposalKind.PENDING
+    with pytest.raises(Forbidden) as refused:
+        gate.set_thread_mode("t", "auto", actor="ann")
+    assert refused.value.code == "self_approval"
+    with pytest.raises(Forbidden):
+        gate.set_thread_mode("t", "full", actor="bot")  # the gate's agent asked too
+    gate.set_thread_mode("t", "manual", actor="ann")  # lowering (or keeping) is fine
+    gate.set_thread_mode("t", "full")  # trusted code is no party
+    again = gate.propose(ToolCall(id="a2", name="execute", args={"command": "make lint"}), ann)
+    assert again.kind is ProposalKind.ALLOWED
+    # raised by its own asker: does not count for her, does for others
+    gate.set_thread_mode("u", "full", actor="cy")
+    cy = trusted_context(thread_id="u", principal="cy")
+    mine = gate.propose(ToolCall(id="c1", name="execute", args={"command": "make build"}), cy)
+    assert mine.kind is ProposalKind.PENDING and mine.verdict.review_mode.value == "manual"
+    other = gate.propose(ToolCall(id="c2", name="execute", args={"command": "make build"}),
+                         trusted_context(thread_id="u", principal="dee"))
+    assert other.kind is ProposalKind.ALLOWED
+    # self-service: a party may raise its own thread, and it counts for its calls
+    own = Gate(Policy(parse_policy("[policy]\nself_service_modes = true\n"
+                                   "[tools.execute]\nshell = 'command'\n")), store, agent=None)
+    own.set_thread_mode("t", "manual")
+    own.set_thread_mode("t", "full", actor="ann")
+    assert own.propose(ToolCall(id="a3", name="execute", args={"command": "make docs"}),
+                       ann).kind is ProposalKind.ALLOWED

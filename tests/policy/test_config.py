@@ -82,6 +82,11 @@ def test_starter_template_loads(tmp_path: Path) -> None:
     assert policy.config.workspace.root == str(tmp_path)
 
 
+def test_self_service_modes_are_off_unless_asked_for() -> None:
+    assert parse_policy("[policy]\n").self_service_modes is False
+    assert parse_policy("[policy]\nself_service_modes = true\n").self_service_modes is True
+
+
 def test_version_defaults_to_content_hash() -> None:
     a = parse_policy("[policy]\n")
     b = parse_policy("[policy]\ngated = []\n")
@@ -98,6 +103,8 @@ def test_version_defaults_to_content_hash() -> None:
     ("[policy]\ngated = 'execute'\n", "[policy]", "gated", "list of non-empty strings"),
     ("[policy]\ndefault_expires = '10 minutes'\n", "[policy]", "default_expires", "duration"),
     ("[policy]\ndefault_approvals = 0\n", "[policy]", "default_approvals", "1 to 100"),
+    ("[policy]\nself_service_modes = 'yes'\n", "[policy]", "self_service_modes",
+     "true or false"),
     ("[workspace]\nroot = 'relative'\n", "[workspace]", "root", "absolute"),
     ("[workspace]\nroot = '/ws'\noutside = 'sometimes'\n", "[workspace]", "outside",
      "allow, approve, deny"),

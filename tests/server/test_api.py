@@ -24,7 +24,8 @@ def problem(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
 
 ENDPOINTS = [
     ("GET", "/api/v1/requests"), ("GET", "/api/v1/requests/req_x"),
-    ("POST", "/api/v1/requests/req_x/decisions"), ("POST", "/api/v1/calls"),
+    ("POST", "/api/v1/requests/req_x/decisions"), ("POST", "/api/v1/requests/req_x/cancel"),
+    ("POST", "/api/v1/calls"),
     ("GET", "/api/v1/calls/req_x"), ("POST", "/api/v1/calls/req_x/claim"),
     ("POST", "/api/v1/calls/req_x/result"), ("GET", "/api/v1/threads/t1"),
     ("PUT", "/api/v1/threads/t1"), ("POST", "/api/v1/check"), ("GET", "/api/v1/audit"),

@@ -598,6 +598,26 @@ def test_thread_modes(store: Store) -> None:
     assert store.thread_mode("u") == "manual"
 
 
+def test_who_set_a_mode_and_who_asked_on_a_thread(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.set_thread_mode("t", "full", at=1.0, by="ann")
+        tx.set_thread_mode("u", "auto", at=1.0)
+        tx.insert_request(make_request(id="req_p1", call_id="c1", thread_id="t",
+                                       principal="ann", agent=None))
+        tx.insert_request(make_request(id="req_p2", call_id="c2", thread_id="t",
+                                       principal="bot", agent="runner"))
+        tx.insert_request(make_request(id="req_p3", call_id="c3", thread_id="t",
+                                       principal="ann", agent="runner"))
+        tx.insert_request(make_request(id="req_p4", call_id="c4", thread_id="v",
+                                       principal="cy", agent=None))
+        assert tx.thread_parties("t") == {"ann", "bot", "runner"}
+    assert store.thread_parties("t") == {"ann", "bot", "runner"}
+    assert store.thread_parties("none") == frozenset()
+    memory = store.thread_memory("t", fresh=True)
+    assert (memory.mode, memory.mode_by) == ("full", "ann")
+    assert store.thread_memory("u", fresh=True).mode_by is None
+
+
 # ---- waking --------------------------------------------------------------------------------------
 
 

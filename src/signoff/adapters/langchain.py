@@ -16,7 +16,8 @@ Two hooks, neither a graph step of its own:
 A resume value is only a wake-up: on every resume the decision is read from
 the store, a request still undecided pauses again, and an approved call runs
 through the gate's claim — at most once, however often LangGraph re-runs the
-node. An edit reaches the tool and rewrites the proposing AIMessage; a
+node. An edit reaches the tool, rewrites the proposing AIMessage and adds the
+editor's reason to the tool's message; a
 rejection is an error ToolMessage with the reason and alternatives.
 
 A subagent (``SignoffContext(parent_call=…)``) cannot pause its parent's graph:
@@ -45,12 +46,14 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
 from signoff.adapters.lc_messages import (
+    edit_note,
     from_outcome,
     proposing_message,
     refused,
     strip_bad_ids,
     tool_message,
     with_edited_args,
+    with_note,
 )
 from signoff.adapters.lc_run import (
     PAUSE_KEY,
@@ -99,6 +102,7 @@ class _Claimed:
     request: ToolCallRequest
     execution: Execution
     rewrite: AIMessage | None  # the proposing message with every edit of its turn
+    note: str | None = None  # an approver's edit and its reason, told to the model
 
 
 class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
@@ -263,7 +267,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             state = request.state if isinstance(request.state, Mapping) else {}
             rewrite = self._rewrite(state, str(call["id"]), context)
         return _Claimed(request.override(tool_call={**call, "args": claimed.args}), claimed,
-                        rewrite)
+                        rewrite, edit_note(outcome))
 
     def _decision(self, request_id: str, call: Mapping[str, Any],
                   context: RunContext) -> Outcome:
@@ -321,6 +325,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         else:
             self.gate.report(plan.execution, result=None)
             return result
+        message = with_note(message, plan.note)
         if plan.rewrite is not None:
             return Command(update={"messages": [plan.rewrite, message]})
         return message

@@ -54,10 +54,13 @@ def from_outcome(call: Mapping[str, Any], outcome: Outcome) -> ToolMessage:
     if kind is OutcomeKind.EXECUTED:
         result = outcome.result
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-        return tool_message(call, text, request_id=rid, outcome=kind.value)
+        return with_note(tool_message(call, text, request_id=rid, outcome=kind.value),
+                         edit_note(outcome))
+    withdrawn = "The request was withdrawn before it ran"
     reasons = {
         OutcomeKind.EXPIRED: "No reviewer decided before the request expired; it did not run.",
-        OutcomeKind.CANCELLED: "The request was withdrawn before anyone decided; it did not run.",
+        OutcomeKind.CANCELLED: f"{withdrawn}: {outcome.reason}." if outcome.reason
+        else f"{withdrawn}.",
         OutcomeKind.INVALIDATED: f"The approved call no longer holds ({outcome.code}: "
                                  f"{outcome.reason}); it did not run. Propose it again if it is "
                                  "still needed.",
@@ -68,6 +71,26 @@ def from_outcome(call: Mapping[str, Any], outcome: Outcome) -> ToolMessage:
     }
     return tool_message(call, reasons.get(kind, f"The call did not run ({kind.value})."),
                         error=True, request_id=rid, outcome=kind.value, code=outcome.code)
+
+
+def edit_note(outcome: Outcome) -> str | None:
+    """What the model is told when an approver changed the call's arguments, and why."""
+    if outcome.code != "edited":
+        return None
+    why = f": {outcome.reason}" if outcome.reason else ""
+    return f"{NOTE} A human reviewer edited this call's arguments before it ran{why}"
+
+
+def with_note(message: ToolMessage, note: str | None) -> ToolMessage:
+    """``message`` with ``note`` appended to what the model reads."""
+    if note is None:
+        return message
+    content: Any = message.content
+    if isinstance(content, str):
+        content = f"{content}\n{note}" if content else note
+    else:
+        content = [*content, {"type": "text", "text": note}]
+    return message.model_copy(update={"content": content})
 
 
 def strip_bad_ids(message: AIMessage) -> tuple[AIMessage, list[str]]:

@@ -137,6 +137,9 @@ class PolicyConfig:
     default_approvals: int = 1
     default_roles: tuple[str, ...] = ()
     always_ask: tuple[str, ...] = DEFAULT_ALWAYS_ASK
+    # Single-user setups: the principal of a thread may raise its own review mode
+    # (never approve its own calls). Off: no route lets a principal review itself.
+    self_service_modes: bool = False
     sensitive: tuple[str, ...] = DEFAULT_SENSITIVE
     secrets: tuple[str, ...] = DEFAULT_SECRETS
     workspace: WorkspaceConfig | None = None
@@ -216,7 +219,8 @@ class _Loader:
         policy = self.table(data.get("policy", {}), "[policy]")
         self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",
                             "clarification_tool", "unattended_asks", "default_expires",
-                            "default_approvals", "default_roles", "always_ask"}, "[policy]")
+                            "default_approvals", "default_roles", "always_ask",
+                            "self_service_modes"}, "[policy]")
         where = "[policy]"
         version = policy.get("version", digest)
         if not isinstance(version, str) or not version.strip():
@@ -248,6 +252,7 @@ class _Loader:
             default_approvals=self.count(policy, "default_approvals", 1, where),
             default_roles=self.strings(policy, "default_roles", (), where),
             always_ask=always_ask,
+            self_service_modes=self.flag(policy, "self_service_modes", where),
             sensitive=workspace.sensitive if workspace is not None else DEFAULT_SENSITIVE,
             secrets=workspace.secrets if workspace is not None else DEFAULT_SECRETS,
             workspace=workspace,

@@ -1,4 +1,5 @@
-"""The approver's half of the API: list and read requests, decide them, set thread modes."""
+"""The approver's half of the API: list and read requests, decide or cancel them, set
+thread modes."""
 
 from __future__ import annotations
 
@@ -60,6 +61,18 @@ async def decide(request: Request, request_id: str,
     body = await read_body(request, schemas.DecisionIn)
     return (await decide_as(state, request_id, to_decision(body), identity,
                             idempotency_key)).to_dict()
+
+
+@router.post("/requests/{request_id}/cancel", response_model=schemas.Request,
+             openapi_extra=body_doc(schemas.CancelIn),
+             summary="Withdraw a pending or approved request (its asker, or an admin)")
+async def cancel(request: Request, request_id: str) -> Any:
+    state = state_of(request)
+    identity = await authenticate(state.gate, request)
+    body = await read_body(request, schemas.CancelIn)
+    cancelled = await run_in_threadpool(
+        lambda: state.gate.withdraw(request_id, identity=identity, reason=body.reason))
+    return request_fields(cancelled)
 
 
 def to_decision(body: schemas.DecisionIn) -> Decision:

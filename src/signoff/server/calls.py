@@ -105,9 +105,11 @@ async def report(request: Request, request_id: str) -> Any:
     body = await read_body(request, schemas.ResultIn)
     current = await run_in_threadpool(state.gate.store_get, request_id)
     _may_run(current, identity)
-    outcome = await run_in_threadpool(
+    await run_in_threadpool(
         lambda: state.gate.report(Execution(request_id, body.fencing_token),
-                                  result=body.result, error=body.error))
+                                  result=body.result, error=body.error, actor=identity.name))
+    # Read back as any poller would see it (with an approver's edit and its reason).
+    outcome = await run_in_threadpool(state.gate.outcome, request_id)
     return outcome.to_dict()
 
 

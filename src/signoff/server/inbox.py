@@ -20,11 +20,13 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from signoff.cancelling import CANCELLABLE
 from signoff.canonical import parse_args
 from signoff.deciding import approvers_of, refusal
 from signoff.errors import InvalidDecision, SignoffError, Unauthenticated
-from signoff.identity import Identity
+from signoff.identity import Identity, IdentityKind
 from signoff.model import ApprovalRequest, Decision, RequestStatus
+from signoff.ownership import asked, decision_refusal
 from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
 from signoff.server.reveal import reveal
@@ -147,8 +149,17 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
         pretty = json.dumps(json.loads(req.run_args), indent=2, ensure_ascii=False)
     except ValueError:
         pretty = req.run_args
-    refused = refusal(req, identity)  # the very check decide() makes
+    refused = refusal(req, identity)  # the very checks decide() makes
     can_decide, why = refused is None, refused.message if refused else ""
+    party: dict[str, str | None] = {"grant": None, "edit": None}
+    if can_decide and req.thread_id and req.status is RequestStatus.PENDING:
+        parties = gate.store.thread_parties(req.thread_id)
+        for name, probe in (("grant", Decision.approve(scope="thread")),
+                            ("edit", Decision.edit({}))):
+            found = decision_refusal(req, identity.name, probe, parties)
+            party[name] = found.message if found else None
+    can_cancel = req.status in CANCELLABLE and (asked(req, identity.name)
+                                                or identity.kind is IdentityKind.ADMIN)
     now = gate.clock()
     return {"r": req, "request_id": req.id, "thread_id": req.thread_id, "decisions": decisions,
             "approvals": len(approvers), "approvers": approvers, "args_html": args_html,
@@ -156,7 +167,9 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
             "description_html": description_html, "pretty_args": pretty,
             "edited_from": req.args if req.approved_args is not None else None,
             "expires_in": "in " + _age(req.expires_at - now) if req.expires_at else "",
-            "can_decide": can_decide, "cannot_decide": why, "after": after}
+            "can_decide": can_decide, "cannot_decide": why, "after": after,
+            "cannot_grant": party["grant"], "cannot_edit": party["edit"],
+            "can_cancel": can_cancel}
 
 
 @pages.get("/requests/{request_id}")
@@ -168,6 +181,7 @@ async def request_page(request: Request, request_id: str, fragment: bool = False
     data = await run_in_threadpool(request_data, state_of(request), request_id, who)
     flash = {"approved": "Approved.", "rejected": "Rejected; the agent gets your reason.",
              "edited": "Approved with your edited arguments.", "responded": "Response sent.",
+             "cancelled": "Cancelled; the agent gets your reason.",
              "recorded": "Your approval is recorded; more approvals are needed."}.get(done or "")
     return render(request, "_status.html" if fragment else "request.html", flash=flash, **data)
 
@@ -195,6 +209,22 @@ async def decide_form(request: Request, request_id: str) -> Response:
     if action.startswith("approve") and result.request.status is RequestStatus.PENDING:
         done = "recorded"
     return RedirectResponse(f"/requests/{quote(request_id, safe='')}?done={done}",
+                            status_code=303)
+
+
+@pages.post("/requests/{request_id}/cancel")
+async def cancel_form(request: Request, request_id: str) -> Response:
+    form = await request.form()
+    state = state_of(request)
+    identity = await authenticate(state.gate, request, csrf=_field(form, "csrf"))
+    try:
+        await run_in_threadpool(lambda: state.gate.withdraw(
+            request_id, identity=identity, reason=_field(form, "reason") or ""))
+    except SignoffError as exc:
+        data = await run_in_threadpool(request_data, state, request_id, identity)
+        return render(request, "request.html", status=exc.http_status,
+                      error={"code": exc.code, "message": exc.message}, **data)
+    return RedirectResponse(f"/requests/{quote(request_id, safe='')}?done=cancelled",
                             status_code=303)
 
 

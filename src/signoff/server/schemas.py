@@ -57,6 +57,12 @@ class ThreadIn(Strict):
     review_mode: Literal["manual", "auto", "full"]
 
 
+class CancelIn(Strict):
+    """Why the request is withdrawn; the waiting agent reads it."""
+
+    reason: str = Field(min_length=1, max_length=10_000)
+
+
 class ResultIn(Strict):
     fencing_token: int = Field(ge=0, le=2**53 - 1)
     result: Any = None
@@ -90,6 +96,9 @@ class Request(BaseModel):
     description: str | None = None
     thread_id: str | None = None
     run_id: str | None = None
+    principal: str | None = Field(None, description="on whose behalf the call was asked "
+                                  "(over HTTP: the proposing identity)")
+    agent: str | None = Field(None, description="the agent identity of the gate that asked")
     policy_version: str
     created_at: float
     expires_at: float | None = None

@@ -98,7 +98,14 @@ class Tx(Protocol):
 
     def thread_mode(self, thread_id: str) -> str | None: ...
 
-    def set_thread_mode(self, thread_id: str, mode: str, *, at: float) -> None: ...
+    def set_thread_mode(self, thread_id: str, mode: str, *, at: float,
+                        by: str | None = None) -> None:
+        """Store the thread's mode and who set it (``None``: trusted code)."""
+        ...
+
+    def thread_parties(self, thread_id: str) -> frozenset[str]:
+        """Every principal and agent that ever asked for a call on the thread."""
+        ...
 
     def notify(self, request_id: str) -> None:
         """Wake waiters on this request once the transaction commits."""
@@ -140,6 +147,10 @@ class Store(Protocol):
 
     def thread_mode(self, thread_id: str) -> str | None:
         """The review mode stored for the thread, read now."""
+        ...
+
+    def thread_parties(self, thread_id: str) -> frozenset[str]:
+        """Every principal and agent that ever asked for a call on the thread, read now."""
         ...
 
     def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:

@@ -152,6 +152,10 @@ class SqlStore(abc.ABC):
         with self._reader() as tx:
             return tx.thread_mode(thread_id)
 
+    def thread_parties(self, thread_id: str) -> frozenset[str]:
+        with self._reader() as tx:
+            return tx.thread_parties(thread_id)
+
     def count_requests(self) -> dict[str, int]:
         """How many requests are in each status (for ``/metrics``)."""
         with self._reader() as tx:

@@ -47,7 +47,7 @@ def _pad(start: int) -> str:
 # each request pending on it with its run.
 THREAD_SQL = (
     f"SELECT 'grant', {_GRANT} FROM grants WHERE scope != 'session' AND thread_id = ? "
-    f"UNION ALL SELECT 'mode', review_mode, {_pad(0)} FROM threads WHERE id = ? "
+    f"UNION ALL SELECT 'mode', review_mode, set_by, {_pad(1)} FROM threads WHERE id = ? "
     f"UNION ALL SELECT DISTINCT 'rejected', tool, {_pad(0)} FROM rejections "
     "WHERE thread_id = ? "
     f"UNION ALL SELECT 'pending', id, run_id, {_pad(1)} FROM requests "
@@ -66,10 +66,12 @@ class ThreadMemory:
     # new requests do not drop what is remembered, so only a fresh read
     # (``thread_memory(…, fresh=True)``, as a run's start does) may be trusted with it.
     pending: tuple[tuple[str, str | None], ...] = ()
+    mode_by: str | None = None  # who set the stored mode (None: trusted code, or no mode)
 
 
 def read_thread(tx: SqlTx, thread_id: str) -> ThreadMemory:
     mode: str | None = None
+    mode_by: str | None = None
     rejected: set[str] = set()
     grants: list[tuple[float, Grant]] = []
     pending: list[tuple[str, str | None]] = []
@@ -77,14 +79,14 @@ def read_thread(tx: SqlTx, thread_id: str) -> ThreadMemory:
         if row[0] == "grant":
             grants.append(_grant(row[1:]))
         elif row[0] == "mode":
-            mode = row[1]
+            mode, mode_by = row[1], row[2]
         elif row[0] == "rejected":
             rejected.add(str(row[1]))
         else:
             pending.append((str(row[1]), row[2]))
     grants.sort(key=_created)
     return ThreadMemory(mode=mode, rejected=frozenset(rejected), grants=tuple(grants),
-                        pending=tuple(sorted(pending)))
+                        pending=tuple(sorted(pending)), mode_by=mode_by)
 
 
 def read_session(tx: SqlTx, session_id: str) -> tuple[tuple[float, Grant], ...]:

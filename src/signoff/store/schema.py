@@ -239,4 +239,10 @@ MIGRATIONS: tuple[Migration, ...] = (
               for table in ("threads", "rejections", "grants")),
         ),
     ),
+    Migration(
+        name="a thread's mode remembers who set it",
+        # A mode raised by a thread's own principal does not count for that principal's
+        # calls (signoff.ownership): the review of a call is never chosen by its asker.
+        statements=("ALTER TABLE threads ADD COLUMN set_by <TEXT>",),
+    ),
 )

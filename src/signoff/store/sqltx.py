@@ -452,11 +452,18 @@ class SqlTx:
         row = self._one("SELECT review_mode FROM threads WHERE id = ?", (thread_id,))
         return row[0] if row else None
 
-    def set_thread_mode(self, thread_id: str, mode: str, *, at: float) -> None:
+    def set_thread_mode(self, thread_id: str, mode: str, *, at: float,
+                        by: str | None = None) -> None:
         self.memory_changed = True
         self._exec("DELETE FROM threads WHERE id = ?", (thread_id,))
-        self._exec("INSERT INTO threads (id, review_mode, updated_at) VALUES (?, ?, ?)",
-                   (thread_id, mode, at))
+        self._exec("INSERT INTO threads (id, review_mode, updated_at, set_by) "
+                   "VALUES (?, ?, ?, ?)", (thread_id, mode, at, by))
+
+    def thread_parties(self, thread_id: str) -> frozenset[str]:
+        """Every principal and agent that ever asked for a call on the thread."""
+        rows = self._exec("SELECT DISTINCT principal, agent FROM requests WHERE thread_id = ?",
+                          (thread_id,)).fetchall()
+        return frozenset(name for row in rows for name in row if name)
 
     def notify(self, request_id: str) -> None:
         """Wake this process's waiters on commit (SQLite; PostgreSQL's triggers send a
