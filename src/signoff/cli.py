@@ -20,6 +20,7 @@ from signoff import __version__
 from signoff.canonical import parse_args
 from signoff.cli_kernel import add_commands, close_opened
 from signoff.cli_server import add_serve
+from signoff.cli_users import add_users
 from signoff.demo import run_demo
 from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print JSON lines")
     demo.set_defaults(handler=cmd_demo)
     add_commands(commands)
+    add_users(commands)
     add_serve(commands)
     return parser
 
