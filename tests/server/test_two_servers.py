@@ -95,9 +95,9 @@ def test_a_decision_on_one_server_wakes_a_waiter_on_the_other(database: str,
                                                                tmp_path: Path) -> None:
     signoff("db", "migrate", "--db", database, cwd=tmp_path)
     signoff("init", "signoff.toml", "--root", str(tmp_path), cwd=tmp_path)
-    with server(database, tmp_path) as (url_a, admin, _), \
+    with server(database, tmp_path) as (url_a, link, _), \
             server(database, tmp_path) as (url_b, again, _):
-        assert admin is not None, "the first server creates the admin"
+        assert link is not None, "the first server creates the admin"
         assert again is None, "the second sees the same users: no second admin"
         # The first start prints a login link, never the admin's token: rotate issues one.
         admin = json.loads(signoff("users", "rotate", "admin", "--db", database, "--json",

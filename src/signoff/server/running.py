@@ -70,6 +70,7 @@ def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = s
     """Bind, print where to go (``as_json``: one JSON line), and serve until interrupted."""
     sock = bind(settings.host, settings.port)
     settings = settings.with_port(sock.getsockname()[1])
+    app.state.signoff.settings = settings  # links the app makes name the port really bound
     token = first_admin(gate, ttl=settings.limits.link_ttl)
     config = gate.policy.config
     if as_json:

@@ -169,7 +169,9 @@ async def remove(request: Request, name: UserName) -> Any:
         lambda: _user(state, state.gate.remove_user(name, actor=admin.name)))
 
 
-@router.post("/{name}/rotate", response_model=UserOut, openapi_extra=body_doc(RotateIn),
+@router.post("/{name}/rotate", response_model=UserOut,
+             openapi_extra={"requestBody": {**body_doc(RotateIn)["requestBody"],
+                                            "required": False}},
              summary="A new token (shown once); the old one and the sessions end")
 async def rotate(request: Request, name: UserName) -> Any:
     state, admin = await _admin(request)
