@@ -93,8 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo", help="run the approval server and a scripted agent, end to end",
         description="Start the approval server on a temporary SQLite database and workspace, "
-        "print a one-time inbox login link, run a scripted agent (no LLM) whose tools really run in "
-        "the workspace through the gate, wait for decisions from the inbox or the CLI, then "
+        "print a one-time inbox login link, run a scripted agent (no LLM) whose tools really "
+        "run in the workspace through the gate, wait for decisions from the inbox or the CLI, then "
         "print the audit trail and verify it. Exits 0 when every step went as scripted and "
         "the audit verifies. Without a terminal on stdin it behaves as "
         "--auto-approve-after 3.")
