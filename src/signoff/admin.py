@@ -79,10 +79,11 @@ class Administering(Signing):
         """Disable the user and end its sessions; ``(account, changed)``."""
         now = self.clock()
         with self.store.transaction() as tx:
+            admins = tx.active_admins()  # held first, in name order: no deadlock between two
             account = _live(tx, name)
             if account.identity.disabled:
                 return account, False
-            _not_last_admin(tx, account, "disable")
+            _not_last_admin(admins, account, "disable")
             tx.set_user(name, disabled=True)
             ended = tx.delete_sessions(user=name)
             tx.append_audit("user.disabled", at_us=to_us(now), request_id=None, actor=actor,
@@ -105,8 +106,9 @@ class Administering(Signing):
         (decisions and audit events name it) and ``users list --all`` still shows it."""
         now = self.clock()
         with self.store.transaction() as tx:
+            admins = tx.active_admins()
             account = _live(tx, name)
-            _not_last_admin(tx, account, "remove")
+            _not_last_admin(admins, account, "remove")
             tombstone = "removed:" + secrets.token_hex(16)  # no token hashes to this
             tx.mark_removed(name, at=now, tombstone_hash=tombstone)
             ended = tx.delete_sessions(user=name)
@@ -205,9 +207,9 @@ def _reread(tx: Tx, name: str) -> Account:
     return account
 
 
-def _not_last_admin(tx: Tx, account: Account, verb: str) -> None:
+def _not_last_admin(admins: list[str], account: Account, verb: str) -> None:
     if account.identity.kind is not IdentityKind.ADMIN or account.identity.disabled:
         return
-    if tx.active_admins() == [account.name]:
+    if admins == [account.name]:
         raise Conflict(f"{account.name} is the last active admin; add or enable another "
                        f"admin before you {verb} it", code="last_admin")

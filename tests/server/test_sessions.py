@@ -94,6 +94,11 @@ def test_a_login_link_works_once_and_the_cookie_is_not_a_token(live: Live) -> No
         assert csrf_of(on_b.get("/inbox")) == csrf_of(on_a.get("/inbox"))  # derived, shared
     listed = json.loads(live.cli("users", "sessions", "ann", "--json").stdout)
     assert sorted(s["via"] for s in listed) == ["link", "token"]
+    with browser(live.server, secret) as tab:  # signing in again ends the browser's old session
+        renewed = secret_of(tab.post("/login", data={"token": live.tokens["ann"]}))
+    with browser(other, secret) as old, browser(other, renewed) as new:
+        assert old.get("/api/v1/requests").status_code == 401
+        assert new.get("/api/v1/requests").status_code == 200
     # An admin may mint a link over HTTP; nobody else may.
     with live.client("boss") as boss, live.client("ann") as ann:
         minted = boss.post("/api/v1/users/cy/login-links")

@@ -109,7 +109,7 @@ async def login(request: Request, code: str | None = None, token: str | None = N
     except SignoffError as exc:
         return render(request, "login.html", status=exc.http_status,
                       error={"code": exc.code, "message": exc.message})
-    return _signed_in(state, secret, session)
+    return await _signed_in(request, secret, session)
 
 
 @pages.post("/login")
@@ -124,10 +124,16 @@ async def login_with_token(request: Request) -> Response:
     except SignoffError as exc:
         return render(request, "login.html", status=exc.http_status,
                       error={"code": exc.code, "message": exc.message})
-    return _signed_in(state, secret, session)
+    return await _signed_in(request, secret, session)
 
 
-def _signed_in(state: AppState, secret: str, session: Session) -> Response:
+async def _signed_in(request: Request, secret: str, session: Session) -> Response:
+    """Set the new session's cookie; a session the browser had before ends (one browser,
+    one session: the old one would otherwise live on, unseen, until it expired)."""
+    state = state_of(request)
+    previous = request.cookies.get(COOKIE)
+    if previous and previous != secret:
+        await run_in_threadpool(state.gate.end_session, previous)
     response = RedirectResponse("/inbox", status_code=303)
     response.set_cookie(COOKIE, secret, httponly=True, samesite="strict",
                         secure=state.settings.secure_cookies,

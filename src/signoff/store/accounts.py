@@ -60,8 +60,8 @@ class AccountRows:
         return None if row is None else account_from_row(row)
 
     def active_admins(self) -> list[str]:
-        """Admins neither disabled nor removed, their rows held until commit (two admins
-        disabling each other at once cannot both pass the last-admin check)."""
+        """Admins neither disabled nor removed, their rows held until commit in name order
+        (two admins disabling each other at once cannot both pass the last-admin check)."""
         rows = self._exec(f"SELECT name FROM users WHERE kind = 'admin' AND disabled = 0 "
                           f"AND removed_at IS NULL ORDER BY name{self._lock()}").fetchall()
         return [r[0] for r in rows]
