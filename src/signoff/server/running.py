@@ -102,6 +102,9 @@ class ServerThread:
                  log_level: str = "warning") -> None:
         self.sock = bind(host, port)
         self.port: int = self.sock.getsockname()[1]
+        state = getattr(app.state, "signoff", None)
+        if state is not None:  # links the app makes name the port really bound
+            state.settings = state.settings.with_port(self.port)
         self.host = host
         self.server = uvicorn.Server(_config(app, log_level))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
