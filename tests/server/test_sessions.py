@@ -157,9 +157,9 @@ def test_sessions_expire_when_idle_and_at_their_absolute_limit(live: Live) -> No
                                                  "SIGNOFF_SESSION_MAX": "3",
                                                  "SIGNOFF_LOGIN_LINK_TTL": "1"})
     live.others.append(short)
-    with browser(short) as tab:
-        idle = secret_of(tab.post("/login", data={"token": live.tokens["ann"]}))
-        busy = secret_of(tab.post("/login", data={"token": live.tokens["bob"]}))
+    with browser(short) as ann_tab, browser(short) as bob_tab:
+        idle = secret_of(ann_tab.post("/login", data={"token": live.tokens["ann"]}))
+        busy = secret_of(bob_tab.post("/login", data={"token": live.tokens["bob"]}))
     with live.client("boss") as boss:  # minted on the short server: good for one second
         link = boss.post("/api/v1/users/cy/login-links").json()["url"]
     with httpx.Client(base_url=short.url, timeout=30) as boss_short:
