@@ -49,7 +49,12 @@ def test_demo_auto_approve_runs_every_step_and_the_audit_verifies(tmp_path: Path
     assert "ASK risk high: Waiting for human approval: access outside workspace 'workspace': " \
         "/etc/passwd" in words
     assert "wrote 50 bytes to plan.md" in words
-    assert re.search(r"http://127\.0\.0\.1:\d+/login\?token=so_\S+", out)
+    assert re.search(r"http://127\.0\.0\.1:\d+/login\?code=sol_\S+", out)
+    # No token is printed: the commands name a file only this user can read.
+    token_file = home / "admin.token"
+    assert f"--token-file {token_file}" in out and "--token so_" not in out
+    assert (token_file.stat().st_mode & 0o777) == 0o600
+    assert token_file.read_text("utf-8").strip() not in out
     assert "All 8 steps went as the script expected." in out
     assert "run `signoff serve` to keep an inbox running" in out
 
@@ -109,15 +114,18 @@ def test_decisions_over_http_while_the_demo_waits(tmp_path: Path) -> None:
         assert start["event"] == "start"
         assert any(f"port {port} is taken" in note for note in start["notes"])
         assert not start["inbox"].endswith(f":{port}")
-        token = re.search(r"[?&]token=([^&]+)", start["login_url"])
-        assert token
-        auth = {"Authorization": f"Bearer {token.group(1)}"}
+        assert "token=" not in start["login_url"] and "admin_token" not in start
+        token = Path(start["admin_token_file"]).read_text("utf-8").strip()
+        auth = {"Authorization": f"Bearer {token}"}
         steps: dict[int, dict[str, Any]] = {}
         rest: list[dict[str, Any]] = []
         with httpx.Client(base_url=start["inbox"], headers=auth, timeout=30) as client, \
                 httpx.Client(timeout=30, follow_redirects=True) as browser:
             signed_in = browser.get(start["login_url"])  # the printed link signs the browser in
             assert signed_in.status_code == 200 and signed_in.url.path == "/inbox"
+            with httpx.Client(timeout=30) as other:  # …once
+                again = other.get(start["login_url"])
+                assert again.status_code == 410 and "login_link_used" in again.text
             for event in events:
                 if event["event"] == "pending":
                     assert event["inbox_url"] == f"{start['inbox']}/requests/{event['request_id']}"

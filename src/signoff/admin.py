@@ -1,59 +1,168 @@
 """Managing who may decide, and each thread's review mode (a mixin of the gate).
 
-Every change here is audited like a decision: adding a user, changing roles,
-switching a thread's mode (which a thread's own party may not raise).
+Every change here is audited like a decision, in the same transaction: adding a
+user, changing roles, disabling, enabling, removing, rotating a token,
+switching a thread's mode (which a thread's own party may not raise). ``actor``
+names who did it — the admin over HTTP, ``os:<user>`` from the CLI. Disabling,
+removing and rotating end the user's sessions in that transaction too, and the
+last active admin can be neither disabled nor removed (``last_admin``): someone
+must be able to manage users.
 """
 
 from __future__ import annotations
 
+import getpass
+import os
+import secrets
 from collections.abc import Callable, Sequence
 
 from signoff.audit import to_us
-from signoff.errors import Conflict, NotFound, Unauthenticated
-from signoff.identity import Identity, IdentityKind, check_name, new_token, token_hash
+from signoff.errors import ConfigurationError, Conflict, NotFound, Unauthenticated
+from signoff.identity import (
+    Account,
+    Identity,
+    IdentityKind,
+    check_name,
+    new_token,
+    token_hash,
+)
 from signoff.model import ReviewMode
 from signoff.ownership import mode_refusal
 from signoff.policy import Policy
+from signoff.policy.config import parse_duration
 from signoff.policy.modes import parse_review_mode
-from signoff.store.base import Store
+from signoff.sessions import Signing
+from signoff.store.base import Store, Tx
 
 
-class Administering:
+class Administering(Signing):
     store: Store
     policy: Policy
     clock: Callable[[], float]
 
     def add_user(self, name: str, *, roles: Sequence[str] = (),
-                 kind: IdentityKind | str = IdentityKind.APPROVER) -> tuple[Identity, str]:
-        """Create an identity; returns it and its token (shown once; only a hash is kept)."""
-        identity = Identity(name=check_name(name), kind=IdentityKind(kind), roles=tuple(roles))
+                 kind: IdentityKind | str = IdentityKind.APPROVER,
+                 expires_in: float | None = None,
+                 actor: str | None = None) -> tuple[Identity, str]:
+        """Create an identity; returns it and its token (shown once; only a hash is kept).
+        ``expires_in``: the token stops working that many seconds from now."""
+        if name.startswith("os:"):  # the CLI's actors: an identity must not look like one
+            raise ConfigurationError(f"user names may not start with 'os:' ({name!r})",
+                                     code="invalid_name")
+        identity = Identity(name=check_name(name), kind=IdentityKind(kind),
+                            roles=tuple(check_name(r) for r in roles))
         token = new_token()
         now = self.clock()
+        expires_at = now + expires_in if expires_in is not None else None
         with self.store.transaction() as tx:
-            if tx.get_user(name) is not None:
+            existing = tx.account(name)
+            if existing is not None and existing.removed_at is not None:
+                raise Conflict(f"user {name!r} was removed; a removed name is not reused",
+                               code="user_removed")
+            if existing is not None:
                 raise Conflict(f"user {name!r} exists", code="user_exists")
-            tx.insert_user(identity, token_hash=token_hash(token), at=now)
-            tx.append_audit("user.added", at_us=to_us(now), request_id=None, actor=None,
+            tx.insert_user(identity, token_hash=token_hash(token), at=now, expires_at=expires_at)
+            tx.append_audit("user.added", at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name, "kind": identity.kind.value,
-                                  "roles": list(identity.roles)})
+                                  "roles": list(identity.roles),
+                                  "token_expires_at": expires_at})
         return identity, token
 
-    def set_roles(self, name: str, roles: Sequence[str], *, actor: str | None = None) -> None:
+    def set_roles(self, name: str, roles: Sequence[str], *, actor: str | None = None) -> Account:
+        roles = tuple(check_name(r) for r in dict.fromkeys(roles))
         now = self.clock()
         with self.store.transaction() as tx:
-            if not tx.set_user(name, roles=tuple(roles)):
-                raise NotFound(f"no user {name!r}", code="not_found")
+            account = _live(tx, name)
+            tx.set_user(name, roles=roles)
             tx.append_audit("user.roles", at_us=to_us(now), request_id=None, actor=actor,
-                            data={"name": name, "roles": list(roles)})
+                            data={"name": name, "roles": list(roles),
+                                  "before": list(account.identity.roles)})
+            return _reread(tx, name)
+
+    def disable_user(self, name: str, *, actor: str | None = None) -> tuple[Account, bool]:
+        """Disable the user and end its sessions; ``(account, changed)``."""
+        now = self.clock()
+        with self.store.transaction() as tx:
+            admins = tx.active_admins()  # held first, in name order: no deadlock between two
+            account = _live(tx, name)
+            if account.identity.disabled:
+                return account, False
+            _not_last_admin(admins, account, "disable")
+            tx.set_user(name, disabled=True)
+            ended = tx.delete_sessions(user=name)
+            tx.append_audit("user.disabled", at_us=to_us(now), request_id=None, actor=actor,
+                            data={"name": name, "sessions_ended": [s.id for s in ended]})
+            return _reread(tx, name), True
+
+    def enable_user(self, name: str, *, actor: str | None = None) -> tuple[Account, bool]:
+        now = self.clock()
+        with self.store.transaction() as tx:
+            account = _live(tx, name)
+            if not account.identity.disabled:
+                return account, False
+            tx.set_user(name, disabled=False)
+            tx.append_audit("user.enabled", at_us=to_us(now), request_id=None, actor=actor,
+                            data={"name": name})
+            return _reread(tx, name), True
+
+    def remove_user(self, name: str, *, actor: str | None = None) -> Account:
+        """Remove for good: its token and sessions stop working; the name stays reserved
+        (decisions and audit events name it) and ``users list --all`` still shows it."""
+        now = self.clock()
+        with self.store.transaction() as tx:
+            admins = tx.active_admins()
+            account = _live(tx, name)
+            _not_last_admin(admins, account, "remove")
+            tombstone = "removed:" + secrets.token_hex(16)  # no token hashes to this
+            tx.mark_removed(name, at=now, tombstone_hash=tombstone)
+            ended = tx.delete_sessions(user=name)
+            tx.append_audit("user.removed", at_us=to_us(now), request_id=None, actor=actor,
+                            data={"name": name, "sessions_ended": [s.id for s in ended]})
+            return _reread(tx, name)
+
+    def rotate_token(self, name: str, *, expires_in: float | None = None,
+                     actor: str | None = None) -> tuple[Account, str]:
+        """A new token (shown once); the old one stops working now, and so do the user's
+        sessions (a rotation is what one does when a token may have leaked)."""
+        token = new_token()
+        now = self.clock()
+        expires_at = now + expires_in if expires_in is not None else None
+        with self.store.transaction() as tx:
+            _live(tx, name)
+            tx.set_token(name, token_hash=token_hash(token), at=now, expires_at=expires_at)
+            ended = tx.delete_sessions(user=name)
+            tx.append_audit("user.token_rotated", at_us=to_us(now), request_id=None,
+                            actor=actor, data={"name": name, "token_expires_at": expires_at,
+                                               "sessions_ended": [s.id for s in ended]})
+            return _reread(tx, name), token
+
+    def users(self, *, removed: bool = False) -> list[Account]:
+        return self.store.accounts(removed=removed)
+
+    def user(self, name: str) -> Account:
+        with self.store.transaction() as tx:
+            account = tx.account(name)
+        if account is None:
+            raise NotFound(f"no user {name!r}", code="not_found")
+        return account
 
     def authenticate(self, token: str | None) -> Identity:
-        """The identity holding ``token``; ``Unauthenticated`` otherwise."""
+        """The identity holding ``token``; ``Unauthenticated`` otherwise (``unauthenticated``,
+        ``identity_disabled``, ``token_expired``)."""
         if not token:
             raise Unauthenticated("a token is required", code="unauthenticated")
-        identity = self.store.user_by_token(token_hash(token))
-        if identity is None or identity.disabled:
+        account = self.store.account_by_token(token_hash(token))
+        if account is None:
             raise Unauthenticated("unknown or disabled token", code="unauthenticated")
-        return identity
+        status = account.status(self.clock())
+        if status == "disabled":
+            raise Unauthenticated(f"{account.name} is disabled", code="identity_disabled")
+        if status == "token_expired":
+            raise Unauthenticated(f"{account.name}'s token expired; an admin can issue a new "
+                                  "one (signoff users rotate)", code="token_expired")
+        if status != "active":
+            raise Unauthenticated("unknown or disabled token", code="unauthenticated")
+        return account.identity
 
     def set_thread_mode(self, thread_id: str, mode: ReviewMode | str, *,
                         actor: str | None = None) -> ReviewMode:
@@ -76,3 +185,47 @@ class Administering:
             tx.append_audit("thread.mode", at_us=to_us(now), request_id=None, actor=actor,
                             data={"thread_id": thread_id, "review_mode": parsed.value})
         return parsed
+
+
+def os_actor() -> str:
+    """The audit actor of a change made from this machine's command line: ``os:<user>``."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a bare container)
+        user = f"uid{os.getuid()}"
+    return f"os:{user}"
+
+
+def expiry(value: str | float | None) -> float | None:
+    """A token's lifetime in seconds from ``--expires``/``"expires"`` (``"90d"``, ``"12h"``,
+    seconds, or ``"never"``/``None``); ``invalid_duration`` otherwise."""
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ConfigurationError(f"expires: {exc}", code="invalid_duration") from None
+
+
+def _live(tx: Tx, name: str) -> Account:
+    """The user's account, held until commit: not found and removed users are errors."""
+    account = tx.account(name, lock=True)
+    if account is None:
+        raise NotFound(f"no user {name!r}", code="not_found")
+    if account.removed_at is not None:
+        raise Conflict(f"user {name!r} was removed", code="user_removed")
+    return account
+
+
+def _reread(tx: Tx, name: str) -> Account:
+    account = tx.account(name)
+    assert account is not None  # held by this transaction
+    return account
+
+
+def _not_last_admin(admins: list[str], account: Account, verb: str) -> None:
+    if account.identity.kind is not IdentityKind.ADMIN or account.identity.disabled:
+        return
+    if admins == [account.name]:
+        raise Conflict(f"{account.name} is the last active admin; add or enable another "
+                       f"admin before you {verb} it", code="last_admin")

@@ -22,6 +22,7 @@ from signoff import __version__
 from signoff.canonical import parse_args
 from signoff.cli_kernel import add_commands, close_opened
 from signoff.cli_server import add_serve
+from signoff.cli_users import add_users
 from signoff.demo import run_demo
 from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
@@ -103,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo", help="run the approval server and a scripted agent, end to end",
         description="Start the approval server on a temporary SQLite database and workspace, "
-        "print the inbox login URL, run a scripted agent (no LLM) whose tools really run in "
-        "the workspace through the gate, wait for decisions from the inbox or the CLI, then "
+        "print a one-time inbox login link, run a scripted agent (no LLM) whose tools really "
+        "run in the workspace through the gate, wait for decisions from the inbox or the CLI, then "
         "print the audit trail and verify it. Exits 0 when every step went as scripted and "
         "the audit verifies. Without a terminal on stdin it behaves as "
         "--auto-approve-after 3.")
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print JSON lines")
     demo.set_defaults(handler=cmd_demo)
     add_commands(commands)
+    add_users(commands)
     add_serve(commands)
     return parser
 

@@ -1,9 +1,11 @@
-"""The kernel's commands: ``requests``, ``users``, ``audit``, ``recover``, ``db``.
+"""The kernel's commands: ``requests``, ``audit``, ``recover``, ``db`` (``users``:
+``cli_users``).
 
 The database comes from ``--db`` or ``SIGNOFF_DB`` (a file path for SQLite, a
 ``postgresql://`` URL for PostgreSQL; default ``signoff.db``). A decision's
-approver is the identity holding ``--token`` (or ``SIGNOFF_TOKEN``): there is
-no flag to name an approver.
+approver is the identity holding ``--token-file`` / ``--token`` (or
+``SIGNOFF_TOKEN``): there is no flag to name an approver. A token file keeps the
+token out of shell history; ``--token`` puts it there.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Any
 
 from signoff.errors import ConfigurationError
 from signoff.gate import Gate
-from signoff.identity import IdentityKind, parse_roles
 from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.policy import Policy, parse_policy
 from signoff.store.base import Store
@@ -62,15 +63,6 @@ def add_commands(commands: Any) -> None:
     cancel.add_argument("request_id")
     cancel.add_argument("--reason", required=True, help="why; the waiting agent receives it")
 
-    users = commands.add_parser("users", help="manage approver and agent identities",
-                                description="Identities that may decide (or, for agents, "
-                                "propose and wait).")
-    users_sub = users.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
-    add = _leaf(users_sub, "add", "add an identity; prints its token once", cmd_users_add)
-    add.add_argument("name")
-    add.add_argument("--roles", default="", help="comma-separated roles, e.g. ops,security")
-    add.add_argument("--kind", choices=[k.value for k in IdentityKind], default="approver")
-
     audit = commands.add_parser("audit", help="verify or export the audit log",
                                 description="The hash-chained audit log.")
     audit_sub = audit.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
@@ -97,7 +89,9 @@ def _leaf(sub: Any, name: str, text: str, handler: Any, *, decides: bool = False
     parser = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
     _common(parser)
     if decides:
-        parser.add_argument("--token", help="your token (default: $SIGNOFF_TOKEN)")
+        parser.add_argument("--token", help="your token (default: $SIGNOFF_TOKEN; "
+                            "prefer --token-file: a command line stays in shell history)")
+        parser.add_argument("--token-file", help="read your token from this file")
         if handler is not cmd_requests_cancel:
             parser.add_argument("--idempotency-key", help="make a retried decision safe")
     parser.set_defaults(handler=handler)
@@ -151,6 +145,12 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def _token(args: argparse.Namespace) -> str | None:
+    if args.token_file:
+        try:
+            return Path(args.token_file).read_text("utf-8").strip()
+        except OSError as exc:
+            raise ConfigurationError(f"--token-file {args.token_file}: {exc.strerror}",
+                                     code="token_file_unreadable") from None
     return args.token or os.environ.get("SIGNOFF_TOKEN")
 
 
@@ -231,17 +231,6 @@ def cmd_requests_cancel(args: argparse.Namespace) -> int:
     request = gate.withdraw(args.request_id, identity=identity, reason=args.reason)
     _print(args, request.to_dict(), f"{request.id}: {request.status.value} by {identity.name} "
            f"({request.outcome_reason})")
-    return 0
-
-
-def cmd_users_add(args: argparse.Namespace) -> int:
-    gate = open_gate(args)
-    identity, token = gate.add_user(args.name, roles=parse_roles(args.roles), kind=args.kind)
-    _print(args, {"name": identity.name, "kind": identity.kind.value,
-                  "roles": list(identity.roles), "token": token},
-           f"added {identity.kind.value} {identity.name}"
-           + (f" with roles {', '.join(identity.roles)}" if identity.roles else "")
-           + f"\ntoken (shown once; only its hash is stored): {token}")
     return 0
 
 

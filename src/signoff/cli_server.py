@@ -14,9 +14,9 @@ def add_serve(commands: Any) -> None:
         "serve", help="run the approval server: HTTP API and web inbox",
         description="Serve the HTTP API (/api/v1, /openapi.json), the web inbox, SSE, "
         "/healthz and /metrics. Binds 127.0.0.1:8765 by default. On first start with no "
-        "users it creates 'admin' and prints a one-time login URL. Settings: flags, then "
-        "SIGNOFF_HOST / SIGNOFF_PORT / SIGNOFF_PUBLIC_URL / SIGNOFF_DB, then [server] in "
-        "signoff.toml.")
+        "users it creates 'admin' and prints a one-time login link (not a token). Settings: "
+        "flags, then SIGNOFF_HOST / SIGNOFF_PORT / SIGNOFF_PUBLIC_URL / SIGNOFF_DB, then "
+        "[server] in signoff.toml.")
     serve.add_argument("--db", help=f"a SQLite file or postgresql:// URL (default: "
                        f"$SIGNOFF_DB or {DEFAULT_DB})")
     serve.add_argument("--policy", help="policy file (default: signoff.toml); the server "
@@ -27,7 +27,7 @@ def add_serve(commands: Any) -> None:
     serve.add_argument("--log-level", default="warning",
                        choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument("--json", action="store_true",
-                       help="print the start-up line (URL, login URL) as JSON")
+                       help="print the start-up line (URL, login link) as JSON")
     serve.set_defaults(handler=cmd_serve)
 
 

@@ -28,7 +28,7 @@ from signoff.demo_report import Report
 from signoff.demo_tools import FILES, make_workspace, register_tools, write_policy
 from signoff.errors import ConfigurationError, SignoffError
 from signoff.gate import Gate
-from signoff.identity import Identity
+from signoff.identity import Identity, IdentityKind
 from signoff.model import Decision, Effect, ToolCall
 from signoff.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.policy import Policy, trusted_context
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from signoff.server.settings import ServerSettings
 
 APPROVER = "demo-approver"
+ADMIN = "admin"
 AGENT = "demo-agent"
 NO_TTY_AUTO_APPROVE = 3.0
 # What a human may legitimately answer to an ask; anything else is a failed step.
@@ -98,14 +99,15 @@ class AutoApprover:
 class Demo:
     db: Path
     base_url: str
-    admin_token: str
+    token_file: Path
     agent: Gate
     report: Report
     approver: AutoApprover | None
 
     def cli(self, request_id: str) -> str:
+        # The token stays in its file: a command line would keep it in shell history.
         return (f"{_command()} requests approve {request_id} --db {self.db} "
-                f"--token {self.admin_token}")
+                f"--token-file {self.token_file}")
 
     def run_step(self, number: int, step: Step) -> bool:
         self.report.step(number, step.say, step.tool, step.args, step.interaction)
@@ -207,7 +209,7 @@ def _home(directory: str | None) -> Iterator[Path]:
 
 def _run(home: Path, *, report: Report, notes: list[str], port: int, auto_after: float | None,
          keep_serving: bool, kept: str | None) -> int:
-    from signoff.server.running import first_admin, login_url  # noqa: PLC0415 (heavy imports)
+    from signoff.server.running import login_url  # noqa: PLC0415 (heavy imports)
 
     root, db, policy_path = home / "workspace", home / "signoff.db", home / "signoff.toml"
     root.mkdir()
@@ -221,21 +223,22 @@ def _run(home: Path, *, report: Report, notes: list[str], port: int, auto_after:
         agent = Gate(policy, SqliteStore(db), agent=AGENT)
         stack.callback(agent.close)
         register_tools(agent, root)
-        token = first_admin(server_gate)
-        assert token is not None  # a new database has no users
+        token_file = admin_token_file(server_gate, home)
         approver = None
         if auto_after is not None:
             identity, _ = server_gate.add_user(APPROVER)
             approver = AutoApprover(server_gate, identity, auto_after)
         settings = _start_server(stack, server_gate, port, notes)
         base_url = settings.base_url
+        code, _ = server_gate.mint_login_link(ADMIN, ttl=settings.limits.link_ttl)
         try:
             report.start({"workspace": str(root), "files": sorted(FILES),
                           "policy": str(policy_path), "db": str(db), "inbox": base_url,
-                          "login_url": login_url(settings, token), "admin_token": token,
+                          "login_url": login_url(settings, code),
+                          "admin_token_file": str(token_file),
                           "auto_approve_after": auto_after}, notes=notes)
-            demo = Demo(db=db, base_url=base_url, admin_token=token, agent=agent, report=report,
-                        approver=approver)
+            demo = Demo(db=db, base_url=base_url, token_file=token_file, agent=agent,
+                        report=report, approver=approver)
             failed = [n for n, step in enumerate(SCRIPT, start=1) if not demo.run_step(n, step)]
             agent.flush()  # the agent's allowed/denied/blocked verdicts are batched
             report.audit(server_gate.store.audit_events(), db=str(db))
@@ -249,6 +252,17 @@ def _run(home: Path, *, report: Report, notes: list[str], port: int, auto_after:
             report.note("interrupted: the demo stops here (pending requests stay pending).")
             return 130
     return 0 if ok else 1
+
+
+def admin_token_file(gate: Gate, home: Path) -> Path:
+    """Create ``admin`` and keep its token in ``home/admin.token``, readable by this user only
+    (the printed commands name the file, never the token)."""
+    _, token = gate.add_user(ADMIN, kind=IdentityKind.ADMIN)
+    path = home / "admin.token"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    return path
 
 
 def _start_server(stack: contextlib.ExitStack, gate: Gate, port: int,

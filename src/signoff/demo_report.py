@@ -56,7 +56,7 @@ class Report:
         self._line()
         self._line(RULE)
         self._line("  Open the inbox to decide what the agent asks for. This link signs you in")
-        self._line("  as 'admin' (it is shown once):")
+        self._line("  as 'admin' (it works once, within 10 minutes):")
         self._line()
         self._line(f"      {info['login_url']}")
         self._line(RULE)

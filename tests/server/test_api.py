@@ -353,9 +353,10 @@ def test_host_and_origin_checks(served: Served) -> None:
 def test_inbox_forms_need_the_cookie_csrf_token_and_same_origin(served: Served) -> None:
     request_id = propose_make(served, "t-csrf")
     with served.client(follow_redirects=False) as browser:
-        login = browser.get("/login", params={"token": served.alice})
+        login = browser.post("/login", data={"token": served.alice})
         assert login.status_code == 303
         cookie = login.headers["set-cookie"].lower()
+        assert served.alice.lower() not in cookie  # the cookie holds a session, not the token
         assert "httponly" in cookie
         assert "samesite=strict" in cookie
         page = browser.get(f"/requests/{request_id}")

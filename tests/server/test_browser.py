@@ -76,13 +76,19 @@ WAIT = 20.0  # the agent's long-poll; every test finishes far sooner
 
 @dataclass
 class Service:
-    """A running server, its gate, the admin's login URL and an agent speaking HTTP."""
+    """A running server, its gate, the admin's first-start login link and an agent speaking
+    HTTP."""
 
     gate: Gate
     url: str
-    login: str
+    login: str  # works once
     agent: httpx.Client
     waiters: list[threading.Thread] = field(default_factory=list)
+
+    def another_link(self) -> str:
+        """A fresh one-time login link for the admin (``signoff users login admin``)."""
+        code, _ = self.gate.mint_login_link("admin")
+        return f"{self.url}/login?code={code}"
 
     def propose(self, tool: str, args: dict[str, Any], call_id: str, thread: str,
                 description: str | None = None) -> dict[str, Any]:
@@ -167,7 +173,7 @@ def page(browser: Browser, service: Service) -> Iterator[Page]:
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.goto(service.login)
+    tab.goto(service.another_link())
     assert tab.url == f"{service.url}/inbox"
     try:
         yield tab
@@ -194,7 +200,7 @@ def test_login_url_signs_in_and_lands_on_the_inbox(browser: Browser, service: Se
         assert tab.locator("h1").inner_text() == "Sign in"
 
         tab.goto(service.login)
-        assert tab.url == f"{service.url}/inbox"  # the token does not stay in the address bar
+        assert tab.url == f"{service.url}/inbox"  # the link does not stay in the address bar
         assert tab.locator("h1").inner_text() == "Waiting for you"
         assert "admin (admin)" in tab.locator(".who").inner_text()
         assert tab.locator("p.empty").inner_text() == "Nothing is waiting for a decision."
@@ -202,10 +208,21 @@ def test_login_url_signs_in_and_lands_on_the_inbox(browser: Browser, service: Se
         assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
         live(tab)
 
-        bad = context.new_page()
-        answer = bad.goto(f"{service.url}/login?token=not-a-token")
-        assert answer is not None and answer.status == 401
-        assert "unknown or disabled token" in bad.locator("[role=alert]").inner_text()
+        again = context.new_page()  # the first-start link works once
+        answer = again.goto(service.login)
+        assert answer is not None and answer.status == 410
+        assert "login_link_used" in again.locator("[role=alert]").inner_text()
+
+        bad = browser.new_context()  # a pasted token is posted, never put in a URL
+        try:
+            form = bad.new_page()
+            form.goto(f"{service.url}/login")
+            form.fill("#token", "not-a-token")
+            form.click("button.primary")
+            assert "unknown or disabled token" in form.locator("[role=alert]").inner_text()
+            assert form.url == f"{service.url}/login"
+        finally:
+            bad.close()
     finally:
         context.close()
 

@@ -41,4 +41,4 @@ def test_api_conforms_to_its_schema(live: Served, tmp_path: Path) -> None:
     tail = "\n".join(result.stdout.splitlines()[-60:])
     assert result.returncode == 0, tail
     assert "Server error" not in result.stdout
-    assert "Tested: 14" in result.stdout, tail
+    assert "Tested: 26" in result.stdout, tail

@@ -35,7 +35,7 @@ def inbox_session(live: Live, user: str) -> Iterator[tuple[httpx.Client, str]]:
     """A browser-like client signed in to the inbox as ``user`` (through whatever
     ``/login`` does) and the CSRF token its pages carry."""
     with live.client(follow_redirects=False) as client:
-        signed = client.get("/login", params={"token": live.tokens[user]})
+        signed = client.post("/login", data={"token": live.tokens[user]})
         assert signed.status_code == 303, signed.text
         page = client.get("/inbox")
         assert page.status_code == 200

@@ -68,7 +68,7 @@ def server(dsn: str, cwd: Path) -> Iterator[tuple[str, str | None, subprocess.Po
         token = None
         line = proc.stdout.readline()
         if line.startswith("first start"):
-            token = proc.stdout.readline().strip().split("token=", 1)[1]
+            token = proc.stdout.readline().strip().split("code=", 1)[1]  # a login link
         deadline = time.monotonic() + 10
         while True:
             try:
@@ -95,10 +95,13 @@ def test_a_decision_on_one_server_wakes_a_waiter_on_the_other(database: str,
                                                                tmp_path: Path) -> None:
     signoff("db", "migrate", "--db", database, cwd=tmp_path)
     signoff("init", "signoff.toml", "--root", str(tmp_path), cwd=tmp_path)
-    with server(database, tmp_path) as (url_a, admin, _), \
+    with server(database, tmp_path) as (url_a, link, _), \
             server(database, tmp_path) as (url_b, again, _):
-        assert admin is not None, "the first server creates the admin"
+        assert link is not None, "the first server creates the admin"
         assert again is None, "the second sees the same users: no second admin"
+        # The first start prints a login link, never the admin's token: rotate issues one.
+        admin = json.loads(signoff("users", "rotate", "admin", "--db", database, "--json",
+                                   cwd=tmp_path).stdout)["token"]
         agent = json.loads(signoff("users", "add", "bot", "--kind", "agent", "--db", database,
                                    "--json", cwd=tmp_path).stdout)["token"]
         on_b = httpx.Client(base_url=url_b, headers={"Authorization": f"Bearer {agent}"},

@@ -23,7 +23,7 @@ from kit import twin_store
 from signoff import audit, lifecycle
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict
-from signoff.identity import Identity, IdentityKind, token_hash
+from signoff.identity import Identity, IdentityKind, Session, token_hash
 from signoff.model import (
     ApprovalRequest,
     ApproveScope,
@@ -566,6 +566,60 @@ def test_users(store: Store) -> None:
     assert [r[0] for r in stored] == [token_hash("so_alice"), token_hash("so_bot")]
     with pytest.raises((Conflict, *REFUSED)), store.transaction() as tx:
         tx.insert_user(Identity(name="alice"), token_hash="sha256:other", at=3.0)
+
+
+def test_accounts_login_links_and_sessions(store: Store) -> None:
+    boss = Identity(name="boss", kind=IdentityKind.ADMIN)
+    with store.transaction() as tx:
+        tx.insert_user(boss, token_hash=token_hash("so_boss"), at=1.0)
+        tx.insert_user(Identity(name="ann", roles=("ops",)), token_hash=token_hash("so_ann"),
+                       at=2.0, expires_at=100.0)
+    ann = store.account_by_token(token_hash("so_ann"))
+    assert ann is not None and ann.token_expires_at == 100.0 and ann.token_issued_at == 2.0
+    assert ann.status(99.0) == "active" and ann.status(100.0) == "token_expired"
+    with store.transaction() as tx:
+        assert tx.active_admins() == ["boss"]
+        assert tx.set_token("ann", token_hash=token_hash("so_ann2"), at=5.0, expires_at=None)
+        tx.insert_login_link("sha256:link", user="ann", at=10.0, expires_at=20.0,
+                             created_by="boss")
+        tx.insert_login_link("sha256:late", user="ann", at=10.0, expires_at=11.0,
+                             created_by=None)
+    assert store.account_by_token(token_hash("so_ann")) is None
+    renewed = store.account_by_token(token_hash("so_ann2"))
+    assert renewed is not None and renewed.token_issued_at == 5.0
+    assert renewed.token_expires_at is None
+    with store.transaction() as tx:
+        assert tx.use_login_link("sha256:link", at=12.0) == ("ok", "ann")
+        assert tx.use_login_link("sha256:link", at=13.0) == ("used", "ann")  # once
+        assert tx.use_login_link("sha256:late", at=12.0) == ("expired", "ann")
+        assert tx.use_login_link("sha256:none", at=12.0) == ("unknown", None)
+    first = Session(id="ses_1", user="ann", created_at=12.0, last_seen=12.0, expires_at=50.0,
+                    idle_timeout=10.0, via="link")
+    second = Session(id="ses_2", user="ann", created_at=13.0, last_seen=13.0, expires_at=50.0,
+                     idle_timeout=10.0, via="token")
+    with store.transaction() as tx:
+        tx.insert_session(first, secret_hash="sha256:s1")
+        tx.insert_session(second, secret_hash="sha256:s2")
+        tx.touch_session("ses_1", at=15.0)
+        tx.touch_session("ses_1", at=14.0)  # never backwards
+    found = store.session_by_secret("sha256:s1")
+    assert found is not None and found[1].name == "ann"
+    assert found[0] == Session(id="ses_1", user="ann", created_at=12.0, last_seen=15.0,
+                               expires_at=50.0, idle_timeout=10.0, via="link")
+    assert store.session_by_secret("ses_1") is None  # the id is no secret
+    assert [s.id for s in store.sessions_of("ann")] == ["ses_1", "ses_2"]
+    with store.transaction() as tx:
+        assert [s.id for s in tx.delete_sessions(secret_hash="sha256:s2")] == ["ses_2"]
+        assert tx.delete_sessions(user="ann", session_id="ses_2") == []
+        assert tx.mark_removed("ann", at=30.0, tombstone_hash="removed:x")
+        assert not tx.mark_removed("ann", at=31.0, tombstone_hash="removed:y")
+        assert [s.id for s in tx.delete_sessions(user="ann")] == ["ses_1"]
+        gone = tx.account("ann")
+        assert gone is not None and gone.removed_at == 30.0 and gone.status(31.0) == "removed"
+        assert not tx.set_token("ann", token_hash="sha256:z", at=32.0, expires_at=None)
+    assert store.account_by_token(token_hash("so_ann2")) is None
+    assert [a.name for a in store.accounts()] == ["boss"]
+    assert [a.name for a in store.accounts(removed=True)] == ["ann", "boss"]
 
 
 def test_idempotency_records(store: Store) -> None:

@@ -2,22 +2,23 @@
 
 ``calls`` is the agent's half (propose, wait, claim, report, check),
 ``approvals`` the approver's (requests, decisions, thread modes), ``records``
-the audit log and the event stream. Every handler does its database work in
-the thread pool. ``health`` holds ``/healthz`` and ``/metrics``, outside the
-prefix.
+the audit log and the event stream, ``users`` the admins' (the user
+lifecycle). Every handler does its database work in the thread pool.
+``health`` holds ``/healthz`` and ``/metrics``, outside the prefix.
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from signoff.server import approvals, calls, records
+from signoff.server import approvals, calls, records, users
 from signoff.server.bodies import ERRORS
 
 router = APIRouter(prefix="/api/v1", responses=ERRORS)
 router.include_router(calls.router)
 router.include_router(approvals.router)
 router.include_router(records.router)
+router.include_router(users.router)
 health = records.health
 
 __all__ = ["health", "router"]

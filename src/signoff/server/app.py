@@ -57,7 +57,7 @@ def _security(app: FastAPI) -> None:
     schema = app.openapi()
     schema.setdefault("components", {})["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer",
-                   "description": "a token from `signoff users add` or the login URL"}}
+                   "description": "a token from `signoff users add` or `signoff users rotate`"}}
     schema["security"] = [{"bearer": []}]
     for path, item in schema.get("paths", {}).items():
         if path in ("/healthz", "/metrics"):

@@ -1,27 +1,28 @@
 """Who is asking: a bearer token (agents, scripts, the CLI) or the inbox's session cookie.
 
-The cookie holds the approver's token itself — HttpOnly, SameSite=Strict,
-Secure behind https — so any server sharing the database accepts it, and
-removing the user ends every session at once. Requests authenticated by the
-cookie that change state must also carry the CSRF token, an HMAC of the
-token's hash: derived, never stored, the same on every server, and useless
-without the cookie it belongs to.
+The cookie holds a session's secret, never a token (``signoff.sessions``): a
+bearer token is looked up among tokens only and a session secret among
+sessions only, so neither works as the other. Each request reads the database,
+so a session ended or a user disabled on any server is refused here at once.
+Requests authenticated by the cookie that change state must also carry the
+CSRF token derived from the session's secret.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
 from signoff.errors import Forbidden, Unauthenticated
 from signoff.gate import Gate
 from signoff.identity import Identity, IdentityKind
+from signoff.sessions import check_csrf, csrf_for
 
 COOKIE = "signoff_session"
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
+
+__all__ = ["COOKIE", "authenticate", "csrf_for", "require_admin", "require_decider"]
 
 
 def bearer(request: Request) -> str | None:
@@ -34,40 +35,38 @@ def bearer(request: Request) -> str | None:
     return value.strip()
 
 
-def session_token(request: Request) -> tuple[str | None, bool]:
-    """The token and whether it came from the cookie (and so needs CSRF on writes)."""
-    token = bearer(request)
-    if token is not None:
-        return token, False
-    cookie = request.cookies.get(COOKIE)
-    return (cookie, True) if cookie else (None, False)
-
-
-def csrf_for(token: str) -> str:
-    digest = hashlib.sha256(token.encode()).digest()
-    return hmac.new(digest, b"signoff-csrf-v1", hashlib.sha256).hexdigest()
-
-
-def check_csrf(token: str, supplied: str | None) -> None:
-    if not supplied or not hmac.compare_digest(csrf_for(token), supplied):
-        raise Forbidden("missing or wrong CSRF token; reload the page", code="csrf_failed")
-
-
 async def authenticate(gate: Gate, request: Request, *, csrf: str | None = None) -> Identity:
     """The identity behind this request; cookie-authenticated writes need the CSRF token
     (from ``csrf`` — a form field — or the ``X-CSRF-Token`` header)."""
-    from starlette.concurrency import run_in_threadpool  # noqa: PLC0415
-
-    token, via_cookie = session_token(request)
-    if token is None:
-        raise Unauthenticated("sign in, or send 'Authorization: Bearer <token>'",
-                              code="unauthenticated")
-    identity = await run_in_threadpool(gate.authenticate, token)
-    if via_cookie and request.method not in ("GET", "HEAD", "OPTIONS"):
-        check_csrf(token, csrf or request.headers.get(CSRF_HEADER))
+    token = bearer(request)
+    if token is not None:
+        identity = await run_in_threadpool(gate.authenticate, token)
+    else:
+        secret = request.cookies.get(COOKIE)
+        if not secret:
+            raise Unauthenticated("sign in, or send 'Authorization: Bearer <token>'",
+                                  code="unauthenticated")
+        identity, session = await run_in_threadpool(gate.session_identity, secret)
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            check_csrf(secret, csrf or request.headers.get(CSRF_HEADER))
+        request.state.session_secret = secret
+        request.state.session = session
     request.state.identity = identity
-    request.state.token = token
     return identity
+
+
+async def still_signed_in(gate: Gate, request: Request) -> bool:
+    """Whether the credential this request came with still holds (an open event stream
+    asks before each event: a session ended or a user disabled hears nothing more)."""
+    secret = getattr(request.state, "session_secret", None)
+    try:
+        if secret is not None:
+            await run_in_threadpool(lambda: gate.session_identity(secret, touch=False))
+        else:
+            await run_in_threadpool(gate.authenticate, bearer(request))
+    except Unauthenticated:
+        return False
+    return True
 
 
 def require_decider(identity: Identity) -> None:

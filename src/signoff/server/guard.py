@@ -9,7 +9,7 @@
   read answers either.
 * Every answer carries a Content-Security-Policy with ``frame-ancestors
   'none'`` (no clickjacking of the Approve button), ``nosniff`` and
-  ``Referrer-Policy: same-origin`` (the login URL's token never leaks to another
+  ``Referrer-Policy: same-origin`` (a login link's code never leaks to another
   site in a Referer). Not ``no-referrer``: under it browsers send ``Origin: null``
   on the inbox's own form posts, which the Origin check must refuse.
 

@@ -2,9 +2,9 @@
 
 Forms post and redirect (303), so every action works without JavaScript; the
 little script in ``static/inbox.js`` adds live refresh over SSE and expiry
-countdowns. GET never changes state — signing in only sets the session
-cookie. Every form carries the CSRF token; the cookie is HttpOnly and
-SameSite=Strict.
+countdowns. GET never changes state, with one exception: opening a one-time
+login link uses it up and starts a session. Every form carries the CSRF token;
+the session cookie is HttpOnly and SameSite=Strict.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from signoff.cancelling import CANCELLABLE
 from signoff.canonical import parse_args
 from signoff.deciding import approvers_of, refusal
 from signoff.errors import InvalidDecision, SignoffError, Unauthenticated
-from signoff.identity import Identity, IdentityKind
+from signoff.identity import Identity, IdentityKind, Session
 from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.ownership import asked, decision_refusal
 from signoff.server.approvals import decide_as
@@ -44,9 +44,9 @@ MODE_HELP = {"manual": "a human reviews every gated call",
 
 
 def render(request: Request, template: str, status: int = 200, **data: Any) -> HTMLResponse:
-    token = getattr(request.state, "token", None)
+    secret = getattr(request.state, "session_secret", None)
     data.setdefault("identity", getattr(request.state, "identity", None))
-    data["csrf"] = csrf_for(token) if token else ""
+    data["csrf"] = csrf_for(secret) if secret else ""
     html = env.get_template(template).render(**data)
     return HTMLResponse(html, status_code=status)
 
@@ -76,8 +76,12 @@ class Row:
 async def signed_in(request: Request) -> Identity | Response:
     try:
         return await authenticate(state_of(request).gate, request)
-    except Unauthenticated:
-        return RedirectResponse("/login", status_code=303)
+    except Unauthenticated as exc:
+        why = f"?why={exc.code}" if exc.code in LOGIN_MESSAGES else ""
+        response = RedirectResponse(f"/login{why}", status_code=303)
+        if request.cookies.get(COOKIE):
+            response.delete_cookie(COOKIE, path="/")
+        return response
 
 
 @pages.get("/")
@@ -85,27 +89,69 @@ async def home() -> Response:
     return RedirectResponse("/inbox", status_code=303)
 
 
+LOGIN_MESSAGES = {"session_expired": "Your session expired; sign in again.",
+                  "signed_out": "You are signed out.",
+                  "identity_disabled": "This user is disabled."}
+
+
 @pages.get("/login")
-async def login(request: Request, token: str | None = None) -> Response:
-    if not token:
-        return render(request, "login.html")
+async def login(request: Request, code: str | None = None, token: str | None = None,
+                why: str | None = None) -> Response:
+    """The sign-in page; with ``?code=`` a one-time login link, used up by this request."""
+    if token is not None:
+        return render(request, "login.html", status=400, error={
+            "code": "token_in_url", "message": "a token is never taken from a URL (it would "
+            "stay in browser history and logs); paste it into the form below"})
+    if not code:
+        return render(request, "login.html", flash=LOGIN_MESSAGES.get(why or ""))
+    state = state_of(request)
     try:
-        await run_in_threadpool(state_of(request).gate.authenticate, token)
-    except Unauthenticated:
-        return render(request, "login.html", status=401,
-                      error={"code": "unauthenticated", "message": "unknown or disabled token"})
+        secret, session = await run_in_threadpool(state.gate.redeem_login_link, code,
+                                                  limits=state.settings.limits)
+    except SignoffError as exc:
+        return render(request, "login.html", status=exc.http_status,
+                      error={"code": exc.code, "message": exc.message})
+    return await _signed_in(request, secret, session)
+
+
+@pages.post("/login")
+async def login_with_token(request: Request) -> Response:
+    """Sign in by pasting a token: it travels in the body, never in a URL."""
+    form = await request.form()
+    state = state_of(request)
+    try:
+        secret, session = await run_in_threadpool(
+            state.gate.sign_in, (_field(form, "token") or "").strip(),
+            limits=state.settings.limits)
+    except SignoffError as exc:
+        return render(request, "login.html", status=exc.http_status,
+                      error={"code": exc.code, "message": exc.message})
+    return await _signed_in(request, secret, session)
+
+
+async def _signed_in(request: Request, secret: str, session: Session) -> Response:
+    """Set the new session's cookie; a session the browser had before ends (one browser,
+    one session: the old one would otherwise live on, unseen, until it expired)."""
+    state = state_of(request)
+    previous = request.cookies.get(COOKIE)
+    if previous and previous != secret:
+        await run_in_threadpool(state.gate.end_session, previous)
     response = RedirectResponse("/inbox", status_code=303)
-    settings = state_of(request).settings
-    response.set_cookie(COOKIE, token, httponly=True, samesite="strict",
-                        secure=settings.secure_cookies, max_age=30 * 86400, path="/")
+    response.set_cookie(COOKIE, secret, httponly=True, samesite="strict",
+                        secure=state.settings.secure_cookies,
+                        max_age=max(1, int(session.expires_at - state.gate.clock())), path="/")
     return response
 
 
 @pages.post("/logout")
 async def logout(request: Request) -> Response:
     form = await request.form()
-    await authenticate(state_of(request).gate, request, csrf=_field(form, "csrf"))
-    response = RedirectResponse("/login", status_code=303)
+    state = state_of(request)
+    await authenticate(state.gate, request, csrf=_field(form, "csrf"))
+    secret = getattr(request.state, "session_secret", None)
+    if secret:
+        await run_in_threadpool(state.gate.end_session, secret)
+    response = RedirectResponse("/login?why=signed_out", status_code=303)
     response.delete_cookie(COOKIE, path="/")
     return response
 

@@ -11,7 +11,7 @@ from starlette.responses import Response, StreamingResponse
 from signoff import __version__
 from signoff.errors import SignoffError
 from signoff.server import schemas
-from signoff.server.auth import authenticate
+from signoff.server.auth import authenticate, still_signed_in
 from signoff.server.bodies import MAX_INDEX
 from signoff.server.events import event_stream
 from signoff.server.state import state_of
@@ -54,7 +54,8 @@ async def events(request: Request,
     start = after
     if last_event_id is not None and last_event_id.isdigit():
         start = min(int(last_event_id), MAX_INDEX)
-    return StreamingResponse(event_stream(state, request, start),
+    return StreamingResponse(event_stream(state, request, start,
+                                          lambda: still_signed_in(state.gate, request)),
                              media_type="text/event-stream",
                              headers={"X-Accel-Buffering": "no"})
 

@@ -3,9 +3,10 @@ work (the demo, tests, benchmarks).
 
 The listening socket is bound here, before uvicorn starts, so ``--port 0``
 works and the printed URL always names the port actually bound. On first
-start with no users an admin is created and a one-time login URL printed,
-as Jupyter does; only the token's hash is stored, so the URL is never shown
-again.
+start with no users an admin is created and a one-time login link printed,
+as Jupyter does — a link, not the admin's token: it works once, for
+``login_link_ttl``, and ``signoff users login admin`` makes another. The
+admin's token is never shown (``signoff users rotate admin`` issues one).
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ from typing import TextIO
 import uvicorn
 from fastapi import FastAPI
 
+from signoff.admin import os_actor
 from signoff.gate import Gate
 from signoff.identity import IdentityKind
 from signoff.server.settings import ServerSettings
+from signoff.sessions import LINK_TTL
+from signoff.sessions import login_url as link_url
 
 ADMIN = "admin"
 
@@ -41,16 +45,19 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def first_admin(gate: Gate) -> str | None:
-    """Create the first admin if the database has no users; its token, else ``None``."""
+def first_admin(gate: Gate, *, ttl: float = LINK_TTL) -> str | None:
+    """Create the first admin if the database has no users; a one-time login code for it,
+    else ``None``."""
     if gate.store.count_users():
         return None
-    _, token = gate.add_user(ADMIN, kind=IdentityKind.ADMIN)
-    return token
+    gate.add_user(ADMIN, kind=IdentityKind.ADMIN, actor=os_actor())
+    code, _ = gate.mint_login_link(ADMIN, ttl=ttl, actor=os_actor())
+    return code
 
 
-def login_url(settings: ServerSettings, token: str) -> str:
-    return f"{settings.base_url}/login?token={token}"
+def login_url(settings: ServerSettings, code: str) -> str:
+    """The URL of a one-time login link."""
+    return link_url(settings.base_url, code)
 
 
 def _config(app: FastAPI, log_level: str) -> uvicorn.Config:
@@ -63,7 +70,8 @@ def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = s
     """Bind, print where to go (``as_json``: one JSON line), and serve until interrupted."""
     sock = bind(settings.host, settings.port)
     settings = settings.with_port(sock.getsockname()[1])
-    token = first_admin(gate)
+    app.state.signoff.settings = settings  # links the app makes name the port really bound
+    token = first_admin(gate, ttl=settings.limits.link_ttl)
     config = gate.policy.config
     if as_json:
         print(json.dumps({"url": settings.base_url, "backend": gate.store.backend,
@@ -75,12 +83,14 @@ def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = s
         print(f"signoff {gate.store.backend} server at {settings.base_url} "
               f"(policy {config.source}, version {config.version})", file=out)
         if token:
-            print("first start: created user 'admin'. Sign in (this URL is shown once):",
+            minutes = settings.limits.link_ttl / 60
+            print(f"first start: created user 'admin'. Sign in with this link (it works once, "
+                  f"within {minutes:g} min; `signoff users login admin` makes another):",
                   file=out)
             print(f"    {login_url(settings, token)}", file=out)
         else:
-            print(f"sign in at {settings.base_url}/login with a token from "
-                  "`signoff users add`", file=out)
+            print(f"sign in at {settings.base_url}/login with a link from "
+                  "`signoff users login NAME` or a token from `signoff users add`", file=out)
     out.flush()
     uvicorn.Server(_config(app, log_level)).run(sockets=[sock])
 
@@ -92,6 +102,9 @@ class ServerThread:
                  log_level: str = "warning") -> None:
         self.sock = bind(host, port)
         self.port: int = self.sock.getsockname()[1]
+        state = getattr(app.state, "signoff", None)
+        if state is not None:  # links the app makes name the port really bound
+            state.settings = state.settings.with_port(self.port)
         self.host = host
         self.server = uvicorn.Server(_config(app, log_level))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},

@@ -16,11 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from signoff.errors import ConfigurationError
+from signoff.policy.config import parse_duration
+from signoff.sessions import SessionLimits
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-_KEYS = {"host", "port", "public_url", "allowed_hosts", "allowed_origins", "long_poll_max"}
+_KEYS = {"host", "port", "public_url", "allowed_hosts", "allowed_origins", "long_poll_max",
+         "login_link_ttl", "session_idle", "session_max"}
+# [server] key → environment variable, for the sign-in limits (durations: "10m", "8h", 30).
+_LIMITS = {"login_link_ttl": "SIGNOFF_LOGIN_LINK_TTL", "session_idle": "SIGNOFF_SESSION_IDLE",
+           "session_max": "SIGNOFF_SESSION_MAX"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +38,7 @@ class ServerSettings:
     allowed_origins: tuple[str, ...] = ()  # extra origins allowed to POST (no CORS either way)
     long_poll_max: float = 60.0  # the longest a GET /calls/{id}?wait= may hold
     secure_cookies: bool = False  # set by an https public_url
+    limits: SessionLimits = field(default_factory=SessionLimits)  # login links, sessions
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -96,6 +103,7 @@ def load_settings(*, policy_path: str | None = None, host: str | None = None,
                               for o in _typed(table, "allowed_origins", list, where) or ()),
         long_poll_max=float(_typed(table, "long_poll_max", float, where) or 60.0),
         secure_cookies=bool(url and str(url).startswith("https://")),
+        limits=_limits(table, env, policy_path),
     )
     if url is not None and not str(url).startswith(("http://", "https://")):
         raise ConfigurationError(f"public URL {url!r} must start with http:// or https://",
@@ -126,6 +134,32 @@ def _typed(table: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
                                  + (" above 0" if kind is float else ""),
                                  code="invalid_port" if key == "port" else "policy_invalid")
     return value
+
+
+def _limits(table: Mapping[str, Any], env: Mapping[str, str],
+            policy_path: str | None) -> SessionLimits:
+    """``SIGNOFF_LOGIN_LINK_TTL`` / ``SIGNOFF_SESSION_IDLE`` / ``SIGNOFF_SESSION_MAX``, else
+    ``[server]``'s ``login_link_ttl`` / ``session_idle`` / ``session_max``, else defaults."""
+    defaults = SessionLimits()
+    chosen: dict[str, float] = {}
+    for key, variable in _LIMITS.items():
+        value: Any = env.get(variable) or table.get(key)
+        if value is None:
+            continue
+        where = variable if env.get(variable) else f"{policy_path}: [server] {key}"
+        if isinstance(value, str) and value.strip().replace(".", "", 1).isdigit():
+            value = float(value)
+        try:
+            seconds = parse_duration(value)
+        except ValueError as exc:
+            raise ConfigurationError(f"{where}: {exc}", code="invalid_duration") from None
+        if seconds is None:
+            raise ConfigurationError(f"{where}: must be a duration, not 'never'",
+                                     code="invalid_duration")
+        chosen[key] = seconds
+    return SessionLimits(link_ttl=chosen.get("login_link_ttl", defaults.link_ttl),
+                         idle=chosen.get("session_idle", defaults.idle),
+                         lifetime=chosen.get("session_max", defaults.lifetime))
 
 
 def _int(value: str | None, name: str) -> int | None:

@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from signoff.audit import AuditEvent, Verification, verify
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
+from signoff.store.accounts import AccountReads
 from signoff.store.recall import (
     Recall,
     ThreadMemory,
@@ -21,8 +22,9 @@ from signoff.store.sqltx import _SELECT_REQUEST, SqlTx, audit_from_row, request_
 _AUDIT_PAGE = 1000
 
 
-class SqlStore(abc.ABC):
-    """Read helpers over a short read from ``_reader()``, which each backend supplies."""
+class SqlStore(AccountReads, abc.ABC):
+    """Read helpers over a short read from ``_reader()``, which each backend supplies
+    (accounts and sessions: ``AccountReads``)."""
 
     backend = "sql"
 

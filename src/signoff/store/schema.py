@@ -245,4 +245,34 @@ MIGRATIONS: tuple[Migration, ...] = (
         # calls (signoff.ownership): the review of a call is never chosen by its asker.
         statements=("ALTER TABLE threads ADD COLUMN set_by <TEXT>",),
     ),
+    Migration(
+        name="user lifecycle, login links and sessions",
+        # A token may expire and be rotated; a removed user stays as a tombstone (decisions
+        # and audit events name users). A login link is used once; a session is what it is
+        # exchanged for — the cookie holds the session's secret, never the user's token.
+        statements=(
+            "ALTER TABLE users ADD COLUMN token_expires_at <REAL>",
+            "ALTER TABLE users ADD COLUMN token_issued_at <REAL>",
+            "ALTER TABLE users ADD COLUMN removed_at <REAL>",
+            """CREATE TABLE login_links (
+                code_hash <TEXT> PRIMARY KEY,
+                user_name <TEXT> NOT NULL,
+                created_at <REAL> NOT NULL,
+                expires_at <REAL> NOT NULL,
+                used_at <REAL>,
+                created_by <TEXT>
+            )""",
+            """CREATE TABLE sessions (
+                id <TEXT> PRIMARY KEY,
+                secret_hash <TEXT> NOT NULL UNIQUE,
+                user_name <TEXT> NOT NULL,
+                created_at <REAL> NOT NULL,
+                last_seen <REAL> NOT NULL,
+                expires_at <REAL> NOT NULL,
+                idle_timeout <REAL> NOT NULL,
+                via <TEXT> NOT NULL
+            )""",
+            "CREATE INDEX sessions_user ON sessions (user_name)",
+        ),
+    ),
 )

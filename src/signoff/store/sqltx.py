@@ -30,6 +30,7 @@ from signoff.model import (
     ReviewMode,
     Risk,
 )
+from signoff.store.accounts import AccountRows
 
 REQUEST_COLUMNS = (
     "id", "call_id", "tool", "args", "args_hash", "status", "risk", "summary",
@@ -193,8 +194,9 @@ def _identity(name: str, kind: str, roles: str, disabled: Any) -> Identity:
                     disabled=bool(disabled))
 
 
-class SqlTx:
-    """A transaction over one DB-API cursor, in one dialect."""
+class SqlTx(AccountRows):
+    """A transaction over one DB-API cursor, in one dialect (accounts, links and sessions:
+    ``AccountRows``)."""
 
     def __init__(self, cursor: Any, dialect: Dialect,
                  head_hint: tuple[int, str] | None = None) -> None:
@@ -406,11 +408,12 @@ class SqlTx:
 
     # ---- users -------------------------------------------------------------------------------
 
-    def insert_user(self, identity: Identity, *, token_hash: str, at: float) -> None:
-        self._exec("INSERT INTO users (name, kind, roles, token_hash, disabled, created_at) "
-                   "VALUES (?, ?, ?, ?, ?, ?)",
+    def insert_user(self, identity: Identity, *, token_hash: str, at: float,
+                    expires_at: float | None = None) -> None:
+        self._exec("INSERT INTO users (name, kind, roles, token_hash, disabled, created_at, "
+                   "token_issued_at, token_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (identity.name, identity.kind.value, json.dumps(list(identity.roles)),
-                    token_hash, int(identity.disabled), at))
+                    token_hash, int(identity.disabled), at, at, expires_at))
 
     def _user(self, where: str, value: str) -> Identity | None:
         row = self._one(f"SELECT name, kind, roles, disabled FROM users WHERE {where} = ?",
