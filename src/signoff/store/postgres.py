@@ -33,10 +33,12 @@ from psycopg_pool import ConnectionPool
 
 from signoff.errors import Conflict, StoreError
 from signoff.store.common import SqlStore
+from signoff.store.faults import reraise
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqltx import POSTGRES, SqlTx
 
 CHANNEL = "signoff_requests"
+POOL_TIMEOUT = 5.0  # seconds to wait for a connection before answering store_busy
 _MIGRATION_LOCK = 0x5160FF  # pg_advisory_xact_lock key for setup()
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 WAIT_SLICE = 1.0  # re-read at least this often even if a notification were lost
@@ -60,7 +62,7 @@ class PostgresStore(SqlStore):
     backend = "postgres"
 
     def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,
-                 max_size: int = 8, setup: bool = False) -> None:
+                 max_size: int = 8, setup: bool = False, timeout: float = POOL_TIMEOUT) -> None:
         if schema is not None and not _SCHEMA.match(schema):
             raise ValueError("schema must be a lowercase SQL identifier")
         self.dsn = dsn
@@ -72,21 +74,23 @@ class PostgresStore(SqlStore):
         self._kwargs = kwargs
         try:
             if schema is not None:
-                with psycopg.connect(dsn, autocommit=True) as conn:
+                with psycopg.connect(dsn, autocommit=True,
+                                     connect_timeout=max(1, int(timeout))) as conn:
                     conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                         sql.Identifier(schema)))
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,
-                                       kwargs=kwargs, open=True)
+                                       kwargs=kwargs, open=True, timeout=timeout)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+            reraise(exc, "cannot connect to PostgreSQL")
         try:
             # Reads are single statements: in autocommit they cost one round trip each,
             # not three (BEGIN, SELECT, COMMIT).
             self.read_pool = ConnectionPool(dsn, min_size=1, max_size=max_size,
-                                            kwargs={**kwargs, "autocommit": True}, open=True)
+                                            kwargs={**kwargs, "autocommit": True}, open=True,
+                                            timeout=timeout)
         except psycopg.Error as exc:
             self.pool.close()  # not left to the garbage collector (its workers would join)
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+            reraise(exc, "cannot connect to PostgreSQL")
         self._changed = threading.Condition()
         self._generation = 0
         self._memory_writes = 0  # commits of this process that changed thread memory
@@ -99,7 +103,11 @@ class PostgresStore(SqlStore):
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
         if setup:
-            self.setup()
+            try:
+                self.setup()
+            except BaseException:
+                self.close()  # a store that failed to open leaves no pool behind
+                raise
 
     # ---- transactions ----------------------------------------------------------------------------
 
@@ -121,15 +129,18 @@ class PostgresStore(SqlStore):
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(f"a concurrent write got there first: {exc.diag.message_primary}",
                            code="unique_violation") from exc
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+        except psycopg.Error as exc:  # no connection in time, a failed commit, …
+            reraise(exc, "PostgreSQL")
 
     @contextmanager
     def _reader(self) -> Iterator[SqlTx]:
         if not self._schema_current:
             self._check_schema()
-        with self.read_pool.connection() as conn:
-            yield SqlTx(conn.cursor(), POSTGRES)
+        try:
+            with self.read_pool.connection() as conn:
+                yield SqlTx(conn.cursor(), POSTGRES)
+        except psycopg.Error as exc:  # statements are typed by SqlTx; this is the pool's
+            reraise(exc, "PostgreSQL")
 
     def _check_schema(self) -> None:
         """Refuse a database whose schema is behind this code (once per store): running on
@@ -142,8 +153,8 @@ class PostgresStore(SqlStore):
                 version = int(row[0]) if row else 0
         except psycopg.errors.UndefinedTable:
             version = 0
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+        except psycopg.Error as exc:
+            reraise(exc, "PostgreSQL")
         if version < len(MIGRATIONS):
             where = f" (schema {self.schema})" if self.schema else ""
             raise StoreError(
@@ -153,6 +164,12 @@ class PostgresStore(SqlStore):
 
     def setup(self) -> int:
         """Create or upgrade the schema; safe to run from several processes at once."""
+        try:
+            return self._setup()
+        except psycopg.Error as exc:
+            reraise(exc, "cannot migrate PostgreSQL")
+
+    def _setup(self) -> int:
         with self.pool.connection() as conn:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
