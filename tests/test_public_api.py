@@ -5,7 +5,8 @@ import signoff
 EXPECTED = {
     "ConfigurationError", "Effect", "Grant", "GrantScope", "InteractionMode", "InvalidArguments",
     "InvalidCall", "InvalidInput", "Memory", "PathError", "Policy", "PolicyError", "Reason",
-    "Rejection", "ReviewMode", "Risk", "RunContext", "SignoffError", "ToolCall", "Verdict", "__version__",
+    "Rejection", "ReviewMode", "Risk", "RunContext", "SignoffError", "ToolCall", "Verdict",
+    "__version__",
     "args_hash", "canonical_bytes", "parse_args", "trusted_context", "untrusted_context",
     "ApprovalRequest", "Blocked", "CallNotRun", "Conflict", "Decision", "DecisionKind", "Denied",
     "Expired", "Forbidden", "Gate", "Identity", "IdentityKind", "InvalidDecision", "NotFound",

@@ -28,7 +28,7 @@ from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
 from signoff.server.bodies import RequestId, ThreadId
-from signoff.server.reveal import reveal
+from signoff.server.reveal import escape_json, reveal
 from signoff.server.state import AppState, state_of
 from signoff.server.threads import allowed_modes, set_mode, thread_view
 
@@ -147,7 +147,8 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
     summary_html, flagged_summary = reveal(req.summary)
     tool_html, flagged_tool = reveal(req.tool)
     try:
-        pretty = json.dumps(json.loads(req.run_args), indent=2, ensure_ascii=False)
+        pretty = escape_json(json.dumps(json.loads(req.run_args), indent=2,
+                                        ensure_ascii=False))
     except ValueError:
         pretty = req.run_args
     refused = refusal(req, identity)  # the very check decide() makes

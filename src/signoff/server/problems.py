@@ -117,7 +117,7 @@ def _field(loc: list[str]) -> tuple[str, str]:
         return where, where
     field = ".".join(loc[1:])
     if loc[0] == "header":
-        field = "-".join(part.capitalize() for part in field.split("_"))
+        field = "-".join(part.capitalize() for part in field.replace("_", "-").split("-"))
     return where, field
 
 

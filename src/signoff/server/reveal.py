@@ -22,6 +22,7 @@ controls (``\\u0000``–``\\u001f``) in arguments.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
 import regex
@@ -55,6 +56,12 @@ def reveal(text: str | None) -> tuple[Markup, int]:
         parts.append(f'<mark class="hidden-char" title="{escape(name)}">'
                      f"\u27e6{code} {escape(name.lower())}\u27e7</mark>")
     return Markup("".join(parts)), flagged  # noqa: S704 (every piece is escaped above)
+
+
+def escape_json(text: str) -> str:
+    """JSON text (to edit in a form) with every hidden character written as its ``\\u``
+    escape: the same JSON value, and nothing in the text box that cannot be seen."""
+    return HIDDEN.sub(lambda found: json.dumps(found.group())[1:-1], text)
 
 
 def _label(ch: str) -> str:
