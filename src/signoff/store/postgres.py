@@ -73,9 +73,12 @@ class PostgresStore(SqlStore):
             kwargs["options"] = f"-c search_path={schema}"
         self._kwargs = kwargs
         try:
-            if schema is not None:
-                with psycopg.connect(dsn, autocommit=True,
-                                     connect_timeout=max(1, int(timeout))) as conn:
+            # One connection first: a database that is unreachable or refuses connections
+            # (its limit reached) fails here at once, with one typed error, instead of
+            # after the pool's timeout with its workers' warnings.
+            with psycopg.connect(dsn, autocommit=True,
+                                 connect_timeout=max(2, int(timeout))) as conn:
+                if schema is not None:
                     conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                         sql.Identifier(schema)))
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,

@@ -24,7 +24,7 @@ from typing import Any
 
 from signoff.errors import Conflict
 from signoff.store.common import SqlStore
-from signoff.store.faults import reraise
+from signoff.store.faults import reraise, store_error
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqltx import SQLITE, SqlTx
 
@@ -116,7 +116,10 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as exc:
             with contextlib.suppress(UnboundLocalError, sqlite3.Error):
                 conn.close()
-            reraise(exc, f"cannot open SQLite database {self.path}")
+            what = f"cannot open SQLite database {self.path}"
+            if not _writable(self.path):  # SQLite says only "unable to open database file"
+                raise store_error("store_read_only", what=what) from exc
+            reraise(exc, what)
         return conn
 
     def transaction(self) -> _Transaction:
@@ -212,6 +215,16 @@ class SqliteStore(SqlStore):
                     conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+def _writable(path: str) -> bool:
+    """Whether this process may write the database and its directory (WAL and shared-memory
+    files live beside it): a read-only file or mount is told apart from a missing one."""
+    if path == ":memory:" or path.startswith("file:"):
+        return True
+    directory = os.path.dirname(os.path.abspath(path))
+    return os.access(directory, os.W_OK) and (not os.path.exists(path)
+                                               or os.access(path, os.W_OK))
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
