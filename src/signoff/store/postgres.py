@@ -33,7 +33,7 @@ from psycopg_pool import ConnectionPool
 
 from signoff.errors import Conflict, StoreError
 from signoff.store.common import SqlStore
-from signoff.store.faults import reraise
+from signoff.store.faults import classify, reraise
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqltx import POSTGRES, SqlTx
 
@@ -42,6 +42,28 @@ POOL_TIMEOUT = 5.0  # seconds to wait for a connection before answering store_bu
 _MIGRATION_LOCK = 0x5160FF  # pg_advisory_xact_lock key for setup()
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 WAIT_SLICE = 1.0  # re-read at least this often even if a notification were lost
+
+
+def _probe(dsn: str, schema: str | None, timeout: float) -> None:
+    """One connection before the pools: a database that is unreachable fails here at once,
+    and one that keeps refusing connections (its limit reached) within ``timeout`` — with
+    one typed error, not the pool workers' warnings. A limit reached for a moment (other
+    processes starting too) is waited out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with psycopg.connect(dsn, autocommit=True,
+                                 connect_timeout=max(2, int(timeout))) as conn:
+                if schema is not None:
+                    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                        sql.Identifier(schema)))
+            return
+        except psycopg.OperationalError as exc:
+            typed = classify(exc)
+            busy = typed is not None and typed.code == "store_busy"
+            if not busy or time.monotonic() + 0.25 > deadline:
+                raise
+            time.sleep(0.25)
 
 
 def channel_for(schema: str | None) -> str:
@@ -73,14 +95,7 @@ class PostgresStore(SqlStore):
             kwargs["options"] = f"-c search_path={schema}"
         self._kwargs = kwargs
         try:
-            # One connection first: a database that is unreachable or refuses connections
-            # (its limit reached) fails here at once, with one typed error, instead of
-            # after the pool's timeout with its workers' warnings.
-            with psycopg.connect(dsn, autocommit=True,
-                                 connect_timeout=max(2, int(timeout))) as conn:
-                if schema is not None:
-                    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
-                        sql.Identifier(schema)))
+            _probe(dsn, schema, timeout)
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,
                                        kwargs=kwargs, open=True, timeout=timeout)
         except psycopg.Error as exc:
