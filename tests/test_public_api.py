@@ -4,8 +4,9 @@ import signoff
 
 EXPECTED = {
     "ConfigurationError", "Effect", "Grant", "GrantScope", "InteractionMode", "InvalidArguments",
-    "InvalidCall", "Memory", "PathError", "Policy", "PolicyError", "Reason", "Rejection",
-    "ReviewMode", "Risk", "RunContext", "SignoffError", "ToolCall", "Verdict", "__version__",
+    "InvalidCall", "InvalidInput", "Memory", "PathError", "Policy", "PolicyError", "Reason",
+    "Rejection", "ReviewMode", "Risk", "RunContext", "SignoffError", "ToolCall", "Verdict",
+    "__version__",
     "args_hash", "canonical_bytes", "parse_args", "trusted_context", "untrusted_context",
     "ApprovalRequest", "Blocked", "CallNotRun", "Conflict", "Decision", "DecisionKind", "Denied",
     "Expired", "Forbidden", "Gate", "Identity", "IdentityKind", "InvalidDecision", "NotFound",

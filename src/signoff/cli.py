@@ -29,6 +29,7 @@ from signoff.model import ToolCall, Verdict
 from signoff.policy import Memory, Policy, trusted_context
 from signoff.policy.explain import explain_call, format_explained
 from signoff.policy.starter import starter_toml
+from signoff.store.faults import classify
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -54,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+    except Exception as exc:  # a database failure outside the stores' typing: typed here
+        typed = classify(exc)
+        if typed is None:
+            raise
+        return _fail(typed, as_json=getattr(args, "json", False))
     finally:
         close_opened()
     return result

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from signoff import inputs
 from signoff.errors import ConfigurationError
 from signoff.gate import Gate
 from signoff.model import ApprovalRequest, Decision, RequestStatus
@@ -161,6 +162,7 @@ def _line(request: ApprovalRequest) -> str:
 
 
 def cmd_requests_list(args: argparse.Namespace) -> int:
+    inputs.optional_identifier("--thread", args.thread)
     gate = open_gate(args)
     status = RequestStatus(args.status) if args.status else None
     found = gate.store.list_requests(status=status, thread_id=args.thread, limit=args.limit)
@@ -170,6 +172,7 @@ def cmd_requests_list(args: argparse.Namespace) -> int:
 
 
 def cmd_requests_show(args: argparse.Namespace) -> int:
+    inputs.identifier("REQUEST_ID", args.request_id)
     gate = open_gate(args)
     request = gate.store_get(args.request_id)
     decisions = gate.store.decisions(request.id)

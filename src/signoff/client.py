@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
-from signoff import errors
+from signoff import errors, inputs
 from signoff.execution import Execution
 from signoff.outcomes import Outcome, OutcomeKind
 
@@ -75,7 +76,7 @@ class Client:
                           verdict=data.get("verdict", {}), stripped=tuple(data["stripped"]))
 
     def outcome(self, request_id: str, *, wait: float = 0.0) -> Outcome:
-        data = self._call("GET", f"/api/v1/calls/{request_id}", params={"wait": wait})
+        data = self._call("GET", f"/api/v1/calls/{_segment(request_id)}", params={"wait": wait})
         return Outcome(kind=OutcomeKind(data["kind"]), request_id=data.get("request_id"),
                        result=data.get("result"), error=data.get("error"),
                        code=data.get("code"), reason=data.get("reason"),
@@ -92,12 +93,12 @@ class Client:
                 return outcome
 
     def claim(self, request_id: str) -> Execution:
-        data = self._call("POST", f"/api/v1/calls/{request_id}/claim")
+        data = self._call("POST", f"/api/v1/calls/{_segment(request_id)}/claim")
         return Execution(data["request_id"], int(data["fencing_token"]), dict(data["args"]))
 
     def report(self, execution: Execution, *, result: Any = None,
                error: str | None = None) -> Outcome:
-        self._call("POST", f"/api/v1/calls/{execution.request_id}/result",
+        self._call("POST", f"/api/v1/calls/{_segment(execution.request_id)}/result",
                    json={"fencing_token": execution.fencing_token, "result": result,
                          "error": error})
         return self.outcome(execution.request_id)
@@ -142,7 +143,7 @@ class Client:
         return list(found)
 
     def request(self, request_id: str) -> dict[str, Any]:
-        return self._call("GET", f"/api/v1/requests/{request_id}")
+        return self._call("GET", f"/api/v1/requests/{_segment(request_id)}")
 
     def decide(self, request_id: str, kind: str, *, reason: str | None = None,
                alternatives: Sequence[str] = (), args: Mapping[str, Any] | None = None,
@@ -153,8 +154,8 @@ class Client:
         if args is not None:
             body["args"] = dict(args)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        return self._call("POST", f"/api/v1/requests/{request_id}/decisions", json=body,
-                          headers=headers)
+        return self._call("POST", f"/api/v1/requests/{_segment(request_id)}/decisions",
+                          json=body, headers=headers)
 
     def cancel(self, request_id: str, reason: str) -> dict[str, Any]:
         """Withdraw a request this identity asked for (an admin: any); the waiting agent
@@ -163,10 +164,11 @@ class Client:
                           json={"reason": reason})
 
     def thread(self, thread_id: str) -> dict[str, Any]:
-        return self._call("GET", f"/api/v1/threads/{thread_id}")
+        return self._call("GET", f"/api/v1/threads/{_segment(thread_id)}")
 
     def set_mode(self, thread_id: str, mode: str) -> dict[str, Any]:
-        return self._call("PUT", f"/api/v1/threads/{thread_id}", json={"review_mode": mode})
+        return self._call("PUT", f"/api/v1/threads/{_segment(thread_id)}",
+                          json={"review_mode": mode})
 
     def check(self, tool: str, args: Mapping[str, Any] | None = None, *,
               thread_id: str | None = None) -> dict[str, Any]:
@@ -202,6 +204,8 @@ def problem_error(response: httpx.Response) -> errors.SignoffError:
     detail = str(body.get("detail") or response.reason_phrase)
     if response.status_code == 422 and code in _ARG_CODES:
         return errors.InvalidArguments(detail, code=code)
+    if response.status_code == 422 and (code in inputs.CODES or "field" in body):
+        return errors.InvalidInput(detail, code=code, field=body.get("field"))
     kind = _BY_STATUS.get(response.status_code, errors.SignoffError)
     if kind is errors.Conflict:
         return errors.Conflict(detail, code=code, status=body.get("request_status"))
@@ -213,3 +217,9 @@ def _run_now(fn: Callable[..., Any], args: dict[str, Any]) -> Outcome:
         return Outcome(kind=OutcomeKind.EXECUTED, result=fn(**args))
     except Exception as exc:
         return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
+
+
+def _segment(value: str) -> str:
+    """An id as one path segment: a thread id such as ``org/repo#12`` must reach the server
+    whole, not as a path and a fragment."""
+    return quote(value, safe="")

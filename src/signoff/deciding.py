@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from signoff import lifecycle
+from signoff import inputs, lifecycle
 from signoff.audit import to_us
 from signoff.canonical import args_hash, canonical_text, hash_bytes, parse_args
 from signoff.errors import (
@@ -95,6 +95,8 @@ class Deciding:
                             if not identity.disabled else f"{identity.name} is disabled",
                             code="agent_cannot_decide" if not identity.disabled
                             else "identity_disabled")
+        inputs.identifier("request id", request_id)
+        inputs.optional_identifier("idempotency key", idempotency_key)
         edited = self._edited_args(decision)
         body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
         now = self.clock()

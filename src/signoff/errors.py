@@ -6,6 +6,7 @@ reworded; codes may not.
 
     SignoffError                      code varies; base of everything below
     ├── InvalidArguments              a tool call's arguments break the limits
+    ├── InvalidInput           422    a text field breaks the input contract (signoff.inputs)
     ├── InvalidCall                   a tool call that can never be bound to a decision
     ├── PathError                     a path that cannot be judged or opened safely
     ├── ConfigurationError            a caller or operator asked for something undefined
@@ -18,13 +19,16 @@ reworded; codes may not.
     │                                 call_id_reused, thread_waiting, illegal_transition
     ├── Expired                410    the request expired (judged by the server's clock)
     ├── InvalidDecision        422    invalid_edit, edit_denied, missing_reason
-    └── StoreError             503    the database could not be reached or refused
+    └── StoreError             503    the database is unreachable, busy, full or read-only:
+                                      retry after ``retry_after`` seconds
 
 Control-flow outcomes (``deny``, ``ask``, ``blocked``) are *verdicts*, not
 errors: they are returned, never raised.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 
 class SignoffError(Exception):
@@ -56,6 +60,29 @@ class InvalidArguments(SignoffError):
 
     code = "invalid_arguments"
     http_status = 422
+
+
+class InvalidInput(SignoffError):
+    """A text field that breaks the input contract (``signoff.inputs``); ``field`` names it.
+
+    Codes: ``nul_character``, ``lone_surrogate``, ``too_long``, ``invalid_identifier``,
+    ``invalid_tool_name``, ``invalid_index``, ``invalid_input`` (a value the database
+    refused to store, or of the wrong type).
+    """
+
+    code = "invalid_input"
+    http_status = 422
+
+    def __init__(self, message: str, *, code: str | None = None, field: str | None = None
+                 ) -> None:
+        super().__init__(message, code=code)
+        self.field = field
+
+    def to_dict(self) -> dict[str, str]:
+        out = super().to_dict()
+        if self.field:
+            out["field"] = self.field
+        return out
 
 
 class InvalidCall(SignoffError):
@@ -165,5 +192,17 @@ class InvalidDecision(SignoffError):
 
 
 class StoreError(SignoffError):
+    """The database failed, not the request: ``store_unavailable`` (unreachable, or an I/O
+    error), ``store_busy`` (no connection or lock within the time limit), ``store_full``
+    (no space left), ``store_read_only``, ``schema_outdated``. Nothing was half-written;
+    the same request may be sent again after ``retry_after`` seconds."""
+
     code = "store_unavailable"
     http_status = 503
+    RETRY_AFTER: ClassVar[dict[str, int]] = {
+        "store_busy": 1, "store_unavailable": 5, "store_full": 30, "store_read_only": 30,
+        "schema_outdated": 60}
+
+    @property
+    def retry_after(self) -> int:
+        return self.RETRY_AFTER.get(self.code, 5)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from signoff import lifecycle
+from signoff import inputs, lifecycle
 from signoff.canonical import args_hash, parse_args
 from signoff.deciding import needs_more_review
 from signoff.errors import Conflict, InvalidArguments, NotFound
@@ -154,6 +154,8 @@ class Executing:
         if self.hooks.before_result:
             self.hooks.before_result(execution.request_id)
         now = self.clock()
+        if error is not None:  # a tool's own words: made storable, never refused (signoff.inputs)
+            error = inputs.stored_text(str(error), inputs.ERROR_MAX)
         target = RequestStatus.FAILED if error is not None else RequestStatus.SUCCEEDED
         text = _result_text(result) if error is None else None
         with self.store.transaction() as tx:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from signoff import inputs
+
 
 class Effect(enum.StrEnum):
     """What the policy says about one call."""
@@ -120,6 +122,16 @@ class RunContext:
     principal: str | None = None
     intent: str | None = None
     parent_call: str | None = None
+
+    def __post_init__(self) -> None:
+        # The input contract (``signoff.inputs``): ids are stored, indexed and shown.
+        # An empty id means none, as everywhere else (``if context.thread_id``).
+        for name in ("thread_id", "run_id", "session_id", "principal", "parent_call"):
+            value = getattr(self, name)
+            if value is not None and value != "":
+                inputs.identifier(name, value)
+        if self.intent is not None:
+            inputs.text("intent", self.intent, inputs.INTENT_MAX)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -369,6 +381,16 @@ class Decision:
     message: str | None = None
     scope: ApproveScope = ApproveScope.ONCE
     grant_args: Mapping[str, str] | None = None  # patterns for a thread grant; default: exact
+
+    def __post_init__(self) -> None:
+        # The input contract (``signoff.inputs``): what an approver writes is stored and shown.
+        inputs.optional_text("reason", self.reason, inputs.REASON_MAX)
+        inputs.optional_text("message", self.message, inputs.MESSAGE_MAX)
+        inputs.texts("alternatives", self.alternatives, inputs.ALTERNATIVE_MAX,
+                     inputs.ALTERNATIVES_MAX)
+        for key, pattern in (self.grant_args or {}).items():
+            inputs.text("grant_args", key, inputs.PATTERN_MAX)
+            inputs.text(f"grant_args.{key}", pattern, inputs.PATTERN_MAX)
 
     @classmethod
     def approve(cls, *, scope: ApproveScope | str = ApproveScope.ONCE,

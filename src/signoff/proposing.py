@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from signoff import inputs
 from signoff.audit import to_us
 from signoff.canonical import parse_args
 from signoff.errors import Conflict
@@ -64,6 +65,7 @@ class Proposing:
     def propose(self, call: ToolCall, context: RunContext | None = None, *,
                 evidence: Sequence[str] = ()) -> Proposal:
         """Evaluate and, for an ask, create (or find again) the durable approval request."""
+        evidence = inputs.texts("evidence", evidence, inputs.EVIDENCE_MAX, inputs.EVIDENCE_ITEMS)
         context = self.context_for(context)
         args: dict[str, Any] = {}
         for attempt in range(3):

@@ -14,11 +14,13 @@ from typing import Any
 
 from signoff.canonical import canonical_text
 from signoff.ids import new_id
+from signoff.inputs import stored_text
 from signoff.model import ApprovalRequest, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.policy.config import PolicyConfig
 from signoff.tools import ToolEntry
 
 _SUMMARY_VALUE = 120
+SUMMARY_MAX = 2_000  # a summary and an expected effect: derived text, made storable
 
 
 def new_request_id() -> str:
@@ -49,7 +51,7 @@ def build_request(
         args_hash=verdict.args_hash,
         status=RequestStatus.PENDING,
         risk=verdict.risk,
-        summary=summarize(call.name, args, config, tool),
+        summary=stored_text(summarize(call.name, args, config, tool), SUMMARY_MAX),
         policy_version=verdict.policy_version,
         created_at=now,
         updated_at=now,
@@ -60,7 +62,7 @@ def build_request(
         principal=context.principal,
         agent=agent,
         description=call.description,
-        expected_effect=expected_effect(call.name, args, config, tool),
+        expected_effect=_stored(expected_effect(call.name, args, config, tool)),
         evidence=tuple(evidence),
         resource_versions=tool.versions(args) if tool is not None else {},
         roles=verdict.roles,
@@ -103,6 +105,10 @@ def expected_effect(name: str, args: Mapping[str, Any], config: PolicyConfig,
     if spec.writes:
         return "creates or overwrites files"
     return None
+
+
+def _stored(text: str | None) -> str | None:
+    return None if text is None else stored_text(text, SUMMARY_MAX)
 
 
 def _pairs(args: Mapping[str, Any]) -> str:

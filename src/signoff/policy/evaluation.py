@@ -21,8 +21,9 @@ import posixpath
 from collections.abc import Sequence
 from typing import Any
 
+from signoff import inputs
 from signoff.canonical import parse_args
-from signoff.errors import InvalidArguments
+from signoff.errors import InvalidArguments, InvalidInput
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
@@ -43,6 +44,12 @@ from signoff.policy.shell import ShellAnalysis, SimpleCommand, analyze
 _MAX_MEMO = 4096
 
 
+def _shown(name: object) -> str:
+    """A refused tool name as the model may see it again: quoted, escaped, not too long."""
+    text = ascii(name)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
 class Evaluation(Asking):
     """One call through the order; ``run()`` returns its verdict."""
 
@@ -53,9 +60,16 @@ class Evaluation(Asking):
                              "This tool call has no id, so no decision can be bound to it; "
                              "it was not run.")
         name = call.name
-        if not isinstance(name, str) or not name or len(name) > 256 or not name.isprintable():
+        problem = inputs.tool_name_problem(name)
+        if problem is not None:
             return self.deny(Step.WELL_FORMED, "invalid_tool_name",
-                             f"Tool name {name!r} is not a valid tool name.")
+                             f"Tool name {_shown(name)} is not a valid tool name: {problem}.")
+        try:  # the input contract (signoff.inputs): what is stored must be storable and seen
+            inputs.identifier("call id", call.id)
+            inputs.optional_text("description", call.description, inputs.DESCRIPTION_MAX)
+        except InvalidInput as exc:
+            return self.deny(Step.WELL_FORMED, exc.code,
+                             f"This call to {name!r} was refused: {exc.message}; it was not run.")
         try:
             self.args = parse_args(call.args)
         except InvalidArguments as exc:

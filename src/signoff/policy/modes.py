@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from signoff.errors import ConfigurationError
+from signoff.errors import ConfigurationError, InvalidInput
 from signoff.model import InteractionMode, ReviewMode, RunContext
 
 # Keys only trusted callers may set; public input carrying them has them removed.
@@ -122,12 +122,10 @@ def untrusted_context(data: Mapping[str, Any]) -> tuple[RunContext, tuple[str, .
     for key in UNTRUSTED_KEYS:
         value = data.get(key)
         values[key] = value if isinstance(value, str) else None
-    return (
-        RunContext(
-            thread_id=values["thread_id"],
-            run_id=values["run_id"],
-            session_id=values["session_id"],
-            intent=values["intent"],
-        ),
-        stripped,
-    )
+    try:
+        context = RunContext(thread_id=values["thread_id"], run_id=values["run_id"],
+                             session_id=values["session_id"], intent=values["intent"])
+    except InvalidInput as exc:  # name the field as the caller sent it
+        raise InvalidInput(f"context.{exc.message}", code=exc.code,
+                           field=f"context.{exc.field}") from None
+    return context, stripped

@@ -15,7 +15,13 @@ from signoff.identity import Identity
 from signoff.model import Decision, RequestStatus
 from signoff.server import schemas
 from signoff.server.auth import authenticate, require_decider
-from signoff.server.bodies import body_doc, read_body, request_fields
+from signoff.server.bodies import (
+    RequestId,
+    ThreadId,
+    body_doc,
+    read_body,
+    request_fields,
+)
 from signoff.server.state import state_of
 from signoff.server.threads import set_mode, thread_view
 
@@ -25,7 +31,7 @@ router = APIRouter()
 @router.get("/requests", response_model=schemas.RequestList, summary="List approval requests")
 async def list_requests(request: Request,
                         status: Annotated[RequestStatus | None, Query()] = None,
-                        thread_id: Annotated[str | None, Query(max_length=200)] = None,
+                        thread_id: Annotated[schemas.Identifier | None, Query()] = None,
                         limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Any:
     state = state_of(request)
     await authenticate(state.gate, request)
@@ -36,7 +42,7 @@ async def list_requests(request: Request,
 
 @router.get("/requests/{request_id}", response_model=schemas.RequestDetail,
             summary="One request with its decisions")
-async def get_request(request: Request, request_id: str) -> Any:
+async def get_request(request: Request, request_id: RequestId) -> Any:
     state = state_of(request)
     await authenticate(state.gate, request)
     return await run_in_threadpool(request_detail, state.gate, request_id)
@@ -53,8 +59,8 @@ def request_detail(gate: Gate, request_id: str) -> dict[str, Any]:
 @router.post("/requests/{request_id}/decisions", response_model=schemas.DecisionResult,
              openapi_extra=body_doc(schemas.DecisionIn),
              summary="Approve, reject, edit or respond, as the signed-in approver")
-async def decide(request: Request, request_id: str,
-                 idempotency_key: Annotated[str | None, Header(max_length=200)] = None) -> Any:
+async def decide(request: Request, request_id: RequestId,
+                 idempotency_key: Annotated[schemas.Identifier | None, Header()] = None) -> Any:
     state = state_of(request)
     identity = await authenticate(state.gate, request)
     require_decider(identity)
@@ -100,19 +106,19 @@ async def decide_as(state: Any, request_id: str, decision: Decision, identity: I
 
 # ---- threads ------------------------------------------------------------------------------------
 
-@router.get("/threads/{thread_id}", response_model=schemas.Thread,
+@router.get("/threads/{thread_id:path}", response_model=schemas.Thread,
             summary="A thread's review mode and what it waits for")
-async def get_thread(request: Request, thread_id: str) -> Any:
+async def get_thread(request: Request, thread_id: ThreadId) -> Any:
     state = state_of(request)
     await authenticate(state.gate, request)
     return await run_in_threadpool(thread_view, state.gate, thread_id)
 
 
 
-@router.put("/threads/{thread_id}", response_model=schemas.Thread,
+@router.put("/threads/{thread_id:path}", response_model=schemas.Thread,
             openapi_extra=body_doc(schemas.ThreadIn),
             summary="Set a thread's review mode (approvers; refused while a call executes)")
-async def put_thread(request: Request, thread_id: str) -> Any:
+async def put_thread(request: Request, thread_id: ThreadId) -> Any:
     state = state_of(request)
     identity = await authenticate(state.gate, request)
     require_decider(identity)

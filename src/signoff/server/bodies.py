@@ -8,8 +8,9 @@ shape validated against the pydantic model.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
+from fastapi import Path
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
@@ -23,6 +24,13 @@ from signoff.server.problems import problem_schema
 M = TypeVar("M", bound=BaseModel)
 MAX_BODY = (1 << 20) + 64 * 1024  # the arguments' limit plus room for the envelope
 MAX_INDEX = 2**53 - 1  # audit indexes; beyond this a database integer would overflow
+
+# Ids in paths, by the input contract (signoff.inputs). A thread id may hold "/": its
+# routes take the rest of the path ("{thread_id:path}"), and links percent-encode it.
+RequestId = Annotated[schemas.Identifier, Path(description="a request id (req_…)")]
+ThreadId = Annotated[schemas.Identifier, Path(
+    description="a thread id: 1–200 visible ASCII characters; percent-encode '/', '#', "
+    "'?' and '%'")]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"description": text, "content": {"application/problem+json": {

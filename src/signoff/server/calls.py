@@ -24,7 +24,7 @@ from signoff.outcomes import OutcomeKind
 from signoff.policy.modes import untrusted_context
 from signoff.server import schemas
 from signoff.server.auth import authenticate
-from signoff.server.bodies import body_doc, read_body
+from signoff.server.bodies import RequestId, body_doc, read_body
 from signoff.server.state import state_of
 
 router = APIRouter()
@@ -60,7 +60,7 @@ def _with_principal(context: RunContext, identity: Identity) -> RunContext:
 
 @router.get("/calls/{request_id}", response_model=schemas.Outcome,
             summary="The call's outcome; ?wait=SECONDS long-polls while it is pending")
-async def call_outcome(request: Request, request_id: str,
+async def call_outcome(request: Request, request_id: RequestId,
                        wait: Annotated[float, Query(ge=0, le=3600)] = 0) -> Any:
     state = state_of(request)
     await authenticate(state.gate, request)
@@ -80,7 +80,7 @@ async def call_outcome(request: Request, request_id: str,
 
 @router.post("/calls/{request_id}/claim", response_model=schemas.Claim,
              summary="Re-validate an approved call and claim it: run exactly the args returned")
-async def claim(request: Request, request_id: str) -> Any:
+async def claim(request: Request, request_id: RequestId) -> Any:
     state = state_of(request)
     identity = await authenticate(state.gate, request)
     current = await run_in_threadpool(state.gate.store_get, request_id)
@@ -99,7 +99,7 @@ async def claim(request: Request, request_id: str) -> Any:
 @router.post("/calls/{request_id}/result", response_model=schemas.Outcome,
              openapi_extra=body_doc(schemas.ResultIn),
              summary="Report what the claimed call did (holder of the fencing token only)")
-async def report(request: Request, request_id: str) -> Any:
+async def report(request: Request, request_id: RequestId) -> Any:
     state = state_of(request)
     identity = await authenticate(state.gate, request)
     body = await read_body(request, schemas.ResultIn)

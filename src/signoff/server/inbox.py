@@ -29,7 +29,8 @@ from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.ownership import asked, decision_refusal
 from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
-from signoff.server.reveal import reveal
+from signoff.server.bodies import RequestId, ThreadId
+from signoff.server.reveal import escape_json, reveal
 from signoff.server.state import AppState, state_of
 from signoff.server.threads import allowed_modes, set_mode, thread_view
 
@@ -37,6 +38,7 @@ pages = APIRouter(include_in_schema=False)
 env = Environment(loader=PackageLoader("signoff.server", "templates"),
                   autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
 env.filters["urlencode"] = lambda value: quote(str(value), safe="")
+env.filters["reveal"] = lambda value: reveal(value)[0]  # agent-supplied text, flagged
 
 MODE_HELP = {"manual": "a human reviews every gated call",
              "auto": "the reviewer approves low and medium risk; a human the rest",
@@ -191,8 +193,10 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
     args_html, flagged = reveal(req.run_args)
     description_html, flagged_desc = reveal(req.description)
     summary_html, flagged_summary = reveal(req.summary)
+    tool_html, flagged_tool = reveal(req.tool)
     try:
-        pretty = json.dumps(json.loads(req.run_args), indent=2, ensure_ascii=False)
+        pretty = escape_json(json.dumps(json.loads(req.run_args), indent=2,
+                                        ensure_ascii=False))
     except ValueError:
         pretty = req.run_args
     refused = refusal(req, identity)  # the very checks decide() makes
@@ -209,7 +213,8 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
     now = gate.clock()
     return {"r": req, "request_id": req.id, "thread_id": req.thread_id, "decisions": decisions,
             "approvals": len(approvers), "approvers": approvers, "args_html": args_html,
-            "flagged": flagged + flagged_desc + flagged_summary, "summary_html": summary_html,
+            "flagged": flagged + flagged_desc + flagged_summary + flagged_tool,
+            "summary_html": summary_html, "tool_html": tool_html,
             "description_html": description_html, "pretty_args": pretty,
             "edited_from": req.args if req.approved_args is not None else None,
             "expires_in": "in " + _age(req.expires_at - now) if req.expires_at else "",
@@ -219,7 +224,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
 
 
 @pages.get("/requests/{request_id}")
-async def request_page(request: Request, request_id: str, fragment: bool = False,
+async def request_page(request: Request, request_id: RequestId, fragment: bool = False,
                        done: str | None = None) -> Response:
     who = await signed_in(request)
     if isinstance(who, Response):
@@ -238,7 +243,7 @@ def _field(form: Mapping[str, Any], name: str) -> str | None:
 
 
 @pages.post("/requests/{request_id}/decide")
-async def decide_form(request: Request, request_id: str) -> Response:
+async def decide_form(request: Request, request_id: RequestId) -> Response:
     form = await request.form()
     state = state_of(request)
     identity = await authenticate(state.gate, request, csrf=_field(form, "csrf"))
@@ -303,8 +308,8 @@ def thread_data(state: AppState, thread_id: str) -> dict[str, Any]:
     return {"thread": view, "thread_id": thread_id, "modes": modes, "after": after}
 
 
-@pages.get("/threads/{thread_id}")
-async def thread_page(request: Request, thread_id: str, fragment: bool = False,
+@pages.get("/threads/{thread_id:path}")
+async def thread_page(request: Request, thread_id: ThreadId, fragment: bool = False,
                       done: str | None = None) -> Response:
     who = await signed_in(request)
     if isinstance(who, Response):
@@ -320,8 +325,8 @@ async def thread_page(request: Request, thread_id: str, fragment: bool = False,
     return render(request, page, can_decide=who.may_decide, flash=flash, **data)
 
 
-@pages.post("/threads/{thread_id}/mode")
-async def thread_mode(request: Request, thread_id: str) -> Response:
+@pages.post("/threads/{thread_id:path}/mode")
+async def thread_mode(request: Request, thread_id: ThreadId) -> Response:
     form = await request.form()
     state = state_of(request)
     identity = await authenticate(state.gate, request, csrf=_field(form, "csrf"))

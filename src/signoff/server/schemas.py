@@ -7,11 +7,57 @@ input: trusted keys in it are stripped and reported, unknown ones ignored.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
-Name = Field(min_length=1, max_length=200)
+from signoff import inputs
+from signoff.errors import InvalidInput
+
+
+def _checked(check: Callable[[str], Any]) -> AfterValidator:
+    """A validator by the input contract (``signoff.inputs``): a refusal keeps its code
+    (``problems`` turns it into the problem's ``code`` and ``field``)."""
+
+    def validate(value: str) -> str:
+        try:
+            check(value)
+        except InvalidInput as exc:
+            raise PydanticCustomError(exc.code, exc.message.replace("{", "{{")
+                                      .replace("}", "}}")) from None
+        return value
+
+    return AfterValidator(validate)
+
+
+def _text(limit: int) -> AfterValidator:
+    return _checked(lambda v: inputs.text("the value", v, limit))
+
+
+def _text_schema(limit: int) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "maxLength": limit, "pattern": "^[^\\x00]*$"})
+
+
+Identifier = Annotated[str, _checked(lambda v: inputs.identifier("the value", v)),
+                       WithJsonSchema({"type": "string", "minLength": 1,
+                                       "maxLength": inputs.ID_MAX,
+                                       "pattern": inputs.ID_PATTERN})]
+ToolName = Annotated[str, _checked(lambda v: inputs.tool_name("the value", v)),
+                     WithJsonSchema({"type": "string", "minLength": 1,
+                                     "maxLength": inputs.TOOL_MAX})]
+Index = Annotated[str, _checked(lambda v: inputs.index("the value", v)),
+                  WithJsonSchema({"type": "string",
+                                  "pattern": f"^[0-9]{{1,{inputs.INDEX_DIGITS}}}$"})]
+Description = Annotated[str, _text(inputs.DESCRIPTION_MAX),
+                        _text_schema(inputs.DESCRIPTION_MAX)]
+Reason = Annotated[str, _text(inputs.REASON_MAX), _text_schema(inputs.REASON_MAX)]
+Message = Annotated[str, _text(inputs.MESSAGE_MAX), _text_schema(inputs.MESSAGE_MAX)]
+Alternative = Annotated[str, _text(inputs.ALTERNATIVE_MAX),
+                        _text_schema(inputs.ALTERNATIVE_MAX)]
+Evidence = Annotated[str, _text(inputs.EVIDENCE_MAX), _text_schema(inputs.EVIDENCE_MAX)]
+ErrorText = Annotated[str, _text(inputs.ERROR_MAX), _text_schema(inputs.ERROR_MAX)]
 
 
 class Strict(BaseModel):
@@ -21,24 +67,22 @@ class Strict(BaseModel):
 class CallIn(Strict):
     """A tool call proposed by an agent (any language)."""
 
-    tool: str = Field(min_length=1, max_length=200, description="the tool's name")
+    tool: ToolName = Field(description="the tool's name")
     args: dict[str, Any] = Field(default_factory=dict, description="the call's JSON arguments")
-    call_id: str = Field(min_length=1, max_length=200,
-                         description="the model's id for this call; re-sending it finds the "
-                         "same request")
-    description: str | None = Field(None, max_length=10_000,
-                                    description="what the agent says the call does "
-                                    "(shown as agent-supplied)")
-    evidence: list[str] = Field(default_factory=list, max_length=50)
+    call_id: Identifier = Field(description="the model's id for this call; re-sending it finds "
+                                "the same request")
+    description: Description | None = Field(None, description="what the agent says the call "
+                                             "does (shown as agent-supplied)")
+    evidence: list[Evidence] = Field(default_factory=list, max_length=inputs.EVIDENCE_ITEMS)
     context: dict[str, Any] = Field(default_factory=dict,
                                     description="thread_id, run_id, session_id, intent; "
                                     "trusted keys are stripped")
 
 
 class CheckIn(Strict):
-    tool: str = Field(min_length=1, max_length=200)
+    tool: ToolName
     args: dict[str, Any] = Field(default_factory=dict)
-    call_id: str = Field("check", min_length=1, max_length=200)
+    call_id: Identifier = "check"
     context: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -47,10 +91,11 @@ class DecisionIn(Strict):
 
     kind: Literal["approve", "reject", "edit", "respond"]
     scope: Literal["once", "thread"] = "once"
-    reason: str | None = Field(None, max_length=10_000)
-    alternatives: list[str] = Field(default_factory=list, max_length=20)
+    reason: Reason | None = None
+    alternatives: list[Alternative] = Field(default_factory=list,
+                                            max_length=inputs.ALTERNATIVES_MAX)
     args: dict[str, Any] | None = Field(None, description="the edited arguments (kind=edit)")
-    message: str | None = Field(None, max_length=10_000, description="the answer (kind=respond)")
+    message: Message | None = Field(None, description="the answer (kind=respond)")
 
 
 class ThreadIn(Strict):
@@ -66,7 +111,7 @@ class CancelIn(Strict):
 class ResultIn(Strict):
     fencing_token: int = Field(ge=0, le=2**53 - 1)
     result: Any = None
-    error: str | None = Field(None, max_length=100_000)
+    error: ErrorText | None = None
 
 
 class Verdict(BaseModel):

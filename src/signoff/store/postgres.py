@@ -33,13 +33,37 @@ from psycopg_pool import ConnectionPool
 
 from signoff.errors import Conflict, StoreError
 from signoff.store.common import SqlStore
+from signoff.store.faults import classify, reraise
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqltx import POSTGRES, SqlTx
 
 CHANNEL = "signoff_requests"
+POOL_TIMEOUT = 5.0  # seconds to wait for a connection before answering store_busy
 _MIGRATION_LOCK = 0x5160FF  # pg_advisory_xact_lock key for setup()
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 WAIT_SLICE = 1.0  # re-read at least this often even if a notification were lost
+
+
+def _probe(dsn: str, schema: str | None, timeout: float) -> None:
+    """One connection before the pools: a database that is unreachable fails here at once,
+    and one that keeps refusing connections (its limit reached) within ``timeout`` — with
+    one typed error, not the pool workers' warnings. A limit reached for a moment (other
+    processes starting too) is waited out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with psycopg.connect(dsn, autocommit=True,
+                                 connect_timeout=max(2, int(timeout))) as conn:
+                if schema is not None:
+                    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                        sql.Identifier(schema)))
+            return
+        except psycopg.OperationalError as exc:
+            typed = classify(exc)
+            busy = typed is not None and typed.code == "store_busy"
+            if not busy or time.monotonic() + 0.25 > deadline:
+                raise
+            time.sleep(0.25)
 
 
 def channel_for(schema: str | None) -> str:
@@ -63,7 +87,9 @@ def redacted(dsn: str) -> str:
 
 
 def connect_error(dsn: str, exc: psycopg.Error) -> StoreError:
-    """Why PostgreSQL refused a first connection, said plainly, with a stable code."""
+    """Why PostgreSQL refused a first connection, said plainly for whoever started us (the
+    driver's own last line included: this reaches an operator's terminal, not an HTTP
+    body), with the code ``faults.classify`` gives it."""
     text = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
     found = re.search(r'database "([^"]+)" does not exist', str(exc))
     if found:
@@ -72,18 +98,20 @@ def connect_error(dsn: str, exc: psycopg.Error) -> StoreError:
                           f"(`createdb {name}` or CREATE DATABASE {name}), then run "
                           f"`signoff db migrate --db '{redacted(dsn)}'`",
                           code="database_missing")
-    if "too many clients" in str(exc) or "remaining connection slots" in str(exc):
-        return StoreError(f"PostgreSQL has no free connection ({text}); retry later or "
-                          "raise max_connections", code="store_unavailable")
-    return StoreError(f"cannot connect to PostgreSQL at {redacted(dsn)}: {text}",
-                      code="store_unavailable")
+    typed = classify(exc)
+    code = typed.code if isinstance(typed, StoreError) else "store_unavailable"
+    hint = "; retry later, or raise its connection limit" if code == "store_busy" else ""
+    error = StoreError(f"cannot connect to PostgreSQL at {redacted(dsn)}: {text}{hint}",
+                       code=code)
+    error.__cause__ = exc
+    return error
 
 
 class PostgresStore(SqlStore):
     backend = "postgres"
 
     def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,
-                 max_size: int = 8, setup: bool = False) -> None:
+                 max_size: int = 8, setup: bool = False, timeout: float = POOL_TIMEOUT) -> None:
         if schema is not None and not _SCHEMA.match(schema):
             raise ValueError("schema must be a lowercase SQL identifier")
         self.dsn = dsn
@@ -96,25 +124,23 @@ class PostgresStore(SqlStore):
         # One direct connection first: a pool retries a database that does not exist for
         # its whole timeout (30 s) and then names no cause; this says why at once.
         try:
-            with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
-                if schema is not None:
-                    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
-                        sql.Identifier(schema)))
+            _probe(dsn, schema, timeout)
         except psycopg.Error as exc:
             raise connect_error(dsn, exc) from None
         try:
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,
-                                       kwargs=kwargs, open=True)
+                                       kwargs=kwargs, open=True, timeout=timeout)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+            reraise(exc, "cannot connect to PostgreSQL")
         try:
             # Reads are single statements: in autocommit they cost one round trip each,
             # not three (BEGIN, SELECT, COMMIT).
             self.read_pool = ConnectionPool(dsn, min_size=1, max_size=max_size,
-                                            kwargs={**kwargs, "autocommit": True}, open=True)
+                                            kwargs={**kwargs, "autocommit": True}, open=True,
+                                            timeout=timeout)
         except psycopg.Error as exc:
             self.pool.close()  # not left to the garbage collector (its workers would join)
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+            reraise(exc, "cannot connect to PostgreSQL")
         self._changed = threading.Condition()
         self._generation = 0
         self._memory_writes = 0  # commits of this process that changed thread memory
@@ -127,7 +153,11 @@ class PostgresStore(SqlStore):
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
         if setup:
-            self.setup()
+            try:
+                self.setup()
+            except BaseException:
+                self.close()  # a store that failed to open leaves no pool behind
+                raise
 
     # ---- transactions ----------------------------------------------------------------------------
 
@@ -149,15 +179,18 @@ class PostgresStore(SqlStore):
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(f"a concurrent write got there first: {exc.diag.message_primary}",
                            code="unique_violation") from exc
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+        except psycopg.Error as exc:  # no connection in time, a failed commit, …
+            reraise(exc, "PostgreSQL")
 
     @contextmanager
     def _reader(self) -> Iterator[SqlTx]:
         if not self._schema_current:
             self._check_schema()
-        with self.read_pool.connection() as conn:
-            yield SqlTx(conn.cursor(), POSTGRES)
+        try:
+            with self.read_pool.connection() as conn:
+                yield SqlTx(conn.cursor(), POSTGRES)
+        except psycopg.Error as exc:  # statements are typed by SqlTx; this is the pool's
+            reraise(exc, "PostgreSQL")
 
     def _check_schema(self) -> None:
         """Refuse a database whose schema is behind this code (once per store): running on
@@ -170,8 +203,8 @@ class PostgresStore(SqlStore):
                 version = int(row[0]) if row else 0
         except psycopg.errors.UndefinedTable:
             version = 0
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+        except psycopg.Error as exc:
+            reraise(exc, "PostgreSQL")
         if version < len(MIGRATIONS):
             where = f" (schema {self.schema})" if self.schema else ""
             raise StoreError(
@@ -182,6 +215,12 @@ class PostgresStore(SqlStore):
 
     def setup(self) -> int:
         """Create or upgrade the schema; safe to run from several processes at once."""
+        try:
+            return self._setup()
+        except psycopg.Error as exc:
+            reraise(exc, "cannot migrate PostgreSQL")
+
+    def _setup(self) -> int:
         with self.pool.connection() as conn:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))

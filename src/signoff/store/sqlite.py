@@ -20,9 +20,11 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
-from signoff.errors import Conflict, StoreError
+from signoff.errors import Conflict
 from signoff.store.common import SqlStore
+from signoff.store.faults import reraise, store_error
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqltx import SQLITE, SqlTx
 
@@ -71,7 +73,11 @@ class SqliteStore(SqlStore):
         self._lock = threading.RLock()  # a dying thread's lease may return its connection
         self._writer = threading.Lock()
         if migrate:
-            self.migrate()
+            try:
+                self.migrate()
+            except BaseException:
+                self.close()  # a store that failed to open leaves no connection behind
+                raise
 
     # ---- connections -------------------------------------------------------------------------
 
@@ -108,7 +114,12 @@ class SqliteStore(SqlStore):
             conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
             conn.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
+            with contextlib.suppress(UnboundLocalError, sqlite3.Error):
+                conn.close()
+            what = f"cannot open SQLite database {self.path}"
+            if not _writable(self.path):  # SQLite says only "unable to open database file"
+                raise store_error("store_read_only", what=what) from exc
+            reraise(exc, what)
         return conn
 
     def transaction(self) -> _Transaction:
@@ -123,29 +134,33 @@ class SqliteStore(SqlStore):
 
     def migrate(self) -> int:
         conn = self._connection()
+        try:
+            self._migrate_step(conn, None, "CREATE TABLE IF NOT EXISTS signoff_migrations "
+                               "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                               "applied_at REAL NOT NULL)")
+            for version, migration in enumerate(MIGRATIONS, start=1):
+                self._migrate_step(conn, version, migration)
+        except sqlite3.Error as exc:
+            reraise(exc, f"cannot migrate SQLite database {self.path}")
+        return len(MIGRATIONS)
+
+    @staticmethod
+    def _migrate_step(conn: sqlite3.Connection, version: int | None, step: Any) -> None:
+        """One migration (or the bookkeeping table) in its own ``BEGIN IMMEDIATE``."""
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("CREATE TABLE IF NOT EXISTS signoff_migrations (version INTEGER "
-                         "PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)")
+            if version is None:
+                conn.execute(step)
+            elif not conn.execute("SELECT 1 FROM signoff_migrations WHERE version = ?",
+                                  (version,)).fetchone():
+                for statement in step.for_dialect("sqlite"):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO signoff_migrations VALUES (?, ?, ?)",
+                             (version, step.name, time.time()))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
-        for version, migration in enumerate(MIGRATIONS, start=1):
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                done = conn.execute("SELECT 1 FROM signoff_migrations WHERE version = ?",
-                                    (version,)).fetchone()
-                if not done:
-                    for statement in migration.for_dialect("sqlite"):
-                        conn.execute(statement)
-                    conn.execute("INSERT INTO signoff_migrations VALUES (?, ?, ?)",
-                                 (version, migration.name, time.time()))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        return len(MIGRATIONS)
 
     # ---- waking ------------------------------------------------------------------------------
 
@@ -202,6 +217,24 @@ class SqliteStore(SqlStore):
         self._local = threading.local()
 
 
+def _writable(path: str) -> bool:
+    """Whether this process may write the database and its directory (WAL and shared-memory
+    files live beside it): a read-only file or mount is told apart from a missing one."""
+    if path == ":memory:" or path.startswith("file:"):
+        return True
+    directory = os.path.dirname(os.path.abspath(path))
+    return os.access(directory, os.W_OK) and (not os.path.exists(path)
+                                               or os.access(path, os.W_OK))
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back what is still open. SQLite may have rolled back already (a full disk, an
+    I/O error): a second ROLLBACK would fail and bury the error that matters."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
 class _Transaction:
     """``with store.transaction() as tx``: ``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK``.
 
@@ -228,7 +261,7 @@ class _Transaction:
         except BaseException as exc:
             store._writer.release()
             if isinstance(exc, sqlite3.Error):
-                raise StoreError(f"cannot begin a transaction: {exc}") from exc
+                reraise(exc, "cannot begin a transaction")
             raise
         self.tx = SqlTx(conn.cursor(), SQLITE, head_hint=getattr(store._local, "head", None))
         return self.tx
@@ -240,18 +273,20 @@ class _Transaction:
         try:
             if exc is not None:
                 local.head = None
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 if isinstance(exc, sqlite3.IntegrityError) and str(exc).startswith(
                         ("UNIQUE constraint failed", "PRIMARY KEY must be unique")):
                     raise Conflict(f"a concurrent write got there first: {exc}",
                                    code="unique_violation") from exc
+                if isinstance(exc, sqlite3.Error):
+                    reraise(exc, "the transaction failed")
                 return
             try:
                 conn.execute("COMMIT")
             except sqlite3.Error as failed:
                 local.head = None
-                conn.execute("ROLLBACK")
-                raise StoreError(f"commit failed: {failed}") from failed
+                _rollback(conn)
+                reraise(failed, "the commit failed")
             if tx.memory_changed:
                 store._memory_writes += 1
             if tx.head is not None:

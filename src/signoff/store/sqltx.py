@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signoff.audit import AuditEvent, canonical_data, chain_hash
+from signoff.errors import InvalidInput
 from signoff.identity import Identity, IdentityKind
 from signoff.model import (
     ApprovalRequest,
@@ -31,6 +32,7 @@ from signoff.model import (
     Risk,
 )
 from signoff.store.accounts import AccountRows
+from signoff.store.faults import classify
 
 REQUEST_COLUMNS = (
     "id", "call_id", "tool", "args", "args_hash", "status", "risk", "summary",
@@ -48,6 +50,13 @@ _DECISION_COLUMNS = ("id", "request_id", "kind", "approver", "created_at", "args
 _AUDIT_COLUMNS = "idx, at_us, kind, request_id, actor, data, prev_hash, hash"
 _GRANT_COLUMNS = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
                   "created_by")
+
+
+def _typed(exc: Exception) -> Exception:
+    if isinstance(exc, UnicodeEncodeError):  # a lone surrogate cannot be UTF-8
+        return InvalidInput("a value holds a lone surrogate", code="lone_surrogate")
+    typed = classify(exc)
+    return exc if typed is None else typed
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +219,13 @@ class SqlTx(AccountRows):
         self.head_hint = head_hint
 
     def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
-        self.cursor.execute(self.dialect.sql(statement), tuple(params))
+        try:
+            self.cursor.execute(self.dialect.sql(statement), tuple(params))
+        except Exception as exc:  # a database failure or refusal: typed (signoff.store.faults)
+            typed = _typed(exc)
+            if typed is exc:
+                raise
+            raise typed from exc
         return self.cursor
 
     def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
