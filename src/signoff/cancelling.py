@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from signoff import lifecycle
+from signoff import inputs, lifecycle
 from signoff.errors import Conflict, Forbidden, InvalidDecision, NotFound, Unauthenticated
 from signoff.identity import Identity, IdentityKind
 from signoff.model import ApprovalRequest, RequestStatus
@@ -27,10 +27,12 @@ class Cancelling:
     clock: Callable[[], float]
 
     def withdraw(self, request_id: str, *, identity: Identity, reason: str) -> ApprovalRequest:
-        """Cancel ``request_id`` as ``identity``. Raises ``InvalidDecision(missing_reason)``,
+        """Cancel ``request_id`` as ``identity``. Raises ``InvalidInput`` (the input
+        contract), ``InvalidDecision(missing_reason)``,
         ``NotFound``, ``Forbidden`` (``not_requester``, ``identity_disabled``) or
         ``Conflict(already_decided)``."""
-        reason = reason.strip()
+        request_id = inputs.identifier("request_id", request_id)
+        reason = inputs.text("reason", reason, inputs.REASON_MAX).strip()
         if not reason:
             raise InvalidDecision("a cancellation needs a reason the agent can read",
                                   code="missing_reason")

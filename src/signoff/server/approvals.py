@@ -72,7 +72,7 @@ async def decide(request: Request, request_id: RequestId,
 @router.post("/requests/{request_id}/cancel", response_model=schemas.Request,
              openapi_extra=body_doc(schemas.CancelIn),
              summary="Withdraw a pending or approved request (its asker, or an admin)")
-async def cancel(request: Request, request_id: str) -> Any:
+async def cancel(request: Request, request_id: RequestId) -> Any:
     state = state_of(request)
     identity = await authenticate(state.gate, request)
     body = await read_body(request, schemas.CancelIn)

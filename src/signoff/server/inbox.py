@@ -264,7 +264,7 @@ async def decide_form(request: Request, request_id: RequestId) -> Response:
 
 
 @pages.post("/requests/{request_id}/cancel")
-async def cancel_form(request: Request, request_id: str) -> Response:
+async def cancel_form(request: Request, request_id: RequestId) -> Response:
     form = await request.form()
     state = state_of(request)
     identity = await authenticate(state.gate, request, csrf=_field(form, "csrf"))

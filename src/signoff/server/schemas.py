@@ -105,7 +105,7 @@ class ThreadIn(Strict):
 class CancelIn(Strict):
     """Why the request is withdrawn; the waiting agent reads it."""
 
-    reason: str = Field(min_length=1, max_length=10_000)
+    reason: Reason = Field(min_length=1)
 
 
 class ResultIn(Strict):

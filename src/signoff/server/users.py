@@ -18,12 +18,12 @@ from signoff.admin import expiry
 from signoff.identity import Account, Identity, Session
 from signoff.server.auth import authenticate, require_admin
 from signoff.server.bodies import body_doc, read_body
-from signoff.server.schemas import Strict
+from signoff.server.schemas import Identifier, Strict
 from signoff.server.state import AppState, state_of
 from signoff.sessions import login_url
 
 router = APIRouter(prefix="/users", tags=["users"])
-UserName = Annotated[str, Path(min_length=1, max_length=64)]
+UserName = Annotated[Identifier, Path(description="a user name")]
 Role = Annotated[str, Field(min_length=1, max_length=64)]
 Expires = Field(None, max_length=20, description="token lifetime: '90d', '12h', '30m', "
                 "seconds, or 'never' (the default)")
