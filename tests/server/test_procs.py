@@ -14,3 +14,14 @@ def test_a_real_server_answers_the_users_the_cli_made(live: Live) -> None:
     with other.client(live.tokens["ann"]) as ann:
         assert ann.get("/api/v1/requests").status_code == 200
     assert live.server.start_line["backend"] == live.backend
+
+
+def test_a_real_server_names_its_policy_on_both_backends(live: Live) -> None:
+    """Issue 12, item 1, on PostgreSQL as on SQLite: the start-up line and /healthz name
+    the policy the server judges by, and its version."""
+    assert live.server.start_line["policy"] == "signoff.toml"
+    assert live.server.start_line["policy_version"]
+    with live.client() as anonymous:
+        health = anonymous.get("/healthz").json()
+    assert (health["policy"], health["policy_version"], health["backend"]) == (
+        "signoff.toml", live.server.start_line["policy_version"], live.backend)
