@@ -60,8 +60,8 @@ import signoff
 from _common import expect, version
 from _postgres import redact, show
 from signoff import Policy, RunContext, ToolCall
-from signoff.gate import Gate
-from signoff.outcomes import ProposalKind
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import ProposalKind
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/postgres"

@@ -48,10 +48,10 @@ import signoff
 from _common import expect, version
 from _postgres import Floor, PgTarget, connect_pg, pg_floor, redact
 from signoff import Effect, Policy, RunContext, ToolCall
-from signoff.gate import Gate
 from signoff.identity import Identity
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import OutcomeKind, ProposalKind
 from signoff.model import Decision
-from signoff.outcomes import OutcomeKind, ProposalKind
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/postgres"
 COMMAND = "make build"

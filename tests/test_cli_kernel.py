@@ -10,7 +10,7 @@ import pytest
 
 from signoff import Policy, RunContext, ToolCall
 from signoff.cli import main
-from signoff.gate import Gate
+from signoff.kernel.gate import Gate
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqlite import SqliteStore
 

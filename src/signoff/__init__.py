@@ -25,8 +25,20 @@ from signoff.errors import (
     StoreError,
     Unauthenticated,
 )
-from signoff.gate import Gate
 from signoff.identity import Identity, IdentityKind
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import (
+    Blocked,
+    CallNotRun,
+    Denied,
+    Outcome,
+    OutcomeKind,
+    Proposal,
+    ProposalKind,
+    Rejected,
+    Responded,
+    StillPending,
+)
 from signoff.model import (
     ApprovalRequest,
     Decision,
@@ -43,18 +55,6 @@ from signoff.model import (
     RunContext,
     ToolCall,
     Verdict,
-)
-from signoff.outcomes import (
-    Blocked,
-    CallNotRun,
-    Denied,
-    Outcome,
-    OutcomeKind,
-    Proposal,
-    ProposalKind,
-    Rejected,
-    Responded,
-    StillPending,
 )
 from signoff.policy import Memory, Policy, trusted_context, untrusted_context
 from signoff.store.sqlite import SqliteStore

@@ -18,7 +18,7 @@ from typing import Any
 
 from signoff import inputs
 from signoff.errors import ConfigurationError
-from signoff.gate import Gate
+from signoff.kernel.gate import Gate
 from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.policy import Policy, parse_policy
 from signoff.store.base import Store

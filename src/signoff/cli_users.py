@@ -12,11 +12,11 @@ import argparse
 import time
 from typing import Any
 
-from signoff.admin import expiry, os_actor
 from signoff.cli_kernel import _leaf, _print, open_gate
-from signoff.gate import Gate
 from signoff.identity import Account, IdentityKind, Session, parse_roles
-from signoff.sessions import login_url
+from signoff.kernel.admin import expiry, os_actor
+from signoff.kernel.gate import Gate
+from signoff.kernel.sessions import login_url
 
 EXPIRES_HELP = "the token stops working after this long: 90d, 12h, 30m (default: never)"
 

@@ -23,8 +23,8 @@ from urllib.parse import quote
 import httpx
 
 from signoff import errors, inputs
-from signoff.execution import Execution
-from signoff.outcomes import Outcome, OutcomeKind
+from signoff.kernel.execution import Execution
+from signoff.kernel.outcomes import Outcome, OutcomeKind
 
 _BY_STATUS: dict[int, type[errors.SignoffError]] = {
     400: errors.ConfigurationError, 401: errors.Unauthenticated, 403: errors.Forbidden,

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 from signoff.demo_report import Report
 from signoff.demo_tools import FILES, make_workspace, register_tools, write_policy
 from signoff.errors import ConfigurationError, SignoffError
-from signoff.gate import Gate
 from signoff.identity import Identity, IdentityKind
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.model import Decision, Effect, ToolCall
-from signoff.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.policy import Policy, trusted_context
 from signoff.store.sqlite import SqliteStore
 

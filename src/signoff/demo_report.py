@@ -15,8 +15,8 @@ from typing import Any, TextIO
 
 from signoff.audit import AuditEvent, Verification
 from signoff.demo_tools import describe_result
+from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import Verdict
-from signoff.outcomes import Outcome, OutcomeKind
 
 WIDTH = 100
 RULE = "=" * 78

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from signoff.errors import PathError
-from signoff.gate import Gate
+from signoff.kernel.gate import Gate
 from signoff.policy.starter import starter_toml
 from signoff.safeopen import open_beneath, read_beneath
 

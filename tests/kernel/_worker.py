@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from signoff.errors import SignoffError
-from signoff.execution import Hooks
-from signoff.gate import Gate
+from signoff.kernel.execution import Hooks
+from signoff.kernel.gate import Gate
 from signoff.model import Decision, RunContext, ToolCall
 from signoff.policy import Policy
 from signoff.store.base import Store

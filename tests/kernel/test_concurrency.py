@@ -42,10 +42,10 @@ from _worker import (
 from kit import KERNEL_POLICY
 from signoff.audit import verify
 from signoff.errors import SignoffError
-from signoff.gate import Gate
 from signoff.identity import Identity
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import OutcomeKind
 from signoff.model import Decision, RequestStatus, RunContext
-from signoff.outcomes import OutcomeKind
 from signoff.store.base import Store
 
 APPROVED, REJECTED = RequestStatus.APPROVED, RequestStatus.REJECTED

@@ -54,11 +54,11 @@ from _worker import (
 from kit import KERNEL_POLICY, make_store
 from signoff.audit import verify
 from signoff.errors import SignoffError
-from signoff.execution import Hooks
-from signoff.gate import Gate
 from signoff.identity import Identity
+from signoff.kernel.execution import Hooks
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import OutcomeKind
 from signoff.model import Decision, RequestStatus, RunContext
-from signoff.outcomes import OutcomeKind
 from signoff.store.base import Store
 
 ITERATIONS = 20

@@ -1,4 +1,4 @@
-"""Decisions through ``signoff.gate.Gate``, on both backends (DESIGN §3, §4).
+"""Decisions through ``signoff.kernel.gate.Gate``, on both backends (DESIGN §3, §4).
 
 Every test runs against a real SQLite file and a real PostgreSQL schema, with
 a deterministic clock. A ledger list is the oracle of what ran.
@@ -27,8 +27,10 @@ from signoff.errors import (
     NotFound,
     Unauthenticated,
 )
-from signoff.gate import Gate
 from signoff.identity import Identity, IdentityKind
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import OutcomeKind, ProposalKind, Rejected, Responded, StillPending
+from signoff.kernel.tools import file_version
 from signoff.model import (
     ApproveScope,
     Decision,
@@ -40,10 +42,8 @@ from signoff.model import (
     RunContext,
     ToolCall,
 )
-from signoff.outcomes import OutcomeKind, ProposalKind, Rejected, Responded, StillPending
 from signoff.policy import Policy
 from signoff.store.base import Store
-from signoff.tools import file_version
 
 T0 = 1_700_000_000.0
 EXECUTE_SCHEMA = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from signoff.errors import Conflict, Forbidden, InvalidDecision
-from signoff.gate import Gate
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import OutcomeKind, ProposalKind
 from signoff.model import Decision, Grant, GrantScope, RequestStatus, RunContext, ToolCall
-from signoff.outcomes import OutcomeKind, ProposalKind
 from signoff.policy import Policy, parse_policy
 from signoff.store.base import Store
 

@@ -16,17 +16,18 @@ import pytest
 
 from backdoor import raw
 from kit import KERNEL_POLICY
-from signoff import audit, lifecycle
+from signoff import audit
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict
-from signoff.execution import Execution
-from signoff.gate import Gate
 from signoff.identity import Identity
+from signoff.kernel import lifecycle
+from signoff.kernel.execution import Execution
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import OutcomeKind, ProposalKind
+from signoff.kernel.tools import file_version
 from signoff.model import Decision, RequestStatus, RunContext, ToolCall
-from signoff.outcomes import OutcomeKind, ProposalKind
 from signoff.policy import Policy
 from signoff.store.base import Store
-from signoff.tools import file_version
 
 T0 = 1_700_000_000.0
 

@@ -1,4 +1,4 @@
-"""Verdict audit events are batched (signoff.verdicts), rejections are remembered through a
+"""Verdict audit events are batched (signoff.kernel.verdicts), rejections are remembered through a
 cache, and SQLite connections follow threads without leaking — on both backends."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from signoff import Decision, Gate, Policy, ToolCall
+from signoff.kernel.outcomes import ProposalKind
 from signoff.model import RunContext
-from signoff.outcomes import ProposalKind
 from signoff.store.base import Store
 from signoff.store.sqlite import SqliteStore
 

@@ -10,7 +10,7 @@ from server_helpers import Served
 
 from signoff import errors
 from signoff.client import Client
-from signoff.outcomes import OutcomeKind
+from signoff.kernel.outcomes import OutcomeKind
 
 
 def approve_when_pending(served: Served, *, edit: dict[str, str] | None = None,

@@ -20,10 +20,11 @@ import pytest
 
 from backdoor import raw
 from kit import twin_store
-from signoff import audit, lifecycle
+from signoff import audit
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict
 from signoff.identity import Identity, IdentityKind, Session, token_hash
+from signoff.kernel import lifecycle
 from signoff.model import (
     ApprovalRequest,
     ApproveScope,

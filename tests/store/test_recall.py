@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from kit import twin_store
-from signoff.gate import Gate
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import ProposalKind
 from signoff.model import Grant, GrantScope, Rejection, RunContext, ToolCall
-from signoff.outcomes import ProposalKind
 from signoff.policy import Policy
 from signoff.store.base import Store
 

@@ -70,10 +70,10 @@ from signoff.adapters.lc_run import (
     wait_and_resume,
 )
 from signoff.canonical import args_hash
-from signoff.execution import Execution, _current
-from signoff.gate import Gate
+from signoff.kernel.execution import Execution, _current
+from signoff.kernel.gate import Gate
+from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.model import InteractionMode, ReviewMode, RunContext, ToolCall
-from signoff.outcomes import Outcome, OutcomeKind, ProposalKind
 
 FULL_MODE_NOTE = ("You are running without a human to ask: do not ask clarifying questions. "
                   "Where something is unclear, proceed on conservative assumptions and state "

@@ -19,8 +19,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import Verdict
-from signoff.outcomes import Outcome, OutcomeKind
 
 NOTE = "[signoff]"
 

@@ -28,7 +28,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.types import Command
 
-from signoff.gate import Gate
+from signoff.kernel.gate import Gate
 from signoff.model import InteractionMode, RequestStatus, ReviewMode, RunContext
 from signoff.policy.modes import parse_review_mode, resolve_interaction_mode
 

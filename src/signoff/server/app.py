@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from signoff import __version__
-from signoff.gate import Gate
+from signoff.kernel.gate import Gate
 from signoff.server import api, inbox, problems
 from signoff.server.feed import ChangeFeed
 from signoff.server.guard import Guard

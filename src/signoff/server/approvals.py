@@ -9,9 +9,9 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 
-from signoff.deciding import approvers_of
-from signoff.gate import Gate
 from signoff.identity import Identity
+from signoff.kernel.deciding import approvers_of
+from signoff.kernel.gate import Gate
 from signoff.model import Decision, RequestStatus
 from signoff.server import schemas
 from signoff.server.auth import authenticate, require_decider

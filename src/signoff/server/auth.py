@@ -1,6 +1,6 @@
 """Who is asking: a bearer token (agents, scripts, the CLI) or the inbox's session cookie.
 
-The cookie holds a session's secret, never a token (``signoff.sessions``): a
+The cookie holds a session's secret, never a token (``signoff.kernel.sessions``): a
 bearer token is looked up among tokens only and a session secret among
 sessions only, so neither works as the other. Each request reads the database,
 so a session ended or a user disabled on any server is refused here at once.
@@ -14,9 +14,9 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from signoff.errors import Forbidden, Unauthenticated
-from signoff.gate import Gate
 from signoff.identity import Identity, IdentityKind
-from signoff.sessions import check_csrf, csrf_for
+from signoff.kernel.gate import Gate
+from signoff.kernel.sessions import check_csrf, csrf_for
 
 COOKIE = "signoff_session"
 CSRF_FIELD = "csrf"

@@ -17,10 +17,10 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from signoff.errors import Conflict, Forbidden
-from signoff.execution import Execution
 from signoff.identity import Identity, IdentityKind
+from signoff.kernel.execution import Execution
+from signoff.kernel.outcomes import OutcomeKind
 from signoff.model import ApprovalRequest, RunContext, ToolCall
-from signoff.outcomes import OutcomeKind
 from signoff.policy.modes import untrusted_context
 from signoff.server import schemas
 from signoff.server.auth import authenticate

@@ -20,13 +20,13 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from signoff.cancelling import CANCELLABLE
 from signoff.canonical import parse_args
-from signoff.deciding import approvers_of, refusal
 from signoff.errors import InvalidDecision, SignoffError, Unauthenticated
 from signoff.identity import Identity, IdentityKind, Session
+from signoff.kernel.cancelling import CANCELLABLE
+from signoff.kernel.deciding import approvers_of, refusal
+from signoff.kernel.ownership import asked, decision_refusal
 from signoff.model import ApprovalRequest, Decision, RequestStatus
-from signoff.ownership import asked, decision_refusal
 from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
 from signoff.server.bodies import RequestId, ThreadId

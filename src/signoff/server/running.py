@@ -21,12 +21,12 @@ from typing import TextIO
 import uvicorn
 from fastapi import FastAPI
 
-from signoff.admin import os_actor
-from signoff.gate import Gate
 from signoff.identity import IdentityKind
+from signoff.kernel.admin import os_actor
+from signoff.kernel.gate import Gate
+from signoff.kernel.sessions import LINK_TTL
+from signoff.kernel.sessions import login_url as link_url
 from signoff.server.settings import ServerSettings
-from signoff.sessions import LINK_TTL
-from signoff.sessions import login_url as link_url
 
 ADMIN = "admin"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from signoff.errors import ConfigurationError
+from signoff.kernel.sessions import SessionLimits
 from signoff.policy.config import parse_duration
-from signoff.sessions import SessionLimits
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from starlette.requests import HTTPConnection
 
-from signoff.gate import Gate
+from signoff.kernel.gate import Gate
 from signoff.server.feed import ChangeFeed
 from signoff.server.metrics import Metrics
 from signoff.server.settings import ServerSettings

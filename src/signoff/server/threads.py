@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from signoff.errors import Conflict, Forbidden
-from signoff.gate import Gate
 from signoff.identity import Identity
+from signoff.kernel.gate import Gate
 from signoff.model import RequestStatus, ReviewMode
 from signoff.server.bodies import request_fields
 

@@ -14,13 +14,13 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from signoff.admin import expiry
 from signoff.identity import Account, Identity, Session
+from signoff.kernel.admin import expiry
+from signoff.kernel.sessions import login_url
 from signoff.server.auth import authenticate, require_admin
 from signoff.server.bodies import body_doc, read_body
 from signoff.server.schemas import Identifier, Strict
 from signoff.server.state import AppState, state_of
-from signoff.sessions import login_url
 
 router = APIRouter(prefix="/users", tags=["users"])
 UserName = Annotated[Identifier, Path(description="a user name")]

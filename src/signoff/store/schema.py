@@ -194,7 +194,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         name="fencing tokens are audit indexes",
-        # A claim's fencing token is now its audit event's index (signoff.lifecycle.claim).
+        # A claim's fencing token is now its audit event's index (signoff.kernel.lifecycle.claim).
         statements=("DROP TABLE counters",),
     ),
     Migration(
@@ -242,7 +242,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         name="a thread's mode remembers who set it",
         # A mode raised by a thread's own principal does not count for that principal's
-        # calls (signoff.ownership): the review of a call is never chosen by its asker.
+        # calls (signoff.kernel.ownership): the review of a call is never chosen by its asker.
         statements=("ALTER TABLE threads ADD COLUMN set_by <TEXT>",),
     ),
     Migration(

@@ -26,12 +26,12 @@ from signoff.identity import (
     new_token,
     token_hash,
 )
+from signoff.kernel.ownership import mode_refusal
+from signoff.kernel.sessions import Signing
 from signoff.model import ReviewMode
-from signoff.ownership import mode_refusal
 from signoff.policy import Policy
 from signoff.policy.config import parse_duration
 from signoff.policy.modes import parse_review_mode
-from signoff.sessions import Signing
 from signoff.store.base import Store, Tx
 
 
@@ -168,7 +168,7 @@ class Administering(Signing):
                         actor: str | None = None) -> ReviewMode:
         """Store the thread's mode, set by ``actor`` (``None``: trusted code). A party of
         the thread may not raise it unless the policy allows self-service modes
-        (``signoff.ownership``): ``Forbidden(self_approval)``."""
+        (``signoff.kernel.ownership``): ``Forbidden(self_approval)``."""
         parsed = parse_review_mode(mode)
         config = self.policy.config
         now = self.clock()

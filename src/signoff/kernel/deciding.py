@@ -7,7 +7,7 @@ decision or none of it.
 
 Rules (DESIGN §3): the approver is the authenticated identity; agents never
 decide; the requester and the agent's own identity never decide their request, and a
-party of its thread neither edits it nor grants the thread (``signoff.ownership``); a role
+party of its thread neither edits it nor grants the thread (``signoff.kernel.ownership``); a role
 list means "at least one of these"; the server's clock judges expiry; one
 rejection rejects; ``required_approvals`` distinct approvers must approve the
 *same* arguments hash (an edit starts a new count on the new hash).
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from signoff import inputs, lifecycle
+from signoff import inputs
 from signoff.audit import to_us
 from signoff.canonical import args_hash, canonical_text, hash_bytes, parse_args
 from signoff.errors import (
@@ -36,6 +36,9 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
+from signoff.kernel import lifecycle
+from signoff.kernel.ownership import asked, decision_refusal
+from signoff.kernel.tools import ToolEntry
 from signoff.model import (
     ApprovalRequest,
     ApproveScope,
@@ -50,12 +53,10 @@ from signoff.model import (
     ToolCall,
     Verdict,
 )
-from signoff.ownership import asked, decision_refusal
 from signoff.policy import Policy
 from signoff.policy.modes import trusted_context
 from signoff.policy.patterns import value_text
 from signoff.store.base import Store, Tx
-from signoff.tools import ToolEntry
 
 _GLOB_META = re.compile(r"([*?\[])")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from signoff import lifecycle
-from signoff.execution import Executing
+from signoff.kernel import lifecycle
+from signoff.kernel.execution import Executing
 from signoff.model import ApprovalRequest, RequestStatus
 
 

@@ -24,22 +24,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from signoff import inputs, lifecycle
+from signoff import inputs
 from signoff.canonical import args_hash, parse_args
-from signoff.deciding import needs_more_review
 from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
+from signoff.kernel import lifecycle
+from signoff.kernel.deciding import needs_more_review
+from signoff.kernel.outcomes import Outcome, OutcomeKind
+from signoff.kernel.tools import ToolEntry
 from signoff.model import (
     ApprovalRequest,
     Effect,
     RequestStatus,
     ToolCall,
 )
-from signoff.outcomes import Outcome, OutcomeKind
 from signoff.policy import Policy
 from signoff.policy.modes import trusted_context
 from signoff.store.base import Store, Tx
-from signoff.tools import ToolEntry
 
 _current: contextvars.ContextVar[Execution | None] = contextvars.ContextVar(
     "signoff_execution", default=None)

@@ -28,7 +28,7 @@ from signoff.store.base import Store
 
 _LIVE: weakref.WeakSet[VerdictLog] = weakref.WeakSet()
 MAX_FAILURES = 20
-log = logging.getLogger("signoff.verdicts")
+log = logging.getLogger("signoff.kernel.verdicts")
 
 
 class VerdictLog:

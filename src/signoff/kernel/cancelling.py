@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from signoff import inputs, lifecycle
+from signoff import inputs
 from signoff.errors import Conflict, Forbidden, InvalidDecision, NotFound, Unauthenticated
 from signoff.identity import Identity, IdentityKind
+from signoff.kernel import lifecycle
+from signoff.kernel.ownership import asked
 from signoff.model import ApprovalRequest, RequestStatus
-from signoff.ownership import asked
 from signoff.store.base import Store
 
 CANCELLABLE = (RequestStatus.PENDING, RequestStatus.APPROVED)

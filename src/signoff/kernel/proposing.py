@@ -3,7 +3,7 @@
 ``propose`` evaluates the call with the run's context (its review mode fixed at
 run start: explicit, else the thread's stored mode, else the policy default).
 An allow, deny or block changes nothing and is audited through the batched
-verdict log (``signoff.verdicts``) — unless it used a grant, whose use count is
+verdict log (``signoff.kernel.verdicts``) — unless it used a grant, whose use count is
 committed first. An ask becomes an approval request, inserted with its audit
 event in one transaction; proposing the same call id again in the thread finds
 that request instead (a LangGraph node re-run, or another process).
@@ -19,16 +19,16 @@ from signoff import inputs
 from signoff.audit import to_us
 from signoff.canonical import parse_args
 from signoff.errors import Conflict
-from signoff.execution import Hooks
+from signoff.kernel.execution import Hooks
+from signoff.kernel.outcomes import Proposal, ProposalKind
+from signoff.kernel.ownership import mode_counts
+from signoff.kernel.requests import build_request
+from signoff.kernel.tools import ToolEntry
+from signoff.kernel.verdicts import VerdictLog
 from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
-from signoff.outcomes import Proposal, ProposalKind
-from signoff.ownership import mode_counts
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
-from signoff.requests import build_request
 from signoff.store.base import Store
-from signoff.tools import ToolEntry
-from signoff.verdicts import VerdictLog
 
 
 class Proposing:
@@ -45,7 +45,7 @@ class Proposing:
 
     def context_for(self, context: RunContext | None) -> RunContext:
         """Fix the run's review mode: explicit, else the thread's stored mode (unless the
-        asker raised it itself: ``signoff.ownership``), else default."""
+        asker raised it itself: ``signoff.kernel.ownership``), else default."""
         context = context or RunContext()
         if context.review_mode is None and context.thread_id:
             memory = self.store.thread_memory(context.thread_id)

@@ -31,22 +31,15 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar, overload
 
-from signoff import lifecycle
-from signoff.admin import Administering
-from signoff.cancelling import Cancelling
 from signoff.canonical import parse_args
-from signoff.deciding import Deciding, DecisionResult
 from signoff.errors import ConfigurationError, NotFound
-from signoff.execution import Execution, Hooks, _call_args, _current, outcome_of
 from signoff.identity import Identity
-from signoff.model import (
-    ApprovalRequest,
-    Decision,
-    RequestStatus,
-    RunContext,
-    ToolCall,
-)
-from signoff.outcomes import (
+from signoff.kernel import lifecycle
+from signoff.kernel.admin import Administering
+from signoff.kernel.cancelling import Cancelling
+from signoff.kernel.deciding import Deciding, DecisionResult
+from signoff.kernel.execution import Execution, Hooks, _call_args, _current, outcome_of
+from signoff.kernel.outcomes import (
     Blocked,
     Denied,
     Outcome,
@@ -57,12 +50,19 @@ from signoff.outcomes import (
     Responded,
     StillPending,
 )
+from signoff.kernel.proposing import Proposing
+from signoff.kernel.recovery import Recovering
+from signoff.kernel.tools import Precondition, ToolEntry, Verify
+from signoff.kernel.verdicts import VerdictLog
+from signoff.model import (
+    ApprovalRequest,
+    Decision,
+    RequestStatus,
+    RunContext,
+    ToolCall,
+)
 from signoff.policy import Policy
-from signoff.proposing import Proposing
-from signoff.recovery import Recovering
 from signoff.store.base import Store
-from signoff.tools import Precondition, ToolEntry, Verify
-from signoff.verdicts import VerdictLog
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -87,7 +87,7 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
                                      f"{verdict_audit!r}", code="invalid_setting")
         self.store = store
         # Allowed / denied / blocked verdicts change nothing: their audit events are batched
-        # (signoff.verdicts) unless "sync" is asked for.
+        # (signoff.kernel.verdicts) unless "sync" is asked for.
         self.verdicts = VerdictLog(store) if verdict_audit == "batched" else None
         self.policy = Policy(policy.config, memory=store, reviewer=policy.reviewer, clock=clock)
         self.revalidation_policy = Policy(policy.config, reviewer=policy.reviewer, clock=clock)
@@ -187,7 +187,7 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
             return locked
 
     def flush(self) -> None:
-        """Write the batched verdict audit events now (see ``signoff.verdicts``)."""
+        """Write the batched verdict audit events now (see ``signoff.kernel.verdicts``)."""
         if self.verdicts is not None:
             self.verdicts.flush()
 
