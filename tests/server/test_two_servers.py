@@ -6,53 +6,27 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import procs
 import pytest
-
-PG = os.environ.get("SIGNOFF_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
-
-
-def _admin_dsn() -> str | None:
-    try:
-        import psycopg
-
-        with psycopg.connect(PG, connect_timeout=3, autocommit=True) as conn:
-            conn.execute("SELECT 1")
-    except Exception as exc:
-        pytest.skip(f"PostgreSQL not reachable at {PG}: {exc}")
-    return PG
 
 
 @pytest.fixture
-def database() -> Iterator[str]:
-    import psycopg
-
-    admin = _admin_dsn()
-    assert admin is not None
-    name = "signoff_t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield admin.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+def database(tmp_path: Path) -> Iterator[str]:
+    with procs.database("postgres", tmp_path) as url:
+        yield url
 
 
 def signoff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    exe = Path(sys.executable).with_name("signoff")
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=60, check=True)
+    return procs.signoff(*args, cwd=cwd)
 
 
 @contextlib.contextmanager

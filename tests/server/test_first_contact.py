@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from procs import database, pg_admin_dsn
 
 EXE = Path(sys.executable).with_name("signoff")
-PG = os.environ.get("SIGNOFF_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 def run(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -72,35 +72,16 @@ def test_a_database_url_signoff_does_not_speak_is_named(tmp_path: Path) -> None:
     assert target.exists()
 
 
-def _pg_or_skip() -> None:
-    try:
-        import psycopg
-
-        with psycopg.connect(PG, connect_timeout=3, autocommit=True) as conn:
-            conn.execute("SELECT 1")
-    except Exception as exc:
-        pytest.skip(f"PostgreSQL not reachable at {PG}: {exc}")
-
-
 @pytest.fixture
-def empty_pg() -> Iterator[str]:
-    _pg_or_skip()
-    import psycopg
-
-    name = "signoff_fc_" + uuid.uuid4().hex[:10]
-    with psycopg.connect(PG, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield PG.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+def empty_pg(tmp_path: Path) -> Iterator[str]:
+    with database("postgres", tmp_path) as url:
+        yield url
 
 
 def test_a_postgres_database_that_does_not_exist_is_named_at_once(tmp_path: Path) -> None:
-    _pg_or_skip()
+    admin = pg_admin_dsn()
     name = "signoff_missing_" + uuid.uuid4().hex[:8]
-    url = PG.rsplit("/", 1)[0] + "/" + name
+    url = admin.rsplit("/", 1)[0] + "/" + name
     started = time.monotonic()
     done = run("requests", "list", "--db", url, cwd=tmp_path)
     took = time.monotonic() - started
