@@ -119,6 +119,13 @@ def test_no_self_approval_by_any_route(live: Live) -> None:
         raised = propose(ann, "a3", "t2")
         assert raised["status"] == "pending" and raised["verdict"]["review_mode"] == "manual"
         assert propose(bot, "b2", "t2")["status"] == "allowed"  # others get the mode
+        # ... and the thread says so, over the API and on its inbox page.
+        shown = bob.get("/api/v1/threads/t2").json()
+        assert (shown["review_mode"], shown["set_by"], shown["setter_calls_mode"]) == \
+            ("full", "ann", "manual")
+        with inbox_session(live, "bob") as (tab, _):
+            page = tab.get("/threads/t2").text
+        assert "ann's own calls on this thread are still reviewed in manual mode" in page
 
         # Another approver may raise ann's thread: then her calls there run without review.
         assert bob.put("/api/v1/threads/t1", json={"review_mode": "full"}).status_code == 200

@@ -214,6 +214,10 @@ class Claim(BaseModel):
 class Thread(BaseModel):
     thread_id: str
     review_mode: str
+    set_by: str | None = Field(None, description="who set the stored mode")
+    setter_calls_mode: str | None = Field(
+        None, description="the mode that applies to the calls of `set_by` themselves, when "
+        "it is not `review_mode` (nobody lowers the review of their own calls)")
     stored: bool
     ceiling: str
     allowed_modes: list[str]

@@ -20,9 +20,18 @@ MODE_ORDER = (ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL)
 
 def thread_view(gate: Gate, thread_id: str) -> dict[str, Any]:
     config = gate.policy.config
-    stored = gate.store.thread_mode(thread_id)
+    memory = gate.store.thread_memory(thread_id, fresh=True)
+    stored = memory.mode
     pending = gate.store.pending_on_thread(thread_id)
-    return {"thread_id": thread_id, "review_mode": stored or config.default_review_mode.value,
+    mode = stored or config.default_review_mode.value
+    # A mode its setter raised does not count for the setter's own calls (kernel.ownership):
+    # say so, or the page would show "full" to a party whose calls are still reviewed.
+    own_calls = None
+    if (memory.mode_by and not config.self_service_modes
+            and ReviewMode(mode).rank > config.default_review_mode.rank):
+        own_calls = config.default_review_mode.value
+    return {"thread_id": thread_id, "review_mode": mode, "set_by": memory.mode_by,
+            "setter_calls_mode": own_calls,
             "stored": stored is not None, "ceiling": config.ceiling.value,
             "allowed_modes": [m.value for m in allowed_modes(gate)],
             "pending": [request_fields(r) for r in pending],
