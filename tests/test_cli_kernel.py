@@ -202,3 +202,15 @@ def test_edit_respond_cancel_and_who_asked(tmp_path: Path, policy: Policy,
     assert actors[("request.cancelled", ids[2])] == "robot"
     assert actors[("request.cancelled", ids[3])] == "root"
     gate.store.close()
+
+
+def test_an_oversized_id_on_the_command_line_is_a_typed_error(
+        setup: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """The input contract holds on the CLI too: an 8 KB thread id or request id is refused
+    by name before any database query (a PostgreSQL index would refuse it with a 5xx-ish
+    internal error otherwise)."""
+    code, _, err = run(capsys, "requests", "list", "--thread", "a" * 9000)
+    assert code == 2 and "[too_long]" in err and "--thread" in err
+    code, _, err = run(capsys, "requests", "cancel", "r" * 9000, "--reason", "x", "--token",
+                       setup["agent"])
+    assert code == 2 and ("[too_long]" in err or "[invalid_identifier]" in err), err
