@@ -181,6 +181,8 @@ class Verdict:
     expires_in: float | None = None
     mandatory: bool = False
     grant_id: str | None = None
+    # The auto reviewer's answer (``ReviewOutcome.to_record()``) when one was asked or recalled.
+    review: Mapping[str, Any] | None = None
 
     @property
     def allowed(self) -> bool:
@@ -315,6 +317,11 @@ class ApprovalRequest:
     lease_until: float | None = None
     executor: str | None = None
     version: int = 0
+    # The auto reviewer's answer that sent this call to a human (``ReviewOutcome.to_record()``).
+    review: Mapping[str, Any] | None = None
+    # For a child's request (``parent_call``): the worker waiting on it, ``host:pid:boot``; a
+    # restarted or dead worker's live waits are withdrawn by ``Gate.recover``.
+    waiter: str | None = None
 
     @property
     def run_args(self) -> str:

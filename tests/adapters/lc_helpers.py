@@ -58,10 +58,15 @@ class ScriptedModel(FakeMessagesListChatModel):
     """Emits the given AIMessages in order; records the tools it was offered each turn."""
 
     offered: list[list[str]] = field(default_factory=list)  # type: ignore[assignment]
+    prompts: list[list[BaseMessage]] = field(default_factory=list)  # type: ignore[assignment]
 
     def bind_tools(self, tools: Sequence[Any], **_: Any) -> Any:  # type: ignore[override]
         self.offered.append([getattr(t, "name", None) or t.get("name") for t in tools])
         return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.prompts.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
 
 
 def calls(*items: tuple[str, dict[str, Any], str | None]) -> AIMessage:
@@ -132,10 +137,12 @@ class Harness:
         return agent, model
 
 
-def harness(tmp_path: Path) -> Harness:
+def harness(tmp_path: Path, *, extra: str = "", reviewer: Any = None) -> Harness:
+    """``extra``: lines added to the ``[policy]`` table; ``reviewer``: the auto reviewer."""
     root = tmp_path / "ws"
     root.mkdir()
-    policy = Policy.from_toml(POLICY.format(root=root), source="lc.toml")
+    text = POLICY.format(root=root).replace('version = "lc-1"\n', f'version = "lc-1"\n{extra}\n')
+    policy = Policy.from_toml(text, source="lc.toml", reviewer=reviewer)
     gate = Gate(policy, SqliteStore(tmp_path / "signoff.db"), agent="agent-bot")
     _, token = gate.add_user("alice")
     return Harness(gate=gate, ledger=tmp_path / "ledger.txt",

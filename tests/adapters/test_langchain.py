@@ -167,7 +167,7 @@ def test_full_mode_withdraws_ask_user_and_guards_a_forced_call(h: Harness) -> No
     assert all("ask_user" not in offered for offered in model.offered)
     assert "execute" in model.offered[0]
     guard = tool_messages(out)["q1"]
-    assert "conservative" in guard.content
+    assert "reversible assumptions" in guard.content and "BLOCKED" in guard.content
     assert h.ran() == ["execute make build"]  # full mode: the gated call ran unreviewed
 
 

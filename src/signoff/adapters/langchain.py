@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired
 
@@ -40,7 +40,13 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     PrivateStateAttr,
 )
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
@@ -50,18 +56,21 @@ from signoff.adapters.lc_messages import (
     from_outcome,
     proposing_message,
     refused,
+    reused_id,
     strip_bad_ids,
     tool_message,
     with_edited_args,
     with_note,
 )
 from signoff.adapters.lc_run import (
+    GATES,
     PAUSE_KEY,
     RUN_KEY,
     SignoffContext,
     await_and_resume,
     context_of,
     is_new_run,
+    knocked_over,
     pending_request_ids,
     resume_command,
     run_entry,
@@ -70,18 +79,28 @@ from signoff.adapters.lc_run import (
     wait_and_resume,
 )
 from signoff.canonical import args_hash
+from signoff.errors import Conflict
 from signoff.kernel.execution import Execution, _current
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
-from signoff.model import InteractionMode, ReviewMode, RunContext, ToolCall
+from signoff.model import InteractionMode, RequestStatus, ReviewMode, RunContext, ToolCall
+from signoff.policy.modes import clamp
 
+# Seed 004: an unattended run uses the context it has, makes minimal reversible assumptions
+# and lists them — or returns a structured BLOCKED result naming the missing decision; it is
+# never told to carry out an ambiguous, high-risk action regardless.
+BLOCKED_OPTION = ("If high-risk or irreversible work lacks the authorization or the "
+                  "information it needs, do not do it: stop and answer "
+                  "'BLOCKED: <the missing decision>'.")
 FULL_MODE_NOTE = ("You are running without a human to ask: do not ask clarifying questions. "
-                  "Where something is unclear, proceed on conservative assumptions and state "
-                  "them in your answer.")
+                  "Use the context you have; where something is unclear, make minimal, "
+                  "reversible assumptions and list them in your answer. " + BLOCKED_OPTION)
+LOST_RESULT = ("[signoff] This call ran while the run was paused, but its result was lost when "
+               "new input was refused; it was not run again. Call it again if you need it.")
 RUNS_REMEMBERED = 10_000  # (thread, call id) → run contexts kept for the tool hook
 CONTEXTS_REMEMBERED = 1_000  # run id → the run's context, rebuilt from the state otherwise
-GUARD_TEXT = ("Nobody can answer questions in this run. Proceed on conservative, stated "
-              "assumptions.")
+GUARD_TEXT = ("Nobody can answer questions in this run. Use the context you have and make "
+              "minimal, reversible assumptions, listing them in your answer. " + BLOCKED_OPTION)
 
 
 class SignoffState(AgentState[Any]):
@@ -113,6 +132,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                  clarification_tool: str | None = None) -> None:
         super().__init__()
         self.gate = gate
+        GATES.add(gate)
         self.default = SignoffContext(interaction_mode=interaction_mode, principal=principal)
         self.subagent_wait = subagent_wait
         self.clarification = clarification_tool or gate.policy.config.clarification_tool
@@ -123,10 +143,13 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
     # ---- the model turn ---------------------------------------------------------------------
 
     def _before_model(self, request: ModelRequest[Any]) -> tuple[
-            ModelRequest[Any], RunContext, dict[str, Any] | None]:
+            ModelRequest[Any], RunContext, dict[str, Any] | None] | ExtendedModelResponse[Any]:
         state = request.state
         update = None
         if is_new_run(state):
+            restored = self._set_back_up(state)
+            if restored is not None:
+                return restored
             trusted = trusted_of(request.runtime.context if request.runtime else None)
             run = start(self.gate, state, get_config(), trusted, self.default)
             entry = run_entry(run)
@@ -134,7 +157,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             update = {RUN_KEY: entry}
         else:
             run = self._context(state[RUN_KEY])  # type: ignore[literal-required]
-        if self.clarification and _no_human(run):
+        if self.clarification and self._no_human(run):
             tools = [t for t in request.tools if _tool_name(t) != self.clarification]
             note = FULL_MODE_NOTE
             if request.system_message is not None:
@@ -143,12 +166,16 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         return request, run, update
 
     def _after_model(self, response: ModelResponse[Any], run: RunContext,
-                     update: dict[str, Any] | None) -> Any:
+                     update: dict[str, Any] | None, history: Sequence[BaseMessage]) -> Any:
         result: list[BaseMessage] = []
         changed = False
+        used: set[str] | None = None
         for message in response.result:
             if isinstance(message, AIMessage) and message.tool_calls:
-                cleaned, dropped = strip_bad_ids(message)
+                if used is None:  # ids an earlier turn used: a provider would see them twice
+                    used = {str(c["id"]) for m in history if isinstance(m, AIMessage)
+                            for c in m.tool_calls if c.get("id")}
+                cleaned, dropped = strip_bad_ids(message, used)
                 changed = changed or bool(dropped)
                 result.append(cleaned)
                 self._remember(run, cleaned)
@@ -163,14 +190,43 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
-        request, run, update = self._before_model(request)
-        return self._after_model(handler(request), run, update)
+        prepared = self._before_model(request)
+        if isinstance(prepared, ExtendedModelResponse):
+            return prepared
+        request, run, update = prepared
+        return self._after_model(handler(request), run, update, request.messages)
 
     async def awrap_model_call(
             self, request: ModelRequest[Any],
             handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
-        request, run, update = await asyncio.to_thread(self._before_model, request)
-        return self._after_model(await handler(request), run, update)
+        prepared = await asyncio.to_thread(self._before_model, request)
+        if isinstance(prepared, ExtendedModelResponse):
+            return prepared
+        request, run, update = prepared
+        return self._after_model(await handler(request), run, update, request.messages)
+
+    def _set_back_up(self, state: Mapping[str, Any]) -> ExtendedModelResponse[Any] | None:
+        """New input that knocked a pause over (LangGraph drops a paused step's interrupts
+        when input arrives): refused while a request still waits; once every request is
+        decided, the pause is set back up instead of a new run — the refused input leaves
+        the history, the proposing message is emitted again so its calls are routed to
+        the tools, where each reads its decision. A call that ran beside the pause lost
+        its result with the step: it is answered with a note, never run twice."""
+        thread = _thread_id()
+        found = knocked_over(self.gate, list(state.get("messages") or []), thread)
+        if found is None:
+            return None
+        waiting = [r.id for r in found.requests.values() if r.status is RequestStatus.PENDING]
+        if waiting:
+            raise Conflict(f"thread {thread} is waiting for {len(waiting)} decision(s) "
+                           f"({waiting[0]}); resolve them first", code="thread_waiting")
+        lost = [tool_message({"id": call_id, "name": _call_name(found.message, call_id)},
+                             LOST_RESULT, error=True, code="result_lost")
+                for call_id in found.unanswered if call_id not in found.requests]
+        removed = [RemoveMessage(id=str(m.id)) for m in found.refused if m.id]
+        return ExtendedModelResponse(
+            model_response=ModelResponse(result=[found.message]),
+            command=Command(update={"messages": [*removed, *lost]}))
 
     # ---- the tool call ----------------------------------------------------------------------
 
@@ -207,6 +263,12 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             _current.reset(token)
         return await asyncio.to_thread(self._settle, plan, result, None)
 
+    def _no_human(self, run: RunContext) -> bool:
+        """Full mode (as the operator's ceiling lets it be) or an unattended run: nobody
+        will answer a clarifying question."""
+        mode = clamp(run.review_mode or ReviewMode.MANUAL, self.gate.policy.config.ceiling)
+        return mode is ReviewMode.FULL or run.interaction_mode is not InteractionMode.INTERACTIVE
+
     def _remember(self, run: RunContext, message: AIMessage) -> None:
         """The run each call of this turn belongs to, for the tool hook: reading it back
         from ``request.state`` makes LangGraph rebuild the whole state for every call."""
@@ -242,12 +304,21 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         return self._context(found) if isinstance(found, dict) and found else None
 
     def _prepare(self, request: ToolCallRequest) -> ToolMessage | _Run | _Claimed:
+        try:
+            return self._plan(request)
+        except Conflict as exc:
+            if exc.code != "call_id_reused":
+                raise
+            return reused_id(request.tool_call, exc.message)
+
+    def _plan(self, request: ToolCallRequest) -> ToolMessage | _Run | _Claimed:
         call = request.tool_call
         run = self._run_of(request)
         context = run or RunContext(
             thread_id=_thread_of(request), interaction_mode=InteractionMode(
                 self.default.interaction_mode))
-        if self.clarification and call["name"] == self.clarification and run and _no_human(run):
+        if self.clarification and call["name"] == self.clarification and run \
+                and self._no_human(run):
             return tool_message(call, GUARD_TEXT, guarded=True)
         proposal = self.gate.propose(ToolCall(id=call["id"], name=call["name"],
                                               args=call["args"]), context)
@@ -331,17 +402,20 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         return message
 
 
-def _no_human(run: RunContext) -> bool:
-    """Full mode or an unattended run: nobody will answer a clarifying question."""
-    return run.review_mode is ReviewMode.FULL or \
-        run.interaction_mode is not InteractionMode.INTERACTIVE
-
-
 def _tool_name(tool: Any) -> str | None:
     if isinstance(tool, Mapping):
         name = tool.get("name") or (tool.get("function") or {}).get("name")
         return str(name) if name else None
     return getattr(tool, "name", None)
+
+
+def _thread_id() -> str | None:
+    value = (get_config().get("configurable") or {}).get("thread_id")
+    return str(value) if value else None
+
+
+def _call_name(message: AIMessage, call_id: str) -> str | None:
+    return next((c["name"] for c in message.tool_calls if c.get("id") == call_id), None)
 
 
 def _thread_of(request: ToolCallRequest) -> str | None:

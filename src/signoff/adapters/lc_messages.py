@@ -14,7 +14,7 @@ the arguments that ran.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -73,6 +73,14 @@ def from_outcome(call: Mapping[str, Any], outcome: Outcome) -> ToolMessage:
                         error=True, request_id=rid, outcome=kind.value, code=outcome.code)
 
 
+def reused_id(call: Mapping[str, Any], message: str) -> ToolMessage:
+    """A call whose id this thread already used for another call (only the store knew):
+    answered with an error, so the history has no unanswered call and the run goes on."""
+    return tool_message(call, f"{NOTE} This tool call's id was already used in this thread "
+                        f"for another call; it did not run. Call it again with a new id if it "
+                        f"is needed. ({message})", error=True, code="call_id_reused")
+
+
 def edit_note(outcome: Outcome) -> str | None:
     """What the model is told when an approver changed the call's arguments, and why."""
     if outcome.code != "edited":
@@ -93,8 +101,10 @@ def with_note(message: ToolMessage, note: str | None) -> ToolMessage:
     return message.model_copy(update={"content": content})
 
 
-def strip_bad_ids(message: AIMessage) -> tuple[AIMessage, list[str]]:
-    """Remove tool calls whose id is missing, empty or repeated; say so in the message.
+def strip_bad_ids(message: AIMessage, used: Set[str] = frozenset()) -> tuple[AIMessage,
+                                                                              list[str]]:
+    """Remove tool calls whose id is missing, empty, repeated, or ``used`` by an earlier
+    turn of the thread; say so in the message.
 
     Such calls cannot be bound to a decision (or to their ToolMessage), so they are
     never paused on; the note tells the model (and the transcript) what was dropped."""
@@ -103,8 +113,9 @@ def strip_bad_ids(message: AIMessage) -> tuple[AIMessage, list[str]]:
     dropped: list[str] = []
     for call in message.tool_calls:
         call_id = call.get("id")
-        if not call_id or not str(call_id).strip() or call_id in seen:
-            why = "a repeated id" if call_id in seen else "no id"
+        if not call_id or not str(call_id).strip() or call_id in seen or call_id in used:
+            why = "an id already used in this thread" if call_id in used else \
+                "a repeated id" if call_id in seen else "no id"
             dropped.append(f"{NOTE} removed the tool call {call.get('name')!r} with {why}; "
                            "it did not run. Call it again with a unique id if it is needed.")
             continue

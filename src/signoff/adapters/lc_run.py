@@ -19,17 +19,25 @@ wiring an application uses when decisions arrive from the inbox or the CLI.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import uuid
-from collections.abc import Mapping
+import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.types import Command
 
 from signoff.kernel.gate import Gate
-from signoff.model import InteractionMode, RequestStatus, ReviewMode, RunContext
+from signoff.model import (
+    ApprovalRequest,
+    InteractionMode,
+    RequestStatus,
+    ReviewMode,
+    RunContext,
+)
 from signoff.policy.modes import parse_review_mode, resolve_interaction_mode
 
 RUN_KEY = "signoff_run"
@@ -122,10 +130,70 @@ def _text(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
+# ---- a pause that new input knocked over ------------------------------------------------------
+
+# The gates of this process's middlewares: where a knocked-over pause's requests are looked up
+# when the caller does not name a gate.
+GATES: weakref.WeakSet[Gate] = weakref.WeakSet()
+
+
+@dataclass(frozen=True, slots=True)
+class KnockedOver:
+    """A pause LangGraph dropped when input arrived (and signoff refused it): the proposing
+    message, the refused input after it, and the requests of its unanswered calls."""
+
+    message: AIMessage
+    refused: tuple[BaseMessage, ...]
+    requests: dict[str, ApprovalRequest]  # call id → its request
+    unanswered: tuple[str, ...]  # every call id of the message without a ToolMessage
+
+
+def knocked_over(gate: Gate, messages: Sequence[BaseMessage],
+                 thread_id: str | None) -> KnockedOver | None:
+    """LangGraph writes new input before any node runs, and a paused step's interrupts (and
+    the results of calls that finished beside them) are dropped with it: the history ends in
+    a proposing message, its calls unanswered, then the input. Found by its requests."""
+    if not thread_id or not messages:
+        return None
+    end = len(messages)
+    while end and isinstance(messages[end - 1], HumanMessage):
+        end -= 1
+    if end == len(messages) or not end or not isinstance(messages[end - 1], AIMessage):
+        return None
+    message = messages[end - 1]
+    assert isinstance(message, AIMessage)
+    unanswered = tuple(str(c["id"]) for c in message.tool_calls if c.get("id"))
+    if not unanswered:
+        return None
+    requests = {}
+    for call_id in unanswered:
+        with gate.store.transaction() as tx:
+            found = tx.find_request(thread_id, call_id)
+        if found is not None:
+            requests[call_id] = found
+    if not requests:
+        return None
+    return KnockedOver(message, tuple(messages[end:]), requests, unanswered)
+
+
+def _knocked_over_of(agent: Any, config: Mapping[str, Any], state: Any,
+                     gate: Gate | None) -> KnockedOver | None:
+    thread = _text(configurable(config).get("thread_id"))
+    messages = list((state.values or {}).get("messages") or [])
+    for candidate in ([gate] if gate is not None else list(GATES)):
+        found = knocked_over(candidate, messages, thread)
+        if found is not None:
+            return found
+    return None
+
+
 # ---- waking a paused run ---------------------------------------------------------------------
 
-def pending_request_ids(agent: Any, config: Mapping[str, Any]) -> list[str]:
-    """The request ids a paused run waits on (from its interrupts)."""
+def pending_request_ids(agent: Any, config: Mapping[str, Any], *,
+                        gate: Gate | None = None) -> list[str]:
+    """The request ids a paused run waits on: from its interrupts, or — when new input
+    knocked the pause over and was refused — from the store (``gate``, else the gates of
+    this process's middlewares)."""
     state = agent.get_state(config)
     ids: list[str] = []
     for item in state.interrupts:
@@ -133,15 +201,23 @@ def pending_request_ids(agent: Any, config: Mapping[str, Any]) -> list[str]:
         pause = value.get(PAUSE_KEY) if isinstance(value.get(PAUSE_KEY), Mapping) else None
         if pause and pause.get("request_id"):
             ids.append(str(pause["request_id"]))
+    if not state.interrupts:
+        found = _knocked_over_of(agent, config, state, gate)
+        if found is not None:
+            ids = [r.id for r in found.requests.values()]
     return ids
 
 
-def resume_command(agent: Any, config: Mapping[str, Any]) -> Command[Any] | None:
-    """A ``Command`` that wakes every interrupt of the paused run, or ``None`` if it is not
-    paused. The values are only a wake-up: decisions are read from the store."""
+def resume_command(agent: Any, config: Mapping[str, Any], *,
+                   gate: Gate | None = None) -> Command[Any] | None:
+    """A ``Command`` that wakes every interrupt of the paused run (or a pause new input
+    knocked over), or ``None`` if it is not paused. The values are only a wake-up:
+    decisions are read from the store."""
     state = agent.get_state(config)
     if not state.interrupts:
-        return None
+        if _knocked_over_of(agent, config, state, gate) is None:
+            return None
+        return Command(resume={})  # a wake-up: the model step sets the pause back up
     return Command(resume={item.id: {"wake": True} for item in state.interrupts})
 
 
@@ -151,12 +227,12 @@ def wait_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
     API), then resume it; returns what ``invoke`` returns, or ``None`` on timeout."""
     deadline = time.monotonic() + timeout
     while True:
-        ids = pending_request_ids(agent, config)
+        ids = pending_request_ids(agent, config, gate=gate)
         if not ids:
             return None
         undecided = [i for i in ids if gate.store_get(i).status is RequestStatus.PENDING]
         if not undecided:
-            command = resume_command(agent, config)
+            command = resume_command(agent, config, gate=gate)
             return agent.invoke(command, config) if command is not None else None
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -169,14 +245,15 @@ async def await_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
     """``wait_and_resume`` for asyncio applications (waits off the event loop)."""
     deadline = time.monotonic() + timeout
     while True:
-        ids = pending_request_ids(agent, config)
+        ids = await asyncio.to_thread(
+            functools.partial(pending_request_ids, agent, config, gate=gate))
         if not ids:
             return None
         undecided = [i for i in ids
                      if (await asyncio.to_thread(gate.store_get, i)).status
                      is RequestStatus.PENDING]
         if not undecided:
-            command = resume_command(agent, config)
+            command = resume_command(agent, config, gate=gate)
             return await agent.ainvoke(command, config) if command is not None else None
         remaining = deadline - time.monotonic()
         if remaining <= 0:

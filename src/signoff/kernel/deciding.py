@@ -185,8 +185,11 @@ class Deciding:
         tool = self.tools.get(request.tool)
         if tool is not None:
             tool.validate(args)
+        # Manual: re-validation asks what the call needs from humans; it never consults the
+        # auto reviewer again (a call is reviewed once, when proposed).
         context = trusted_context(thread_id=request.thread_id, session_id=request.session_id,
-                                  principal=request.principal, parent_call=request.parent_call)
+                                  principal=request.principal, parent_call=request.parent_call,
+                                  review_mode="manual")
         verdict = self.policy.evaluate(
             ToolCall(id=request.call_id, name=request.tool, args=args), context)
         if verdict.effect is Effect.DENY:

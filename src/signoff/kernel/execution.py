@@ -225,8 +225,11 @@ class Executing:
             return "expired", "the approval expired before the call ran"
         if run_args is None:
             return ("args_hash_mismatch", "the stored arguments no longer parse")
+        # Manual: re-validation asks what the call needs from humans; it never consults the
+        # auto reviewer again (a call is reviewed once, when proposed).
         context = trusted_context(thread_id=request.thread_id, session_id=request.session_id,
-                                  principal=request.principal, parent_call=request.parent_call)
+                                  principal=request.principal, parent_call=request.parent_call,
+                                  review_mode="manual")
         # Grants can only weaken a verdict and rejection memory is ignored here, so the
         # policy is asked without them: no store reads on the way to running.
         verdict = self.revalidation_policy.evaluate(

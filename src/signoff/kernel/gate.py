@@ -97,6 +97,9 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
         self.hooks = hooks or Hooks()
         self.tools: dict[str, ToolEntry] = {}
         self.executor_id = executor_id or f"{socket.gethostname()}:{os.getpid()}"
+        # Names this worker on the child requests it waits on (``recover`` withdraws the
+        # waits of a worker that died or restarted): host, pid and a per-process boot id.
+        self.worker_id = worker_id()
 
     # ---- deciding and resuming ------------------------------------------------------------------
 
@@ -334,6 +337,24 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
             return wrapper
 
         return register(fn) if fn is not None else register
+
+
+class _Boot:
+    """This process's boot id: random, drawn again in a forked child."""
+
+    value = uuid.uuid4().hex[:12]
+
+    @classmethod
+    def reseed(cls) -> None:
+        cls.value = uuid.uuid4().hex[:12]
+
+
+os.register_at_fork(after_in_child=_Boot.reseed)
+
+
+def worker_id() -> str:
+    """``host:pid:boot``: names the worker waiting on a child's request."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_Boot.value}"
 
 
 def _refusal(proposal: Proposal) -> Outcome:

@@ -17,7 +17,7 @@ from typing import Any
 
 from signoff import inputs
 from signoff.audit import to_us
-from signoff.canonical import parse_args
+from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict
 from signoff.kernel.execution import Hooks
 from signoff.kernel.outcomes import Proposal, ProposalKind
@@ -41,6 +41,7 @@ class Proposing:
     agent: str | None
     hooks: Hooks
     verdicts: VerdictLog | None
+    worker_id: str
 
 
     def context_for(self, context: RunContext | None) -> RunContext:
@@ -80,6 +81,15 @@ class Proposing:
                 break
             kind = {Effect.ALLOW: ProposalKind.ALLOWED, Effect.DENY: ProposalKind.DENIED,
                     Effect.BLOCKED: ProposalKind.BLOCKED}[verdict.effect]
+            if verdict.review is not None and context.thread_id and call.id:
+                # Reviewed: keep the answer (a resume recalls it) and audit it now.
+                with self.store.transaction() as tx:
+                    tx.put_review(context.thread_id, call.id, args_hash=verdict.args_hash
+                                  or args_hash(args), record=verdict.review, at=now)
+                    tx.append_audit(f"call.{kind.value}", at_us=to_us(now), request_id=None,
+                                    actor=context.principal or self.agent,
+                                    data=_call_record(call, verdict, context))
+                return Proposal(kind=kind, verdict=verdict)
             if self.verdicts is not None and not verdict.grant_id:
                 self.verdicts.add(f"call.{kind.value}", at_us=to_us(now),
                                   actor=context.principal or self.agent,
@@ -122,7 +132,7 @@ class Proposing:
                     return Proposal(kind=kind, verdict=verdict, request=existing)
             request = build_request(call=call, args=args, verdict=verdict, context=context,
                                     config=self.policy.config, tool=tool, agent=self.agent,
-                                    now=now, evidence=evidence)
+                                    now=now, evidence=evidence, waiter=self.worker_id)
             tx.insert_request(request)
             tx.append_audit("request.created", at_us=to_us(now), request_id=request.id,
                             actor=context.principal or self.agent, data={
@@ -134,7 +144,7 @@ class Proposing:
                                 "roles": list(request.roles),
                                 "approvals_required": request.approvals_required,
                                 "expires_at_us": None if request.expires_at is None
-                                else to_us(request.expires_at)})
+                                else to_us(request.expires_at), "review": request.review})
             tx.notify(request.id)
         if self.hooks.after_insert:
             self.hooks.after_insert(request.id)
@@ -166,7 +176,8 @@ def _call_record(call: ToolCall, verdict: Verdict, context: RunContext) -> dict[
             "risk": verdict.risk.value, "policy_version": verdict.policy_version,
             "decision_id": verdict.decision_id, "thread_id": context.thread_id,
             "run_id": context.run_id,
-            "rules": [r.rule for r in verdict.reasons if r.rule]}
+            "rules": [r.rule for r in verdict.reasons if r.rule],
+            **({"review": dict(verdict.review)} if verdict.review is not None else {})}
 
 
 def _replace(context: RunContext, **changes: Any) -> RunContext:

@@ -1,4 +1,5 @@
-"""After a crash: expire what is overdue, mark dead runs ``unknown``, finish approved work.
+"""After a crash: expire what is overdue, withdraw the live waits of dead workers, mark dead
+runs ``unknown``, finish approved work.
 
 A mixin of the gate, beside ``Executing``. Nothing here ever runs a call a
 second time: a run whose lease ran out is ``unknown`` until the tool's
@@ -8,6 +9,7 @@ second time: a run whose lease ran out is ``unknown`` until the tool's
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 from signoff.kernel import lifecycle
@@ -22,14 +24,44 @@ class RecoveryReport:
     settled: int = 0
     executed: int = 0
     left_approved: int = 0
+    withdrawn: int = 0  # children's requests whose waiting worker died or restarted
 
     def to_dict(self) -> dict[str, int]:
         return {"expired": self.expired, "unknown": self.unknown, "settled": self.settled,
-                "executed": self.executed, "left_approved": self.left_approved}
+                "executed": self.executed, "left_approved": self.left_approved,
+                "withdrawn": self.withdrawn}
+
+
+def waiter_gone(waiter: str | None, me: str) -> bool:
+    """Whether the worker ``host:pid:boot`` waiting on a child's request is gone: this host's
+    process of that pid is dead, or it is this very pid under another boot (a restart that
+    reused it, as pid 1 in a container does). Another host's worker is left to its own
+    recovery or to the request's expiry."""
+    if not waiter:
+        return False
+    try:
+        host, pid_text, boot = waiter.rsplit(":", 2)
+        my_host, my_pid, my_boot = me.rsplit(":", 2)
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if host != my_host or boot == my_boot:
+        return False
+    if pid == int(my_pid):
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, someone else's
+        return False
+    return False
 
 
 class Recovering(Executing):
     """Recovery builds on execution: it finishes approved work with ``work()``."""
+
+    worker_id: str
 
     def recover(self, *, run_approved: bool = True) -> RecoveryReport:
         """After a crash: expire overdue pending requests, mark dead executions ``unknown``
@@ -39,7 +71,7 @@ class Recovering(Executing):
         before it moves, and a row another recoverer moved first is skipped.
         """
         now = self.clock()
-        expired = unknown = settled = 0
+        expired = unknown = settled = withdrawn = 0
         with self.store.transaction() as tx:
             candidates = [r.id for r in tx.requests_in(
                 [RequestStatus.PENDING, RequestStatus.EXECUTING], 100_000)]
@@ -49,7 +81,17 @@ class Recovering(Executing):
                 if request is None:
                     continue
                 if request.status is RequestStatus.PENDING:
-                    if request.expires_at is not None and now >= request.expires_at:
+                    if request.parent_call and waiter_gone(request.waiter, self.worker_id):
+                        # A child's wait lives in its worker: gone with it (seed 004), it
+                        # must not block its thread until it expires.
+                        lifecycle.transition(
+                            tx, request, RequestStatus.CANCELLED, now=now, actor="recover",
+                            outcome_code="worker_restarted",
+                            outcome_reason="the worker waiting on this subagent's call died "
+                                           "or restarted")
+                        tx.notify(request.id)
+                        withdrawn += 1
+                    elif request.expires_at is not None and now >= request.expires_at:
                         lifecycle.transition(
                             tx, request, RequestStatus.EXPIRED, now=now, actor="recover",
                             outcome_code="expired")
@@ -70,7 +112,7 @@ class Recovering(Executing):
         with self.store.transaction() as tx:
             left = len(tx.requests_in([RequestStatus.APPROVED], 100_000))
         return RecoveryReport(expired=expired, unknown=unknown, settled=settled,
-                              executed=executed, left_approved=left)
+                              executed=executed, left_approved=left, withdrawn=withdrawn)
 
     def _settle_by_verify(self, request: ApprovalRequest) -> bool:
         entry = self.tools.get(request.tool)

@@ -38,6 +38,7 @@ def build_request(
     agent: str | None,
     now: float,
     evidence: Sequence[str] = (),
+    waiter: str | None = None,
 ) -> ApprovalRequest:
     assert verdict.args_hash is not None and call.id is not None
     expires_at = now + verdict.expires_in if verdict.expires_in is not None else None
@@ -72,6 +73,8 @@ def build_request(
         decision_id=verdict.decision_id,
         reasons=tuple(r.to_dict() for r in verdict.reasons),
         review_mode=verdict.review_mode,
+        review=verdict.review,
+        waiter=waiter if context.parent_call else None,
     )
 
 
@@ -93,18 +96,24 @@ def summarize(name: str, args: Mapping[str, Any], config: PolicyConfig,
 
 
 def expected_effect(name: str, args: Mapping[str, Any], config: PolicyConfig,
-                    tool: ToolEntry | None) -> str | None:
+                    tool: ToolEntry | None) -> str:
+    """What the call affects, for the approver (seed 003: every request says it). Declared
+    by the tool (``expected_effect=``) or known from the policy's tool semantics; otherwise
+    said plainly: whatever this tool does, with these arguments, undeclared."""
     if tool is not None and tool.expected_effect is not None:
         effect = tool.expected_effect
-        return effect if isinstance(effect, str) else effect(args)
+        text = effect if isinstance(effect, str) else effect(args)
+        if text and text.strip():
+            return text
     spec = config.tools.get(name)
-    if spec is None:
-        return None
-    if spec.shell:
+    if spec is not None and spec.shell:
         return "runs a shell command in the workspace"
-    if spec.writes:
-        return "creates or overwrites files"
-    return None
+    if spec is not None and spec.writes:
+        paths = [_short(args[p]) for p in spec.paths if p in args]
+        return f"creates or overwrites {', '.join(paths) or 'files'}"
+    shown = f" with {_pairs(args)}" if args else " (no arguments)"
+    return (f"whatever {name} does{shown}: its effects are not declared to signoff "
+            "(declare them with the tool's expected_effect)")
 
 
 def _stored(text: str | None) -> str | None:

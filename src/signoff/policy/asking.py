@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from signoff.canonical import args_hash
 from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, ToolCall, Verdict
 from signoff.policy.config import CONCERN_CODES, Rule
 from signoff.policy.matching import ToolView, grant_applies
+from signoff.policy.memory import RecalledCall
 from signoff.policy.modes import clamp
 from signoff.policy.shell import ShellAnalysis
 from signoff.review import ReviewOutcome, ReviewRequest
@@ -72,9 +73,18 @@ class Asking:
         self.hash: str | None = None
         self.view: ToolView | None = None
         self.analysis: ShellAnalysis | None = None
+        self.review_record: Mapping[str, Any] | None = None
 
     def by_mode(self, code: str, rules: tuple[Rule, ...], what: str) -> Verdict:
-        """A non-mandatory ask: a grant, full mode or the auto reviewer may answer it."""
+        """A non-mandatory ask: a grant, full mode or the auto reviewer may answer it —
+        unless the call was asked before (a resume): then what it received answers it."""
+        recalled = self.recall()
+        if recalled is not None and recalled.requested:
+            # Its request (and the humans' decision on it) answers it; no shortcut may.
+            self.review_record = recalled.review
+            self.reasons.append(Reason(step=Step.MODE, code="requested_before",
+                                       text="this call already has an approval request"))
+            return self.human(mandatory=False, rules=rules, what=what, code=code)
         grant = self.matching_grant()
         if grant is not None:
             self.reasons.append(Reason(step=Step.GRANT, code="grant", rule=f"grant:{grant}",
@@ -87,16 +97,32 @@ class Asking:
             return self.verdict(Effect.ALLOW, "mode_full", "Allowed (full review mode).",
                                 source="mode:full")
         if self.mode is ReviewMode.AUTO:
-            outcome = self.review()
-            if outcome is not None and outcome.approve:
+            # A call is reviewed once: a resume recalls the answer it got.
+            outcome = ReviewOutcome.from_record(recalled.review) \
+                if recalled is not None and recalled.review is not None else self.review()
+            if outcome is None:
+                outcome = ReviewOutcome(approve=False, reason="reviewer gave no valid verdict",
+                                        reviewer=type(self.policy.reviewer).__name__,
+                                        error="review_error")
+            self.review_record = outcome.to_record()
+            if outcome.approve:
                 self.reasons.append(Reason(step=Step.REVIEWER, code="reviewer_approved",
                                            text=outcome.reason))
                 return self.verdict(Effect.ALLOW, "reviewer_approved",
                                     "Allowed by the auto reviewer.", source="reviewer")
-            self.reasons.append(Reason(
-                step=Step.REVIEWER, code="reviewer_escalated",
-                text=outcome.reason if outcome is not None else "reviewer gave no valid verdict"))
+            self.reasons.append(Reason(step=Step.REVIEWER, code="reviewer_escalated",
+                                       text=outcome.reason))
         return self.human(mandatory=False, rules=rules, what=what, code=code)
+
+    def recall(self) -> RecalledCall | None:
+        """What this call id already received in its thread, for these same arguments."""
+        call_id = self.call.id
+        if not self.context.thread_id or not isinstance(call_id, str) or not call_id:
+            return None
+        recalled = self.policy.memory.recall_call(self.context.thread_id, call_id)
+        if recalled is None or recalled.args_hash != self.args_hash():
+            return None  # another call under a reused id: the request insert refuses it
+        return recalled
 
     def human(self, *, mandatory: bool, rules: Sequence[Rule], what: str,
               code: str = "mandatory_ask") -> Verdict:
@@ -206,5 +232,5 @@ class Asking:
             review_mode=self.mode, interaction_mode=self.context.interaction_mode,
             roles=roles if asks else (), approvals=approvals if asks else 0,
             expires_in=expires if asks else None, mandatory=mandatory and asks,
-            grant_id=grant_id,
+            grant_id=grant_id, review=self.review_record,
         )

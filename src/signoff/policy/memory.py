@@ -1,4 +1,5 @@
-"""What the policy remembers of humans' past answers: rejections and grants.
+"""What the policy remembers of past answers: humans' rejections and grants, and what a
+call already received (its request, its auto review).
 
 ``evaluate`` stays pure by reading this through a small protocol; the
 in-memory ``Memory`` serves tests and the CLI, and the durable stores
@@ -10,11 +11,22 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from signoff.errors import ConfigurationError
 from signoff.model import Grant, GrantScope, Rejection
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecalledCall:
+    """What a call id already received in its thread: a request (``requested``) and/or an
+    auto review (``review``, a ``ReviewOutcome`` record), for the arguments of ``args_hash``."""
+
+    args_hash: str
+    requested: bool = False
+    review: Mapping[str, Any] | None = None
 
 
 @runtime_checkable
@@ -28,6 +40,10 @@ class DecisionMemory(Protocol):
     ) -> Sequence[Grant]:
         """Grants that may apply to this tool in this thread or session (expiry is judged
         by the caller against its clock)."""
+        ...
+
+    def recall_call(self, thread_id: str, call_id: str) -> RecalledCall | None:
+        """What this call id already received in this thread (a resume proposes it again)."""
         ...
 
 
@@ -58,6 +74,9 @@ class Memory:
         if not self._rejections:
             return None
         return self._rejections.get((thread_id, tool, args_hash))
+
+    def recall_call(self, thread_id: str, call_id: str) -> RecalledCall | None:
+        return None  # nothing is proposed through an in-memory policy
 
     def grants_for(
         self, *, thread_id: str | None, session_id: str | None, tool: str

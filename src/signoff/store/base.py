@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from signoff.audit import AuditEvent, Verification
 from signoff.identity import Account, Identity, Session
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
+from signoff.policy.memory import RecalledCall
 
 if TYPE_CHECKING:
     from signoff.store.recall import ThreadMemory
@@ -73,6 +74,9 @@ class Tx(Protocol):
         ...
 
     def put_rejection(self, rejection: Rejection, *, at: float) -> None: ...
+
+    def put_review(self, thread_id: str, call_id: str, *, args_hash: str,
+                   record: Mapping[str, Any], at: float) -> None: ...
 
     def insert_grant(self, grant: Grant, *, at: float, request_id: str | None) -> None: ...
 
@@ -159,6 +163,8 @@ class Store(Protocol):
         ...
 
     def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None: ...
+
+    def recall_call(self, thread_id: str, call_id: str) -> RecalledCall | None: ...
 
     def grants_for(self, *, thread_id: str | None, session_id: str | None,
                    tool: str) -> Sequence[Grant]: ...

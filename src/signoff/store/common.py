@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from signoff.audit import AuditEvent, Verification, verify
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
+from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountReads
 from signoff.store.recall import (
     Recall,
@@ -95,6 +96,10 @@ class SqlStore(AccountReads, abc.ABC):
     def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None:
         with self._reader() as tx:
             return tx.rejection_for(thread_id, tool, args_hash)
+
+    def recall_call(self, thread_id: str, call_id: str) -> RecalledCall | None:
+        with self._reader() as tx:
+            return tx.recall_call(thread_id, call_id)
 
     def on_close(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` first thing in ``close()``: whoever writes in the background (the

@@ -275,4 +275,22 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX sessions_user ON sessions (user_name)",
         ),
     ),
+    Migration(
+        name="reviews are kept, and child waits name their worker",
+        # The auto reviewer is asked once per call: its answer is kept (with the request it
+        # escalated to, or on its own for a call it approved) and recalled on a resume. A
+        # child's request names the worker waiting on it, so a restart can withdraw it.
+        statements=(
+            "ALTER TABLE requests ADD COLUMN review <TEXT>",
+            "ALTER TABLE requests ADD COLUMN waiter <TEXT>",
+            """CREATE TABLE reviews (
+                thread_id <TEXT> NOT NULL,
+                call_id <TEXT> NOT NULL,
+                args_hash <TEXT> NOT NULL,
+                record <TEXT> NOT NULL,
+                created_at <REAL> NOT NULL,
+                PRIMARY KEY (thread_id, call_id)
+            )<WITHOUT_ROWID>""",
+        ),
+    ),
 )

@@ -31,6 +31,7 @@ from signoff.model import (
     ReviewMode,
     Risk,
 )
+from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountRows
 from signoff.store.faults import classify
 
@@ -41,9 +42,10 @@ REQUEST_COLUMNS = (
     "resource_versions", "roles", "approvals_required", "expires_at", "mandatory",
     "decision_id", "reasons", "review_mode", "approved_args", "approved_hash", "outcome_code",
     "outcome_reason", "alternatives", "response", "result", "error", "fencing_token",
-    "lease_until", "executor", "version",
+    "lease_until", "executor", "version", "review", "waiter",
 )
-_JSON_FIELDS = frozenset({"evidence", "resource_versions", "roles", "reasons", "alternatives"})
+_JSON_FIELDS = frozenset({"evidence", "resource_versions", "roles", "reasons", "alternatives",
+                          "review"})
 _SELECT_REQUEST = f"SELECT {', '.join(REQUEST_COLUMNS)} FROM requests"
 _DECISION_COLUMNS = ("id", "request_id", "kind", "approver", "created_at", "args_hash",
                      "reason", "alternatives", "args", "message", "scope")
@@ -80,6 +82,8 @@ def _enum_value(value: enum.Enum) -> Any:
 
 
 def _encode(name: str, value: Any) -> Any:
+    if name == "review":
+        return _json_or_null(value)
     if name in _JSON_FIELDS:
         if not value:
             return "{}" if name == "resource_versions" else "[]"
@@ -107,10 +111,14 @@ def _json_map(value: Any) -> str:
     return _dumps_sorted(dict(value)) if value else "{}"
 
 
+def _json_or_null(value: Any) -> str | None:
+    return None if value is None else _dumps_sorted(dict(value))
+
+
 # Per column, how a field becomes a SQL value (``None``: as it is).
 _SPECIAL: dict[str, Callable[[Any], Any]] = {
     "status": _enum_value, "risk": _enum_value, "review_mode": _enum_value, "mandatory": int,
-    "resource_versions": _json_map,
+    "resource_versions": _json_map, "review": _json_or_null,
     **{name: _json_list for name in ("evidence", "roles", "reasons", "alternatives")},
 }
 _ENCODERS: tuple[tuple[Callable[[Any], Any], Callable[[Any], Any] | None], ...] = tuple(
@@ -128,6 +136,7 @@ _DECODE: dict[str, Callable[[Any], Any]] = {
     **{name: (lambda text: () if text == "[]" else tuple(json.loads(text)))
        for name in ("evidence", "roles", "alternatives", "reasons")},
     "resource_versions": lambda text: {} if text == "{}" else json.loads(text),
+    "review": lambda text: None if text is None else json.loads(text),
 }
 _REQUEST_FIELDS = tuple(ApprovalRequest.__dataclass_fields__)
 
@@ -395,6 +404,27 @@ class SqlTx(AccountRows):
                    "request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (rejection.thread_id, rejection.tool, rejection.args_hash, rejection.reason,
                     json.dumps(list(rejection.alternatives)), rejection.request_id, at))
+
+    def recall_call(self, thread_id: str, call_id: str) -> RecalledCall | None:
+        rows = self._exec(
+            "SELECT 'request', args_hash, review FROM requests WHERE thread_id = ? AND "
+            "call_id = ? UNION ALL SELECT 'review', args_hash, record FROM reviews "
+            "WHERE thread_id = ? AND call_id = ?", (thread_id, call_id, thread_id, call_id)
+        ).fetchall()
+        if not rows:
+            return None
+        found = {kind: (hash_, record) for kind, hash_, record in rows}
+        hash_, record = found.get("request") or found["review"]
+        record = record or found.get("review", (None, None))[1]
+        return RecalledCall(args_hash=hash_, requested="request" in found,
+                            review=json.loads(record) if record else None)
+
+    def put_review(self, thread_id: str, call_id: str, *, args_hash: str,
+                   record: Mapping[str, Any], at: float) -> None:
+        """Keep a call's auto review (the first one kept stands: a call is reviewed once)."""
+        self._exec("INSERT INTO reviews (thread_id, call_id, args_hash, record, created_at) "
+                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (thread_id, call_id) DO NOTHING",
+                   (thread_id, call_id, args_hash, _dumps_sorted(dict(record)), at))
 
     def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None:
         row = self._one("SELECT reason, alternatives, request_id FROM rejections "
