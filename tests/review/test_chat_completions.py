@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from chat_server import ChatServer, Reply
+
 from signoff import (
     Effect,
     Gate,
