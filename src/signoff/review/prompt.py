@@ -6,7 +6,10 @@ arguments inside it as a JSON *string* holding their RFC 8785 text. JSON
 escaping means nothing in an argument can close a quote or a block and speak
 as the prompt: a planted "ignore previous instructions" stays a string value.
 The system prompt says so, and the bound (``bound.py``) makes sure that even a
-reviewer that obeys one cannot approve what matters.
+reviewer that obeys one cannot approve what matters. Characters that do not
+print as themselves (bidi controls, zero-width and other invisible or format
+characters, Unicode tag characters that smuggle text past a human) are sent as
+JSON ``\\uXXXX`` escapes: the same data, visibly.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
+
+import regex
 
 from signoff import jcs
 from signoff.canonical import canonical_bytes
@@ -48,6 +53,16 @@ Answer with exactly one JSON object and nothing else:
 """
 
 
+# What signoff.server.reveal flags for approvers, minus the document's own whitespace.
+_HIDDEN = regex.compile(
+    r"[[\p{Default_Ignorable_Code_Point}\p{Bidi_Control}\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}"
+    r"\p{Cs}\p{Cn}\p{Zs}]--[ \t\n]]", regex.VERSION1)
+
+
+def _escape(match: regex.Match[str]) -> str:
+    return json.dumps(match.group())[1:-1]  # \uXXXX (a surrogate pair beyond the BMP)
+
+
 def _finding(reason: Reason) -> dict[str, Any]:
     return {"step": reason.step.value, "code": reason.code, "rule": reason.rule,
             "text": reason.text}
@@ -62,7 +77,8 @@ def review_document(request: ReviewRequest) -> str:
         "risk": request.risk.value,
         "findings": [_finding(r) for r in request.reasons],
     }
-    return json.dumps(document, ensure_ascii=False, indent=1)
+    # Invisible characters only occur inside string values: escaping them keeps the value.
+    return _HIDDEN.sub(_escape, json.dumps(document, ensure_ascii=False, indent=1))
 
 
 def build_messages(request: ReviewRequest) -> list[dict[str, str]]:
