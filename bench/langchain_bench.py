@@ -20,6 +20,14 @@ path guard's filesystem walk on top). The added time per turn is (the
 middleware's median run − the bare agent's median run) ÷ turns; it includes
 signoff's run start (once per run), the policy verdict and the (batched) audit
 of every allowed call.
+
+A last section times the LLM auto reviewer (``ChatCompletionsReviewer``, through the
+real ``openai`` client) against the tests' scripted chat-completions server
+(``tests/review/chat_server.py``), which answers at once: ``Gate.propose`` of one gated
+call in auto mode, reviewed by it or by the built-in ``RiskReviewer``, interleaved in
+the same run. The difference is what the reviewer adds per reviewed call with a model
+that takes no time: signoff's prompt and answer handling, the client and local HTTP.
+A real model adds its own latency on top.
 """
 
 from __future__ import annotations
@@ -158,11 +166,98 @@ def one_run(agent: Any, cpu: list[float] | None = None) -> float:
     return elapsed / 1000.0
 
 
+def reviewer_latency(calls: int, work: Path) -> None:
+    """Median µs of Gate.propose on a reviewed call: LLM reviewer vs RiskReviewer."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "review"))
+    from chat_server import ChatServer, Reply
+
+    from signoff import Gate, Policy, ProposalKind, ReviewMode, RunContext, SqliteStore, ToolCall
+    from signoff.review import (
+        ChatCompletionsReviewer,
+        RiskReviewer,
+        build_messages,
+        parse_answer,
+        prompt_hash,
+    )
+    from signoff.review.base import ReviewRequest
+
+    (work / "ws").mkdir(exist_ok=True)
+    text = POLICY.format(root=work / "ws") + "[tools.deploy]\n"
+    text = text.replace('gated = ["execute"]', 'gated = ["execute", "deploy"]')
+    context = RunContext(review_mode=ReviewMode.AUTO, thread_id="bench", run_id="bench",
+                         intent="Deploy the web service to staging.")
+    with ChatServer(default=Reply.verdict("approve", "deploying web to staging is the intent")
+                    ) as server:
+        llm = ChatCompletionsReviewer("scripted-model", base_url=server.base_url,
+                                      api_key="bench", timeout=10)
+        gates = {name: Gate(Policy.from_toml(text, reviewer=reviewer), agent="bench",
+                            store=SqliteStore(work / f"review-{name}.db"))
+                 for name, reviewer in (("rules", RiskReviewer()), ("llm", llm))}
+        times: dict[str, list[float]] = {name: [] for name in gates}
+        counter = iter(range(10**9))
+
+        def propose(name: str) -> float:
+            call = ToolCall(id=f"r{next(counter)}", name="deploy",
+                            args={"service": "web", "env": "staging"})
+            started = time.perf_counter_ns()
+            proposal = gates[name].propose(call, context)
+            elapsed = (time.perf_counter_ns() - started) / 1000.0
+            expect(proposal.kind is ProposalKind.ALLOWED
+                   and proposal.verdict.source == "reviewer", f"{name} must approve")
+            return elapsed
+
+        for name in gates:  # warm up the client's connection and the stores
+            for _ in range(20):
+                propose(name)
+        warm = server.hits
+        request = ReviewRequest(call=ToolCall(id="x", name="deploy", args={"service": "web"}),
+                                args={"service": "web"}, context=context,
+                                risk=gates["llm"].policy.evaluate(
+                                    ToolCall(id="x", name="deploy", args={}),
+                                    RunContext()).risk, reasons=())
+        messages = build_messages(request)
+        round_trip: list[float] = []
+        for block in range(max(1, calls // 10)):
+            order = ["rules", "llm"] if block % 2 == 0 else ["llm", "rules"]
+            for name in order:
+                for _ in range(10):
+                    times[name].append(propose(name))
+            for _ in range(10):
+                started = time.perf_counter_ns()
+                llm.complete(messages)
+                round_trip.append((time.perf_counter_ns() - started) / 1000.0)
+        expect(server.hits - warm == len(times["llm"]) + len(round_trip),
+               "every LLM-reviewed call made exactly one request")
+        service = statistics.median(server.service_s[warm:]) * 1e6
+        for gate in gates.values():
+            gate.close()
+    rules, model = statistics.median(times["rules"]), statistics.median(times["llm"])
+    print(f"\nLLM auto reviewer (openai {version('openai')}) against the scripted server "
+          f"(answers at once), {len(times['llm'])} gated calls each, Gate.propose medians:")
+    print(f"{'reviewer':<48} {'median':>11} {'added/call':>11}")
+    print(f"{'RiskReviewer (built-in)':<48} {rules:>8.1f} µs {0.0:>8.1f} µs")
+    print(f"{'ChatCompletionsReviewer (openai client, HTTP)':<48} {model:>8.1f} µs "
+          f"{model - rules:>8.1f} µs")
+    trip = statistics.median(round_trip)
+    answer = '{"verdict": "approve", "reason": "deploying web to staging is the intent"}'
+    repeat = 2000
+    started = time.perf_counter_ns()
+    for _ in range(repeat):
+        prompt_hash(build_messages(request))
+        parse_answer(answer)
+    own = (time.perf_counter_ns() - started) / 1000.0 / repeat
+    print(f"of which: one chat completion through the openai client alone {trip:.1f} µs (the "
+          f"server's own handling {service:.1f} µs); signoff's prompt, prompt hash and strict "
+          f"answer check {own:.1f} µs (timed alone). A real model's latency comes on top.")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
     parser.add_argument("--runs", type=int, default=None, help="timed runs per agent")
     parser.add_argument("--turns", type=int, default=10, help="model turns per run")
+    parser.add_argument("--reviewed", type=int, default=None,
+                        help="gated calls per reviewer in the LLM reviewer section")
     args = parser.parse_args()
     runs = args.runs or (30 if args.quick else 300)
     work = Path(tempfile.mkdtemp(prefix="signoff-lcbench-"))
@@ -239,6 +334,7 @@ def main() -> int:
     print(f"LangChain's own cost of the two hooks signoff uses (a middleware that only calls "
           f"on): {floor:.1f} µs per turn (CPU {added('hooks', 'bare', cpu):.1f} µs); signoff "
           f"above it: {ours - floor:.1f} µs (CPU {added('signoff', 'hooks', cpu):.1f} µs).")
+    reviewer_latency(args.reviewed or (50 if args.quick else 500), work)
     return 0
 
 

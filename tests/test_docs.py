@@ -64,3 +64,21 @@ def test_the_starter_policy_allows_no_example_of_the_shell_limits(tmp_path: Path
     for example in examples:
         verdict = policy.evaluate(ToolCall(id="c", name="execute", args={"command": example}))
         assert verdict.effect.value != "allow", example
+
+
+def test_review_page_examples_are_what_the_code_does() -> None:
+    """docs/review.md: its signoff.toml loads with the LLM reviewer, its schema is the one
+    answers are checked against, and every [review] key is in the policy reference."""
+    import dataclasses
+    import json
+
+    from signoff.review import VERDICT_SCHEMA, ReviewConfig
+
+    text = (DOCS / "review.md").read_text("utf-8")
+    config = parse_policy(_blocks(text, "toml")[0], source="docs/review.md")
+    assert config.review.reviewer == "openai" and config.review.model
+    schemas = [json.loads(b) for b in _blocks(text, "json") if '"additionalProperties"' in b]
+    assert schemas == [VERDICT_SCHEMA]
+    reference = (DOCS / "policy.md").read_text("utf-8").split("## `[review]`", 1)[1]
+    for field in dataclasses.fields(ReviewConfig):
+        assert f"| `{field.name}` |" in reference, field.name

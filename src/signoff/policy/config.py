@@ -27,6 +27,7 @@ from signoff.policy.patterns import (
     tool_matches,
 )
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
+from signoff.review.config import REVIEWERS, TOKEN_LIMIT_PARAMS, ReviewConfig
 
 DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
 # Concerns (signoff.policy.concerns) that need a human whatever the review mode.
@@ -145,6 +146,7 @@ class PolicyConfig:
     workspace: WorkspaceConfig | None = None
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
+    review: ReviewConfig = field(default_factory=ReviewConfig)
 
 
 def load_policy_file(path: str | Path) -> PolicyConfig:
@@ -215,7 +217,7 @@ class _Loader:
 
     def load(self, data: dict[str, Any], digest: str) -> PolicyConfig:
         # [server] belongs to `signoff serve` (signoff.server.settings), which checks it.
-        self.known(data, {"policy", "workspace", "tools", "rules", "server"}, None)
+        self.known(data, {"policy", "workspace", "tools", "rules", "review", "server"}, None)
         policy = self.table(data.get("policy", {}), "[policy]")
         self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",
                             "clarification_tool", "unattended_asks", "default_expires",
@@ -258,6 +260,7 @@ class _Loader:
             workspace=workspace,
             tools=tools,
             rules=rules,
+            review=self.review(data.get("review")),
         )
 
     # ---- sections -------------------------------------------------------------------------
@@ -293,6 +296,64 @@ class _Loader:
             risk=self.risk(table, where) or Risk.HIGH,
             sensitive=(DEFAULT_SENSITIVE if defaults else ()) + extra,
             secrets=DEFAULT_SECRETS + self.strings(table, "secrets", (), where),
+        )
+
+    def review(self, raw: object) -> ReviewConfig:
+        if raw is None:
+            return ReviewConfig()
+        where = "[review]"
+        table = self.table(raw, where)
+        if "api_key" in table:
+            raise self.error("an API key is never read from signoff.toml: put it in the "
+                             "environment variable api_key_env names (default OPENAI_API_KEY)",
+                             rule=where, field="api_key")
+        model_keys = {"model", "base_url", "api_key_env", "timeout", "max_retries",
+                      "max_output_tokens", "json_mode", "token_limit_param", "temperature",
+                      "max_reviews_per_run", "max_reviews_per_minute"}
+        self.known(table, {"reviewer", "max_risk", *model_keys}, where)
+        reviewer = self.choice(table, "reviewer", REVIEWERS, "rules", where)
+        unused = sorted(model_keys & table.keys()) if reviewer == "rules" else []
+        if unused:
+            raise self.error('only meaningful with reviewer = "openai"', rule=where,
+                             field=unused[0])
+        defaults = ReviewConfig()
+        max_risk = table.get("max_risk", defaults.max_risk.value)
+        if max_risk not in ("low", "medium", "high", "critical"):
+            raise self.error("must be one of low, medium, high, critical", rule=where,
+                             field="max_risk")
+        model = table.get("model")
+        if reviewer == "openai" and not (isinstance(model, str) and model.strip()):
+            raise self.error('reviewer = "openai" needs a model name', rule=where, field="model")
+        base_url = table.get("base_url")
+        if base_url is not None and not (isinstance(base_url, str)
+                                         and base_url.startswith(("http://", "https://"))):
+            raise self.error("must be an http:// or https:// URL", rule=where, field="base_url")
+        key_env = table.get("api_key_env", defaults.api_key_env)
+        if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
+            raise self.error("must be the name of an environment variable", rule=where,
+                             field="api_key_env")
+        temperature = table.get("temperature")
+        if temperature is not None:
+            temperature = self.number(table, "temperature", 0.0, where, high=2.0, zero=True)
+        return ReviewConfig(
+            reviewer=reviewer, max_risk=Risk(max_risk), model=model, base_url=base_url,
+            api_key_env=key_env,
+            timeout=self.number(table, "timeout", defaults.timeout, where, high=600.0),
+            max_retries=self.integer(table, "max_retries", defaults.max_retries, where, low=0,
+                                     high=5),
+            max_output_tokens=self.integer(table, "max_output_tokens",
+                                           defaults.max_output_tokens, where, low=16, high=4096),
+            json_mode=self.flag(table, "json_mode", where) if "json_mode" in table
+            else defaults.json_mode,
+            token_limit_param=self.choice(table, "token_limit_param", TOKEN_LIMIT_PARAMS,
+                                          defaults.token_limit_param, where),
+            temperature=temperature,
+            max_reviews_per_run=self.integer(table, "max_reviews_per_run",
+                                             defaults.max_reviews_per_run, where, low=1,
+                                             high=100_000),
+            max_reviews_per_minute=self.integer(table, "max_reviews_per_minute",
+                                                defaults.max_reviews_per_minute, where, low=1,
+                                                high=100_000),
         )
 
     def tools(self, raw: object) -> dict[str, ToolSpec]:
@@ -445,6 +506,22 @@ class _Loader:
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
             raise self.error("must be an integer from 1 to 100", rule=where, field=key)
         return value
+
+    def integer(self, table: Mapping[str, Any], key: str, default: int, where: str, *,
+                low: int, high: int) -> int:
+        value = table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.error(f"must be an integer from {low} to {high}", rule=where, field=key)
+        return value
+
+    def number(self, table: Mapping[str, Any], key: str, default: float, where: str, *,
+               high: float, zero: bool = False) -> float:
+        value = table.get(key, default)
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not (value >= 0 if zero else value > 0) or value > high):
+            low = "from 0" if zero else "above 0"
+            raise self.error(f"must be a number {low} up to {high:g}", rule=where, field=key)
+        return float(value)
 
     def choice(self, table: Mapping[str, Any], key: str, options: tuple[str, ...], default: str,
                where: str) -> str:

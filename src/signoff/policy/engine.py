@@ -22,7 +22,7 @@ from signoff.policy.matching import ToolView, build_view
 from signoff.policy.memory import DecisionMemory, Memory
 from signoff.policy.quick import quick_verdict
 from signoff.policy.workspace import Workspace
-from signoff.review import Reviewer, RiskReviewer
+from signoff.review import Reviewer, build_reviewer
 
 _DEFAULT_CONTEXT = RunContext()
 _MAX_VIEWS = 4096
@@ -41,7 +41,9 @@ class Policy:
     ) -> None:
         self.config = config
         self.memory: DecisionMemory = memory if memory is not None else Memory()
-        self.reviewer: Reviewer = reviewer if reviewer is not None else RiskReviewer()
+        # None: the reviewer [review] names, built now so a missing key or package shows at load.
+        self.reviewer: Reviewer = reviewer if reviewer is not None else build_reviewer(
+            config.review)
         self.clock = clock
         self.workspace: Workspace | None = None
         if config.workspace is not None:
