@@ -21,6 +21,7 @@ from signoff.errors import ConfigurationError
 from signoff.kernel.gate import Gate
 from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.policy import Policy, parse_policy
+from signoff.review import RiskReviewer
 from signoff.store.base import Store
 from signoff.store.sqlite import SqliteStore
 
@@ -135,9 +136,14 @@ def close_opened() -> None:
         _OPENED.pop().close()
 
 
-def open_gate(args: argparse.Namespace) -> Gate:
+def open_gate(args: argparse.Namespace, *, proposes: bool = False) -> Gate:
+    """The gate a command works through. Only one that ``proposes`` calls (the server)
+    builds the policy's auto reviewer: deciding, listing and recovering never review, so
+    an approver needs no model key (``[review] api_key_env``)."""
     path = args.policy or ("signoff.toml" if Path("signoff.toml").exists() else None)
-    policy = Policy.load(path) if path else Policy(parse_policy("", source="<empty>"))
+    reviewer = None if proposes else RiskReviewer()
+    policy = Policy.load(path, reviewer=reviewer) if path else \
+        Policy(parse_policy("", source="<empty>"), reviewer=reviewer)
     return Gate(policy, open_store(args.db), agent=None)
 
 

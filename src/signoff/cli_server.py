@@ -41,7 +41,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = load_settings(policy_path=policy_path, host=args.host, port=args.port,
                              public_url=args.public_url)
     try:
-        gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db))
+        gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True)
     except PolicyError as exc:
         if exc.code != "policy_unreadable":
             raise
