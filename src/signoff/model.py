@@ -183,6 +183,8 @@ class Verdict:
     grant_id: str | None = None
     # The auto reviewer's answer (``ReviewOutcome.to_record()``) when one was asked or recalled.
     review: Mapping[str, Any] | None = None
+    # Dual control (``signoff.kernel.quorum``): (role, approvals) pairs, all needed.
+    requires: tuple[tuple[str, int], ...] = ()
 
     @property
     def allowed(self) -> bool:
@@ -322,6 +324,9 @@ class ApprovalRequest:
     # For a child's request (``parent_call``): the worker waiting on it, ``host:pid:boot``; a
     # restarted or dead worker's live waits are withdrawn by ``Gate.recover``.
     waiter: str | None = None
+    # Dual control (``signoff.kernel.quorum``): (role, approvals) pairs, every one needed, each
+    # approver counted once; ``roles`` then lists them all and ``approvals_required`` the sum.
+    requires: tuple[tuple[str, int], ...] = ()
 
     @property
     def run_args(self) -> str:

@@ -131,7 +131,7 @@ def test_a_langchain_run_asks_the_model_once_across_resumes(chat_server: ChatSer
                 identity=gate.authenticate(token))
     out = agent.invoke(resume_command(agent, cfg), cfg)
     assert ran == ["canary"]
-    assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)][0] \
+    assert next(m.content for m in out["messages"] if isinstance(m, ToolMessage)) \
         .startswith("deployed canary")
     assert chat_server.hits == 1
     body = chat_server.requests[0]

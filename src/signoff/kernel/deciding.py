@@ -36,7 +36,7 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import lifecycle
+from signoff.kernel import lifecycle, quorum
 from signoff.kernel.ownership import asked, decision_refusal
 from signoff.kernel.tools import ToolEntry
 from signoff.model import (
@@ -259,7 +259,10 @@ class Deciding:
             after = lifecycle.transition(
                 tx, request, RequestStatus.RESPONDED, now=now, actor=identity.name,
                 response=decision.message)
-        elif approvals >= request.approvals_required:
+        elif approvals >= request.approvals_required and (
+                not request.requires or quorum.met(request.requires, [
+                    user for _, user in tx.approvers(request.id, request.run_hash)
+                    if user is not None and user.may_decide])):
             after = lifecycle.transition(
                 tx, request, RequestStatus.APPROVED, now=now, actor=identity.name)
         if (approving and decision.scope is ApproveScope.THREAD and request.thread_id
@@ -353,6 +356,8 @@ def needs_more_review(verdict: Verdict, request: ApprovalRequest) -> str | None:
         return f"{verdict.approvals} approvals instead of {request.approvals_required}"
     if verdict.roles and not set(verdict.roles) <= set(request.roles):
         return f"roles {', '.join(verdict.roles)}"
+    if verdict.requires and not quorum.covers(request.requires, verdict.requires):
+        return f"approvals {quorum.describe(verdict.requires)}"
     if verdict.mandatory and not request.mandatory:
         return "a mandatory human review"
     return None

@@ -28,7 +28,7 @@ from signoff import inputs
 from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
-from signoff.kernel import lifecycle
+from signoff.kernel import lifecycle, quorum
 from signoff.kernel.deciding import needs_more_review
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.kernel.tools import ToolEntry
@@ -261,17 +261,21 @@ class Executing:
                               approvers: list[tuple[str, Identity | None]]
                               ) -> tuple[str, str] | None:
         """Under the lock: the approvals of the hash that will run still add up."""
-        valid = 0
+        valid: list[Identity] = []
         lost: list[str] = []
         for approver, user in approvers:
             if user is None or not user.may_decide or not user.holds_any(request.roles):
                 lost.append(approver)
                 continue
-            valid += 1
-        if valid < request.approvals_required:
+            valid.append(user)
+        if len(valid) < request.approvals_required or (
+                request.requires and not quorum.met(request.requires, valid)):
             if lost:
                 return ("approver_lost_role",
                         f"{', '.join(lost)} no longer hold(s) a required role")
+            if len(valid) >= request.approvals_required:
+                return ("approver_lost_role", "the approvers' roles no longer fill "
+                        f"{quorum.describe(request.requires)}")
             return "args_hash_mismatch", "no approval matches the arguments that would run"
         return None
 

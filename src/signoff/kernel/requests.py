@@ -74,6 +74,7 @@ def build_request(
         reasons=tuple(r.to_dict() for r in verdict.reasons),
         review_mode=verdict.review_mode,
         review=verdict.review,
+        requires=verdict.requires,
         waiter=waiter if context.parent_call else None,
     )
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from signoff.canonical import args_hash
+from signoff.kernel.quorum import merged
 from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, ToolCall, Verdict
 from signoff.policy.config import CONCERN_CODES, Rule
 from signoff.policy.matching import ToolView, grant_applies
@@ -220,11 +221,17 @@ class Asking:
         roles: tuple[str, ...] = cfg.default_roles
         approvals = cfg.default_approvals
         expires = cfg.default_expires
+        requires: tuple[tuple[str, int], ...] = ()
         if rules:
             roles = tuple(dict.fromkeys(r for rule in rules for r in rule.roles)) or roles
             approvals = max((r.approvals for r in rules if r.approvals), default=approvals)
             limits = [r.expires for r in rules if r.expires is not None]
             expires = min(limits) if limits else expires
+            requires = merged([rule.requires for rule in rules if rule.requires])
+            if requires:  # dual control: all of these roles, each approver counted once
+                named = tuple(dict.fromkeys(r for rule in rules for r in rule.roles))
+                roles = tuple(dict.fromkeys([*(role for role, _ in requires), *named]))
+                approvals = max(approvals if named else 1, sum(n for _, n in requires))
         asks = effect in (Effect.ASK, Effect.BLOCKED)
         return Verdict(
             effect=effect, code=code, message=message, reasons=tuple(self.reasons),
@@ -236,5 +243,6 @@ class Asking:
             review_mode=self.mode, interaction_mode=self.context.interaction_mode,
             roles=roles if asks else (), approvals=approvals if asks else 0,
             expires_in=expires if asks else None, mandatory=mandatory and asks,
+            requires=requires if asks else (),
             grant_id=grant_id, review=self.review_record,
         )

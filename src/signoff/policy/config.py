@@ -78,6 +78,8 @@ class Rule:
     risk: Risk | None = None
     roles: tuple[str, ...] = ()
     approvals: int | None = None
+    # Dual control: (role, approvals) pairs, all needed, each approver counted once.
+    requires: tuple[tuple[str, int], ...] = ()
     expires: float | None = None
     reason: str | None = None
     text: str = ""  # the description shown in verdicts, computed once at load
@@ -391,7 +393,8 @@ class _Loader:
             where = f"rules[{index}]" + (f" (id '{rule_id}')" if isinstance(rule_id, str) else "")
             table = self.table(body, where)
             self.known(table, {"id", "effect", "tool", "command", "args", "mandatory", "risk",
-                               "roles", "approvals", "expires", "reason", "writes"}, where)
+                               "roles", "approvals", "requires", "expires", "reason", "writes"},
+                       where)
             if not isinstance(rule_id, str) or not _RULE_ID.match(rule_id):
                 raise self.error("every rule needs an id (letters, digits, _ . : -)",
                                  rule=where, field="id")
@@ -447,7 +450,7 @@ class _Loader:
         if mandatory and effect is not Effect.ASK:
             raise self.error("only ask rules can be mandatory (deny rules always are)",
                              rule=where, field="mandatory")
-        for key in ("roles", "approvals", "expires"):
+        for key in ("roles", "approvals", "requires", "expires"):
             if key in table and effect is not Effect.ASK:
                 raise self.error("only meaningful on ask rules", rule=where, field=key)
         reason = table.get("reason")
@@ -463,6 +466,7 @@ class _Loader:
             roles=self.strings(table, "roles", (), where),
             approvals=self.count(table, "approvals", None, where) if "approvals" in table
             else None,
+            requires=self.requires(table, where),
             expires=self.duration(table, "expires", None, where), reason=reason,
             writes=tuple(compile_value_pattern(w) for w in writes),
         )
@@ -491,6 +495,33 @@ class _Loader:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise self.error("must be a list of non-empty strings", rule=where, field=key)
         return tuple(value)
+
+    def requires(self, table: Mapping[str, Any], where: str) -> tuple[tuple[str, int], ...]:
+        """``requires = [{role = "ops", approvals = 1}, ...]``: all of them (dual control)."""
+        raw = table.get("requires")
+        if raw is None:
+            return ()
+        if "roles" in table or "approvals" in table:
+            raise self.error("requires names every role and count itself; drop roles and "
+                             "approvals from this rule", rule=where, field="requires")
+        if not isinstance(raw, list) or not raw:
+            raise self.error("must be a non-empty array of {role, approvals} tables",
+                             rule=where, field="requires")
+        out: dict[str, int] = {}
+        for index, entry in enumerate(raw):
+            field_name = f"requires[{index}]"
+            if not isinstance(entry, dict):
+                raise self.error("must be a table {role = ..., approvals = ...}", rule=where,
+                                 field=field_name)
+            self.known(entry, {"role", "approvals"}, f"{where} {field_name}")
+            role = entry.get("role")
+            if not isinstance(role, str) or not role:
+                raise self.error("needs a role", rule=where, field=f"{field_name}.role")
+            if role in out:
+                raise self.error(f"role {role!r} is named twice", rule=where,
+                                 field=f"{field_name}.role")
+            out[role] = self.count(entry, "approvals", 1, where)
+        return tuple(out.items())
 
     def flag(self, table: Mapping[str, Any], key: str, where: str) -> bool:
         value = table.get(key, False)

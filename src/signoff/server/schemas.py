@@ -138,7 +138,10 @@ class Request(BaseModel):
     status: str
     risk: str
     summary: str
+    expected_effect: str | None = Field(None, description="what the call affects")
     description: str | None = None
+    review: dict[str, Any] | None = Field(
+        None, description="the auto reviewer's answer that sent the call to a human")
     thread_id: str | None = None
     run_id: str | None = None
     principal: str | None = Field(None, description="on whose behalf the call was asked "
@@ -149,6 +152,9 @@ class Request(BaseModel):
     expires_at: float | None = None
     roles: list[str]
     approvals_required: int
+    requires: list[tuple[str, int]] = Field(
+        default_factory=list, description="dual control: [role, approvals] pairs, every one "
+        "needed, each approver counted once (empty: any of `roles`)")
     approved_args: dict[str, Any] | None = Field(
         None, description="the arguments an approver's edit put in place of `args`")
     approved_args_canonical: str | None = None

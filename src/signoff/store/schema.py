@@ -293,4 +293,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             )<WITHOUT_ROWID>""",
         ),
     ),
+    Migration(
+        name="dual control",
+        # A request may need approvals from several roles at once (signoff.kernel.quorum).
+        statements=("ALTER TABLE requests ADD COLUMN requires <TEXT> NOT NULL DEFAULT '[]'",),
+    ),
 )
