@@ -152,7 +152,7 @@ class Request(BaseModel):
     expires_at: float | None = None
     roles: list[str]
     approvals_required: int
-    requires: list[tuple[str, int]] = Field(
+    requires: list[list[str | int]] = Field(
         default_factory=list, description="dual control: [role, approvals] pairs, every one "
         "needed, each approver counted once (empty: any of `roles`)")
     approved_args: dict[str, Any] | None = Field(
