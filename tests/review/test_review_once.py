@@ -138,3 +138,28 @@ def test_a_langchain_run_asks_the_model_once_across_resumes(chat_server: ChatSer
     assert "tools" not in body and "functions" not in body
     conn.close()
     gate.close()
+
+
+def test_a_kept_yes_does_not_outrun_a_tightened_policy(chat_server: ChatServer,
+                                                       tmp_path: Path) -> None:
+    """A review kept under one policy is recalled under the next only within its bound: a
+    lowered max_risk sends the same call to a human, without asking the model again."""
+    chat_server.script(Reply.verdict("approve", "fine"))
+    reviewer = ChatCompletionsReviewer("scripted-model", base_url=chat_server.base_url,
+                                       api_key="test-key")
+    medium = POLICY.replace("[tools.deploy]", '[tools.deploy]\nrisk = "medium"')
+    loose = medium + '[review]\nmax_risk = "high"\n'
+    tight = medium + '[review]\nmax_risk = "low"\n'
+    context = RunContext(thread_id="t", run_id="r", review_mode=ReviewMode.AUTO)
+    call = ToolCall(id="d3", name="deploy", args={"env": "prod"})
+    store = SqliteStore(tmp_path / "s.db")
+    before = Gate(Policy.from_toml(loose, reviewer=reviewer), store)
+    assert before.propose(call, context).kind is ProposalKind.ALLOWED
+    after = Gate(Policy.from_toml(tight, reviewer=reviewer), store)
+    again = after.propose(call, context)
+    assert again.kind is ProposalKind.PENDING
+    assert again.request is not None and again.request.review is not None
+    assert "max_risk" in again.request.review["reason"]
+    assert chat_server.hits == 1
+    before.flush()
+    store.close()

@@ -99,8 +99,7 @@ class Asking:
                                 source="mode:full")
         if self.mode is ReviewMode.AUTO:
             # A call is reviewed once: a resume recalls the answer it got.
-            outcome = ReviewOutcome.from_record(recalled.review) \
-                if recalled is not None and recalled.review is not None else self.review()
+            outcome = self.recalled_review(recalled) or self.review()
             if outcome is None:
                 outcome = ReviewOutcome(approve=False, reason="reviewer gave no valid verdict",
                                         reviewer=type(self.policy.reviewer).__name__,
@@ -150,11 +149,25 @@ class Asking:
             Effect.ASK, code,
             f"Waiting for human approval: {what}.", mandatory=mandatory, rules=rules)
 
+    def recalled_review(self, recalled: RecalledCall | None) -> ReviewOutcome | None:
+        """The answer this call already got — unless the bound, as the policy now stands,
+        puts the call beyond any reviewer (a tightened policy is not outrun by a kept yes)."""
+        if recalled is None or recalled.review is None:
+            return None
+        outcome = ReviewOutcome.from_record(recalled.review)
+        if outcome.approve:
+            bounded = beyond_reviewer(self.review_request(), self.config.review.max_risk)
+            if bounded is not None:
+                return bounded
+        return outcome
+
+    def review_request(self) -> ReviewRequest:
+        return ReviewRequest(call=self.call, args=self.args, context=self.context,
+                             risk=self.risk, reasons=tuple(self.reasons),
+                             concerns=tuple(r for r in self.reasons if r.code in CONCERN_CODES))
+
     def review(self) -> ReviewOutcome | None:
-        request = ReviewRequest(call=self.call, args=self.args, context=self.context,
-                                risk=self.risk, reasons=tuple(self.reasons),
-                                concerns=tuple(r for r in self.reasons
-                                               if r.code in CONCERN_CODES))
+        request = self.review_request()
         # The bound: beyond [review] max_risk, or with a concern, the reviewer is not asked.
         bounded = beyond_reviewer(request, self.config.review.max_risk)
         if bounded is not None:
