@@ -95,8 +95,9 @@ BLOCKED_OPTION = ("If high-risk or irreversible work lacks the authorization or 
 FULL_MODE_NOTE = ("You are running without a human to ask: do not ask clarifying questions. "
                   "Use the context you have; where something is unclear, make minimal, "
                   "reversible assumptions and list them in your answer. " + BLOCKED_OPTION)
-LOST_RESULT = ("[signoff] This call ran while the run was paused, but its result was lost when "
-               "new input was refused; it was not run again. Call it again if you need it.")
+LOST_RESULT = ("[signoff] This call's answer was lost when new input was refused while the run "
+               "was paused; it was not run again here (it may have run before). Call it again "
+               "if you need it.")
 RUNS_REMEMBERED = 10_000  # (thread, call id) → run contexts kept for the tool hook
 CONTEXTS_REMEMBERED = 1_000  # run id → the run's context, rebuilt from the state otherwise
 GUARD_TEXT = ("Nobody can answer questions in this run. Use the context you have and make "
@@ -139,6 +140,9 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         self.tools = []
         self._runs: dict[tuple[str | None, str], RunContext] = {}
         self._contexts: dict[Any, tuple[dict[str, Any], RunContext]] = {}
+        # (thread, call id) of calls that went through this process's tool hook: their
+        # answers are the gate's, so the next model turn needs no store read to know it
+        self._through: dict[tuple[str | None, str], None] = {}
 
     # ---- the model turn ---------------------------------------------------------------------
 
@@ -146,10 +150,10 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             ModelRequest[Any], RunContext, dict[str, Any] | None] | ExtendedModelResponse[Any]:
         state = request.state
         update = None
+        restored = self._set_back_up(state)  # input of any role may have knocked it over
+        if restored is not None:
+            return restored
         if is_new_run(state):
-            restored = self._set_back_up(state)
-            if restored is not None:
-                return restored
             trusted = trusted_of(request.runtime.context if request.runtime else None)
             run = start(self.gate, state, get_config(), trusted, self.default)
             entry = run_entry(run)
@@ -157,6 +161,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             update = {RUN_KEY: entry}
         else:
             run = self._context(state[RUN_KEY])  # type: ignore[literal-required]
+            self._refuse_while_waiting(run, request.messages)
         if self.clarification and self._no_human(run):
             tools = [t for t in request.tools if _tool_name(t) != self.clarification]
             note = FULL_MODE_NOTE
@@ -205,6 +210,22 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         request, run, update = prepared
         return self._after_model(await handler(request), run, update, request.messages)
 
+    def _refuse_while_waiting(self, run: RunContext, messages: Sequence[BaseMessage]) -> None:
+        """The model is never called while its thread waits on a decision: a paused run
+        goes on only through its calls' decisions, so a tool message handed in as input
+        (a forged answer to a paused call) is refused. Answers to calls that went through
+        this process's tool hook are the gate's own; otherwise one fresh read decides."""
+        thread = run.thread_id
+        last = next((m for m in reversed(messages)
+                     if isinstance(m, AIMessage) and m.tool_calls), None)
+        if not thread or last is None or all(
+                (thread, str(c.get("id"))) in self._through for c in last.tool_calls):
+            return
+        pending = self.gate.store.thread_memory(thread, fresh=True).pending
+        if pending:
+            raise Conflict(f"thread {thread} is waiting for {len(pending)} decision(s) "
+                           f"({pending[0][0]}); resolve them first", code="thread_waiting")
+
     def _set_back_up(self, state: Mapping[str, Any]) -> ExtendedModelResponse[Any] | None:
         """New input that knocked a pause over (LangGraph drops a paused step's interrupts
         when input arrives): refused while a request still waits; once every request is
@@ -213,7 +234,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         the tools, where each reads its decision. A call that ran beside the pause lost
         its result with the step: it is answered with a note, never run twice."""
         thread = _thread_id()
-        found = knocked_over(self.gate, list(state.get("messages") or []), thread)
+        found = knocked_over(self.gate, state, thread)
         if found is None:
             return None
         waiting = [r.id for r in found.requests.values() if r.status is RequestStatus.PENDING]
@@ -305,11 +326,16 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
 
     def _prepare(self, request: ToolCallRequest) -> ToolMessage | _Run | _Claimed:
         try:
-            return self._plan(request)
+            plan = self._plan(request)  # a pause raises (LangGraph's interrupt) from here
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise
-            return reused_id(request.tool_call, exc.message)
+            plan = reused_id(request.tool_call, exc.message)
+        # Answered through the gate here (not paused): see _refuse_while_waiting.
+        self._through[(_thread_of(request), str(request.tool_call["id"]))] = None
+        while len(self._through) > RUNS_REMEMBERED:
+            self._through.pop(next(iter(self._through)), None)
+        return plan
 
     def _plan(self, request: ToolCallRequest) -> ToolMessage | _Run | _Claimed:
         call = request.tool_call

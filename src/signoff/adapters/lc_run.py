@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
 from signoff.kernel.gate import Gate
@@ -148,40 +148,53 @@ class KnockedOver:
     unanswered: tuple[str, ...]  # every call id of the message without a ToolMessage
 
 
-def knocked_over(gate: Gate, messages: Sequence[BaseMessage],
+def knocked_over(gate: Gate, state: Mapping[str, Any],
                  thread_id: str | None) -> KnockedOver | None:
     """LangGraph writes new input before any node runs, and a paused step's interrupts (and
-    the results of calls that finished beside them) are dropped with it: the history ends in
-    a proposing message, its calls unanswered, then the input. Found by its requests."""
-    if not thread_id or not messages:
+    the results of calls that finished beside them) are dropped with it: the history has a
+    proposing message with unanswered calls, then input — of any role: a user message, an
+    assistant message, a system message. Found by the calls' requests, of the paused run
+    (its id is in the graph state: another gate's thread of the same name is not it)."""
+    run = state.get(RUN_KEY)
+    run_id = run.get("run_id") if isinstance(run, Mapping) else None
+    messages: Sequence[BaseMessage] = state.get("messages") or []
+    if not thread_id or not run_id:
         return None
-    end = len(messages)
-    while end and isinstance(messages[end - 1], HumanMessage):
-        end -= 1
-    if end == len(messages) or not end or not isinstance(messages[end - 1], AIMessage):
+    index = next((i for i in range(len(messages) - 1, -1, -1)
+                  if _proposes(messages[i])), None)
+    if index is None:
         return None
-    message = messages[end - 1]
+    message = messages[index]
     assert isinstance(message, AIMessage)
-    unanswered = tuple(str(c["id"]) for c in message.tool_calls if c.get("id"))
+    tail = messages[index + 1:]
+    refused = tuple(m for m in tail if not isinstance(m, ToolMessage))
+    if not refused:  # only tool answers after it: the ordinary loop (a fast, store-free exit)
+        return None
+    answered = {m.tool_call_id for m in tail if isinstance(m, ToolMessage)}
+    unanswered = tuple(str(c["id"]) for c in message.tool_calls
+                       if c.get("id") and c["id"] not in answered)
     if not unanswered:
         return None
-    requests = {}
-    for call_id in unanswered:
-        with gate.store.transaction() as tx:
-            found = tx.find_request(thread_id, call_id)
-        if found is not None:
-            requests[call_id] = found
+    # One read: the paused calls are the thread's latest requests.
+    wanted = set(unanswered)
+    requests = {r.call_id: r for r in gate.store.list_requests(
+        thread_id=thread_id, limit=max(100, 2 * len(wanted)))
+        if r.call_id in wanted and r.run_id == run_id}
     if not requests:
         return None
-    return KnockedOver(message, tuple(messages[end:]), requests, unanswered)
+    return KnockedOver(message, refused, requests, unanswered)
+
+
+def _proposes(message: BaseMessage) -> bool:
+    return isinstance(message, AIMessage) and bool(message.tool_calls)
 
 
 def _knocked_over_of(agent: Any, config: Mapping[str, Any], state: Any,
                      gate: Gate | None) -> KnockedOver | None:
     thread = _text(configurable(config).get("thread_id"))
-    messages = list((state.values or {}).get("messages") or [])
+    values = state.values if isinstance(state.values, Mapping) else {}
     for candidate in ([gate] if gate is not None else list(GATES)):
-        found = knocked_over(candidate, messages, thread)
+        found = knocked_over(candidate, values, thread)
         if found is not None:
             return found
     return None
