@@ -38,15 +38,6 @@ def met(requires: Requires, approvers: Sequence[Identity]) -> bool:
     return len(holder) == len(seats)
 
 
-def merged(requirements: Sequence[Requires]) -> Requires:
-    """Several rules' requirements at once: per role the largest count asked."""
-    counts: dict[str, int] = {}
-    for requires in requirements:
-        for role, count in requires:
-            counts[role] = max(counts.get(role, 0), count)
-    return tuple(counts.items())
-
-
 def covers(have: Requires, need: Requires) -> bool:
     """Whether a request asking ``have`` already asks at least ``need``."""
     asked = dict(have)

@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from signoff.canonical import args_hash
-from signoff.kernel.quorum import merged
 from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, ToolCall, Verdict
 from signoff.policy.config import CONCERN_CODES, Rule
 from signoff.policy.matching import ToolView, grant_applies
@@ -48,6 +47,16 @@ class _DecisionIds:
 
 
 _decision_id = _DecisionIds()
+
+
+def merged(requirements: Sequence[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, int], ...]:
+    """Several rules' dual-control requirements at once: per role the largest count asked
+    (the quorum itself is ``signoff.kernel.quorum``)."""
+    counts: dict[str, int] = {}
+    for requires in requirements:
+        for role, count in requires:
+            counts[role] = max(counts.get(role, 0), count)
+    return tuple(counts.items())
 
 
 def ceiling_reason(requested: ReviewMode, mode: ReviewMode) -> Reason:
