@@ -376,6 +376,9 @@ class DecisionKind(enum.StrEnum):
 class ApproveScope(enum.StrEnum):
     ONCE = "once"  # Approve once
     THREAD = "thread"  # Approve for this thread: also a thread grant for this tool and pattern
+    # Auto-approve this thread: the thread switches to ``auto`` and the pause's other
+    # undecided calls are approved too, in the same transaction (``kernel.deciding``)
+    AUTO_THREAD = "auto_thread"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,7 +10,8 @@ decide; the requester and the agent's own identity never decide their request, a
 party of its thread neither edits it nor grants the thread (``signoff.kernel.ownership``); a role
 list means "at least one of these"; the server's clock judges expiry; one
 rejection rejects; ``required_approvals`` distinct approvers must approve the
-*same* arguments hash (an edit starts a new count on the new hash).
+*same* arguments hash (an edit starts a new count on the new hash). An approval
+may also switch the thread to ``auto`` (``signoff.kernel.auto_thread``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import lifecycle, quorum
+from signoff.kernel import auto_thread, lifecycle, quorum
 from signoff.kernel.ownership import asked, decision_refusal
 from signoff.kernel.tools import ToolEntry
 from signoff.model import (
@@ -69,12 +70,17 @@ class DecisionResult:
     required: int
     transitioned: bool  # this decision moved the request out of pending
     replayed: bool = False  # an idempotent replay of an earlier identical decision
+    # Auto-approve this thread: the thread's mode now, and the pause's other requests
+    # this decision approved too
+    review_mode: str | None = None
+    also_approved: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"request_id": self.request.id, "status": self.request.status.value,
                 "decision_id": self.decision_id, "approvals": self.approvals,
                 "required": self.required, "transitioned": self.transitioned,
-                "replayed": self.replayed}
+                "replayed": self.replayed, "review_mode": self.review_mode,
+                "also_approved": list(self.also_approved)}
 
 
 class Deciding:
@@ -130,8 +136,19 @@ class Deciding:
                     tx, request, RequestStatus.EXPIRED, now=now, actor=identity.name,
                     outcome_code="expired")
             else:
+                auto = decision.scope is ApproveScope.AUTO_THREAD \
+                    and decision.kind is DecisionKind.APPROVE
+                if auto:
+                    auto_thread.may_switch(tx, request, self.policy.config.ceiling)
                 result = self._apply(tx, request, decision, edited=edited, identity=identity,
                                      now=now)
+                if auto:
+                    result = auto_thread.switch(
+                        tx, result, identity, now, self.policy.config.default_review_mode,
+                        refused=lambda other: refusal(other, identity),
+                        vote=lambda other: self._apply(
+                            tx, other, Decision.approve(scope=ApproveScope.AUTO_THREAD),
+                            edited=None, identity=identity, now=now))
                 if idempotency_key is not None:
                     tx.put_idempotent_response(
                         idempotency_key, request_id=request_id, body_hash=body,
@@ -160,7 +177,7 @@ class Deciding:
                    decision: Decision) -> None:
         refused = refusal(request, identity)
         if refused is None and request.thread_id and (
-                decision.kind is DecisionKind.EDIT or (decision.scope is ApproveScope.THREAD
+                decision.kind is DecisionKind.EDIT or (decision.scope is not ApproveScope.ONCE
                 and decision.kind is DecisionKind.APPROVE)):
             # Read under the request's lock, with the transaction's view of the thread.
             refused = decision_refusal(request, identity.name, decision,
@@ -321,7 +338,9 @@ class Deciding:
         assert request is not None
         return DecisionResult(request=request, decision_id=data["decision_id"],
                               approvals=data["approvals"], required=data["required"],
-                              transitioned=data["transitioned"], replayed=True)
+                              transitioned=data["transitioned"], replayed=True,
+                              review_mode=data.get("review_mode"),
+                              also_approved=tuple(data.get("also_approved") or ()))
 
 
 def refusal(request: ApprovalRequest, identity: Identity) -> Forbidden | None:

@@ -6,7 +6,8 @@ it (approval requests carry both). Without ``[policy] self_service_modes``:
 
 * nobody decides a request they asked for, whatever the kind (``deciding.refusal``);
 * a party of a thread may not approve one of its calls *for this thread* (a grant
-  would cover the party's own later calls) nor edit one (the edited arguments are the
+  would cover the party's own later calls), nor *auto-approve the thread* (that raises
+  its mode), nor edit one (the edited arguments are the
   editor's own call, which nobody else reviewed) — reject, respond and approve once
   another party's call stay open;
 * a party of a thread may not raise its review mode (lowering is always fine);
@@ -47,6 +48,10 @@ def decision_refusal(request: ApprovalRequest, name: str, decision: Decision,
     if decision.kind is DecisionKind.APPROVE and decision.scope is ApproveScope.THREAD:
         return Forbidden(f"{name} asks for calls in thread {request.thread_id} and cannot "
                          "approve for the whole thread: the grant would cover their own calls",
+                         code=CODE)
+    if decision.kind is DecisionKind.APPROVE and decision.scope is ApproveScope.AUTO_THREAD:
+        return Forbidden(f"{name} asks for calls in thread {request.thread_id} and cannot "
+                         "switch it to auto-approve: the reviewer would pass their own calls",
                          code=CODE)
     return None
 

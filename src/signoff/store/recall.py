@@ -47,7 +47,9 @@ def _pad(start: int) -> str:
 # each request pending on it with its run.
 THREAD_SQL = (
     f"SELECT 'grant', {_GRANT} FROM grants WHERE scope != 'session' AND thread_id = ? "
-    f"UNION ALL SELECT 'mode', review_mode, set_by, {_pad(1)} FROM threads WHERE id = ? "
+    "UNION ALL SELECT 'mode', review_mode, set_by, waiting_run, CAST(NULL AS TEXT), "
+    "CAST(NULL AS TEXT), CAST(NULL AS TEXT), updated_at, "
+    f"{_pad(6)} FROM threads WHERE id = ? "
     f"UNION ALL SELECT DISTINCT 'rejected', tool, {_pad(0)} FROM rejections "
     "WHERE thread_id = ? "
     f"UNION ALL SELECT 'pending', id, run_id, {_pad(1)} FROM requests "
@@ -67,11 +69,15 @@ class ThreadMemory:
     # (``thread_memory(…, fresh=True)``, as a run's start does) may be trusted with it.
     pending: tuple[tuple[str, str | None], ...] = ()
     mode_by: str | None = None  # who set the stored mode (None: trusted code, or no mode)
+    mode_at: float | None = None  # when it was set
+    mode_run: str | None = None  # the run that was waiting on the thread when it was set
 
 
 def read_thread(tx: SqlTx, thread_id: str) -> ThreadMemory:
     mode: str | None = None
     mode_by: str | None = None
+    mode_run: str | None = None
+    mode_at: float | None = None
     rejected: set[str] = set()
     grants: list[tuple[float, Grant]] = []
     pending: list[tuple[str, str | None]] = []
@@ -79,14 +85,15 @@ def read_thread(tx: SqlTx, thread_id: str) -> ThreadMemory:
         if row[0] == "grant":
             grants.append(_grant(row[1:]))
         elif row[0] == "mode":
-            mode, mode_by = row[1], row[2]
+            mode, mode_by, mode_run, mode_at = row[1], row[2], row[3], row[7]
         elif row[0] == "rejected":
             rejected.add(str(row[1]))
         else:
             pending.append((str(row[1]), row[2]))
     grants.sort(key=_created)
     return ThreadMemory(mode=mode, rejected=frozenset(rejected), grants=tuple(grants),
-                        pending=tuple(sorted(pending)), mode_by=mode_by)
+                        pending=tuple(sorted(pending)), mode_by=mode_by,
+                        mode_at=None if mode_at is None else float(mode_at), mode_run=mode_run)
 
 
 def read_session(tx: SqlTx, session_id: str) -> tuple[tuple[float, Grant], ...]:

@@ -298,4 +298,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         # A request may need approvals from several roles at once (signoff.kernel.quorum).
         statements=("ALTER TABLE requests ADD COLUMN requires <TEXT> NOT NULL DEFAULT '[]'",),
     ),
+    Migration(
+        name="a mode chosen while a run waits",
+        # The run that was waiting on the thread when its mode was set: that run takes the
+        # new mode when it resumes (seed 000 §5.2); any other keeps the mode it started with.
+        statements=("ALTER TABLE threads ADD COLUMN waiting_run <TEXT>",),
+    ),
 )

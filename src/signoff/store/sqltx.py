@@ -505,10 +505,27 @@ class SqlTx(AccountRows):
 
     def set_thread_mode(self, thread_id: str, mode: str, *, at: float,
                         by: str | None = None) -> None:
+        """Store the mode, and the run waiting on the thread now (if any): that run takes
+        the mode when it resumes."""
         self.memory_changed = True
+        row = self._one("SELECT run_id FROM requests WHERE thread_id = ? AND status = 'pending' "
+                        "AND run_id IS NOT NULL ORDER BY created_at LIMIT 1", (thread_id,))
         self._exec("DELETE FROM threads WHERE id = ?", (thread_id,))
-        self._exec("INSERT INTO threads (id, review_mode, updated_at, set_by) "
-                   "VALUES (?, ?, ?, ?)", (thread_id, mode, at, by))
+        self._exec("INSERT INTO threads (id, review_mode, updated_at, set_by, waiting_run) "
+                   "VALUES (?, ?, ?, ?, ?)", (thread_id, mode, at, by, row[0] if row else None))
+
+    def thread_executing(self, thread_id: str) -> bool:
+        """A call of the thread is executing: its mode must not change under it."""
+        return self._one("SELECT 1 FROM requests WHERE thread_id = ? AND status = 'executing' "
+                         "LIMIT 1", (thread_id,)) is not None
+
+    def pending_to_hold(self, thread_id: str, but: str) -> list[ApprovalRequest]:
+        """The thread's other pending requests, held until commit — skipping any another
+        transaction holds (it is deciding them; waiting could deadlock on its lock of ours)."""
+        rows = self._exec(f"{_SELECT_REQUEST} WHERE thread_id = ? AND status = 'pending' "
+                          f"AND id != ? ORDER BY created_at, id"
+                          f"{self.dialect.skip_locked_suffix}", (thread_id, but)).fetchall()
+        return [request_from_row(r) for r in rows]
 
     def thread_parties(self, thread_id: str) -> frozenset[str]:
         """Every principal and agent that ever asked for a call on the thread."""

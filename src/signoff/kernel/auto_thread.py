@@ -1,0 +1,79 @@
+"""Auto-approve this thread: the approval card's second button (seed 000 §5.2).
+
+One decision, one transaction: the request is approved (a vote like *Approve
+once*), the thread's review mode becomes ``auto`` (a higher one stays), and the
+other calls of the same pause — the thread's other pending requests — that
+nobody has decided yet are approved by the same approver, so one resume runs
+them all. The checks are those of setting the mode by hand (``server.threads``):
+the ceiling, no call executing, and no party of the thread (``kernel.ownership``).
+Kept as they are: a request with any decision (a reject or an edit already
+given, a first vote of a quorum), a mandatory one (the policy wants a human to
+look at that call), one this approver may not decide, one whose time is up.
+
+The mode applies to the run that waited: it takes it when it resumes (the store
+records the waiting run with the mode; ``adapters.lc_run.refix``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from signoff.audit import to_us
+from signoff.errors import Conflict, Forbidden, InvalidDecision
+from signoff.identity import Identity
+from signoff.kernel.ownership import decision_refusal
+from signoff.model import ApprovalRequest, ApproveScope, Decision, ReviewMode
+from signoff.policy.modes import parse_review_mode
+from signoff.store.base import Tx
+
+if TYPE_CHECKING:
+    from signoff.kernel.deciding import DecisionResult
+
+
+def may_switch(tx: Tx, request: ApprovalRequest, ceiling: ReviewMode) -> None:
+    """Refuse before anything is written: ``no_thread``, ``above_ceiling``,
+    ``run_in_progress``."""
+    if not request.thread_id:
+        raise InvalidDecision(f"request {request.id} belongs to no thread: approve it once "
+                              "or for this thread", code="no_thread")
+    if ReviewMode.AUTO.rank > ceiling.rank:
+        raise Forbidden(f"review mode auto is above this policy's ceiling {ceiling.value}",
+                        code="above_ceiling")
+    if tx.thread_executing(request.thread_id):
+        raise Conflict(f"thread {request.thread_id} has a call executing; change its mode "
+                       "when it ends", code="run_in_progress")
+
+
+def switch(tx: Tx, result: DecisionResult, identity: Identity, now: float,
+           default: ReviewMode, *, refused: Callable[[ApprovalRequest], object],
+           vote: Callable[[ApprovalRequest], object]) -> DecisionResult:
+    """After the request's own vote: set the mode, then ``vote`` on each other request
+    of the pause that may take one (``refused``: why this approver may not decide it at
+    all, or a falsy value). Returns ``result`` with the mode and those ids."""
+    request = result.request
+    thread = request.thread_id
+    assert thread is not None  # may_switch
+    stored = tx.thread_mode(thread)
+    current = parse_review_mode(stored) if stored else default
+    mode = current if current.rank >= ReviewMode.AUTO.rank else ReviewMode.AUTO
+    if mode is not current or stored is None:
+        tx.set_thread_mode(thread, mode.value, at=now, by=identity.name)
+        tx.append_audit("thread.mode", at_us=to_us(now), request_id=request.id,
+                        actor=identity.name, data={
+                            "thread_id": thread, "review_mode": mode.value,
+                            "decision_id": result.decision_id, "via": "auto_thread"})
+    probe = Decision.approve(scope=ApproveScope.AUTO_THREAD)
+    parties = tx.thread_parties(thread)
+    approved: list[str] = []
+    for other in tx.pending_to_hold(thread, request.id):
+        if (other.mandatory or refused(other)
+                or decision_refusal(other, identity.name, probe, parties) is not None
+                or (other.expires_at is not None and now >= other.expires_at)
+                or tx.decisions(other.id)):
+            continue
+        vote(other)
+        tx.notify(other.id)
+        approved.append(other.id)
+    return dataclasses.replace(result, review_mode=mode.value, also_approved=tuple(approved))
