@@ -51,6 +51,24 @@ def test_list_show_approve(setup: dict[str, str], capsys: pytest.CaptureFixture[
     assert code == 2 and "[already_decided]" in err
 
 
+def test_approve_auto_thread(setup: dict[str, str], policy: Policy,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    gate = Gate(policy, SqliteStore(setup["db"]))
+    other = gate.propose(ToolCall(id="c2", name="execute", args={"command": "make test"}),
+                         RunContext(thread_id="t1"))
+    assert other.request is not None
+    gate.store.close()
+    code, out, err = run(capsys, "requests", "approve", setup["request"], "--auto-thread",
+                         "--token", setup["approver"])
+    assert code == 0, err
+    assert out.strip() == (f"{setup['request']}: approved (1/1 approvals); thread t1 is auto; "
+                           f"also approved {other.request.id}")
+    with pytest.raises(SystemExit) as usage:  # one way to approve at a time
+        main(["requests", "approve", other.request.id, "--auto-thread", "--thread-grant"])
+    assert usage.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
 def test_token_from_environment_and_agents_cannot_decide(
         setup: dict[str, str], capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

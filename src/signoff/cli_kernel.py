@@ -43,8 +43,12 @@ def add_commands(commands: Any) -> None:
     approve = _leaf(sub, "approve", "approve a request (as the identity holding the token)",
                     cmd_requests_approve, decides=True)
     approve.add_argument("request_id")
-    approve.add_argument("--thread-grant", action="store_true",
-                         help="approve for this thread: also grant identical calls in it")
+    how = approve.add_mutually_exclusive_group()
+    how.add_argument("--thread-grant", action="store_true",
+                     help="approve for this thread: also grant identical calls in it")
+    how.add_argument("--auto-thread", action="store_true",
+                     help="auto-approve this thread: switch it to auto and approve the other "
+                     "undecided calls of this pause too")
     reject = _leaf(sub, "reject", "reject a request with a reason the agent will read",
                    cmd_requests_reject, decides=True)
     reject.add_argument("request_id")
@@ -212,14 +216,19 @@ def _decide(args: argparse.Namespace, decision: Decision) -> int:
     identity = gate.authenticate(_token(args))
     result = gate.decide(args.request_id, decision, identity=identity,
                          idempotency_key=args.idempotency_key)
-    _print(args, result.to_dict(),
-           f"{result.request.id}: {result.request.status.value} "
-           f"({result.approvals}/{result.required} approvals)")
+    text = (f"{result.request.id}: {result.request.status.value} "
+            f"({result.approvals}/{result.required} approvals)")
+    if result.review_mode is not None:
+        text += f"; thread {result.request.thread_id} is {result.review_mode}"
+        if result.also_approved:
+            text += f"; also approved {', '.join(result.also_approved)}"
+    _print(args, result.to_dict(), text)
     return 0
 
 
 def cmd_requests_approve(args: argparse.Namespace) -> int:
-    return _decide(args, Decision.approve(scope="thread" if args.thread_grant else "once"))
+    scope = "auto_thread" if args.auto_thread else "thread" if args.thread_grant else "once"
+    return _decide(args, Decision.approve(scope=scope))
 
 
 def cmd_requests_reject(args: argparse.Namespace) -> int:

@@ -401,3 +401,46 @@ def test_a_thread_waiting_for_a_decision_refuses_a_new_run(served: Served) -> No
         problem(agent.post("/api/v1/calls", json={
             "tool": "read_file", "args": {"path": "README.md"}, "call_id": "w3",
             "context": {"thread_id": "t-wait2", "run_id": "run-2"}}), 409, "thread_waiting")
+
+
+def test_auto_approve_this_thread(tmp_path: Any) -> None:
+    """``scope: "auto_thread"``: approved, the thread on auto, the pause's other undecided
+    call approved too (the response names it); refused above the ceiling and while a call
+    of the thread executes, with nothing written."""
+    for name in ("full", "manual"):
+        (tmp_path / name).mkdir()
+    for served in serve(tmp_path / "full"):
+        first = propose_make(served, "t-auto", call_id="m1")
+        second = propose_make(served, "t-auto", call_id="m2")
+        with served.client(served.alice) as alice:
+            answer = alice.post(f"/api/v1/requests/{first}/decisions",
+                                json={"kind": "approve", "scope": "auto_thread"})
+            assert answer.status_code == 200, answer.text
+            body = answer.json()
+            assert (body["status"], body["review_mode"], body["also_approved"]) == \
+                ("approved", "auto", [second])
+            assert alice.get(f"/api/v1/requests/{second}").json()["status"] == "approved"
+            view = alice.get("/api/v1/threads/t-auto").json()
+            assert (view["review_mode"], view["set_by"]) == ("auto", "alice")
+            [vote] = alice.get(f"/api/v1/requests/{second}").json()["decisions"]
+            assert (vote["scope"], vote["approver"]) == ("auto_thread", "alice")
+        # a call executing on the thread: the mode may not change under it
+        running = propose_make(served, "t-busy", call_id="b1")
+        waiting = propose_make(served, "t-busy", call_id="b2")
+        with served.client(served.alice) as alice:
+            alice.post(f"/api/v1/requests/{running}/decisions", json={"kind": "approve"})
+        with served.client(served.agent) as agent:
+            assert agent.post(f"/api/v1/calls/{running}/claim").status_code == 200
+        with served.client(served.bob) as bob:
+            problem(bob.post(f"/api/v1/requests/{waiting}/decisions",
+                             json={"kind": "approve", "scope": "auto_thread"}), 409,
+                    "run_in_progress")
+            assert bob.get(f"/api/v1/requests/{waiting}").json()["decisions"] == []
+    for served in serve(tmp_path / "manual", ceiling="manual"):
+        request_id = propose_make(served, "t-low")
+        with served.client(served.alice) as alice:
+            problem(alice.post(f"/api/v1/requests/{request_id}/decisions",
+                               json={"kind": "approve", "scope": "auto_thread"}), 403,
+                    "above_ceiling")
+            assert alice.get(f"/api/v1/requests/{request_id}").json()["status"] == "pending"
+            assert alice.get("/api/v1/threads/t-low").json()["stored"] is False

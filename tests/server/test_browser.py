@@ -505,3 +505,40 @@ def test_a_request_proposed_while_the_page_connects_is_not_lost(
     live(page)
     assert proposed
     page.wait_for_selector(f"tr[data-request-row='{proposed[0]}']", timeout=5_000)
+
+
+# ---- the approval card: auto-approve this thread -------------------------------------
+
+def test_auto_approve_this_thread_from_the_card(page: Page, service: Service) -> None:
+    """Issue 13, item 10: one click approves the call, switches the thread to auto and
+    approves the pause's other undecided calls; the waiting agent sees each approval; a
+    mandatory call stays. (A party of the thread is refused by every route:
+    ``test_selfapproval``.)"""
+    thread = "t-card"
+    first = service.propose("execute", {"command": "make build"}, "c1", thread)["request_id"]
+    second = service.propose("execute", {"command": "make test"}, "c2", thread)["request_id"]
+    secret = service.propose("read_file", {"path": "app/.env"}, "c3", thread)["request_id"]
+    waits = [service.wait_in_background(first), service.wait_in_background(second)]
+
+    page.goto(f"{service.url}/requests/{first}")
+    button = page.locator("#approve-auto-thread")
+    assert button.inner_text() == "Auto-approve this thread"
+    note = page.locator("#auto-note").inner_text()
+    assert "switches thread t-card to auto" in note
+    others = page.locator("#pause-others").inner_text()
+    assert "make test" in others and "(mandatory)" in others  # the page says what it covers
+
+    button.click()
+    assert page.locator(".flash").inner_text().startswith("Approved; this thread is now on "
+                                                          "auto-approve")
+    assert page.locator("#status").inner_text() == "approved"
+    assert "auto-approve this thread" in page.locator(".decisions").inner_text()
+    for got in waits:
+        outcome = joined(got)
+        assert (outcome["http_status"], outcome["kind"]) == (200, "approved")
+    assert service.gate.store_get(secret).status.value == "pending"  # mandatory: a human's
+    view = service.agent.get(f"/api/v1/threads/{thread}").json()
+    assert (view["review_mode"], view["set_by"]) == ("auto", "admin")
+    # the thread is on auto now: the reviewer passes the next low-risk call
+    assert service.propose("execute", {"command": "make lint"}, "c4", thread)["status"] \
+        == "allowed"

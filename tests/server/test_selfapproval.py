@@ -66,6 +66,7 @@ def test_no_self_approval_by_any_route(live: Live) -> None:
         assert own["status"] == "pending"
         mine = own["request_id"]
         for body in ({"kind": "approve"}, {"kind": "approve", "scope": "thread"},
+                     {"kind": "approve", "scope": "auto_thread"},
                      {"kind": "edit", "args": {"command": "make test"}},
                      {"kind": "respond", "message": "fine"}):
             problem(decide(ann, mine, **body), 403, "self_approval")
@@ -80,6 +81,8 @@ def test_no_self_approval_by_any_route(live: Live) -> None:
         # grant the thread (the grant would cover her own calls) nor edit it.
         theirs = propose(bot, "b1", "t1", "make docs")["request_id"]
         problem(decide(ann, theirs, kind="approve", scope="thread"), 403, "self_approval")
+        problem(decide(ann, theirs, kind="approve", scope="auto_thread"), 403,
+                "self_approval")  # auto-approving the thread would pass her own calls
         problem(decide(ann, theirs, kind="edit", args={"command": "make all"}), 403,
                 "self_approval")
 
@@ -87,9 +90,11 @@ def test_no_self_approval_by_any_route(live: Live) -> None:
         with inbox_session(live, "ann") as (browser, csrf):
             page = browser.get(f"/requests/{theirs}").text
             assert 'id="approve-once"' in page and 'id="approve-thread"' not in page
+            assert 'id="approve-auto-thread"' not in page
             assert 'id="edit-box"' not in page and "cannot edit its calls" in page
             assert 'id="approve-once"' not in browser.get(f"/requests/{mine}").text
-            for request_id, action in ((mine, "approve_once"), (theirs, "approve_thread")):
+            for request_id, action in ((mine, "approve_once"), (theirs, "approve_thread"),
+                                       (theirs, "approve_auto_thread")):
                 refused = browser.post(f"/requests/{request_id}/decide",
                                        data={"csrf": csrf, "action": action})
                 assert refused.status_code == 403 and "self_approval" in refused.text
@@ -165,6 +170,7 @@ def test_self_service_modes_raise_ones_own_thread_but_never_approve(
         assert (later["status"], later["verdict"]["review_mode"]) == ("allowed", "auto")
         # and still no route approves, edits or grants her own pending request
         for body in ({"kind": "approve"}, {"kind": "approve", "scope": "thread"},
+                     {"kind": "approve", "scope": "auto_thread"},
                      {"kind": "edit", "args": {"command": "make test"}}):
             problem(decide(ann, mine, **body), 403, "self_approval")
         cli = live.cli("requests", "approve", mine, "--token", live.tokens["ann"], check=False)

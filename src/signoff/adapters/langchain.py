@@ -67,13 +67,15 @@ from signoff.adapters.lc_run import (
     PAUSE_KEY,
     RUN_KEY,
     SignoffContext,
+    adecide_and_resume,
     await_and_resume,
     context_of,
+    decide_and_resume,
     is_new_run,
     knocked_over,
     pending_request_ids,
+    refixed,
     resume_command,
-    run_entry,
     start,
     trusted_of,
     wait_and_resume,
@@ -155,13 +157,18 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             return restored
         if is_new_run(state):
             trusted = trusted_of(request.runtime.context if request.runtime else None)
-            run = start(self.gate, state, get_config(), trusted, self.default)
-            entry = run_entry(run)
+            run, entry = start(self.gate, state, get_config(), trusted, self.default)
             self._keep_context(entry, run)
             update = {RUN_KEY: entry}
         else:
-            run = self._context(state[RUN_KEY])  # type: ignore[literal-required]
+            entry = state[RUN_KEY]  # type: ignore[literal-required]
+            run = self._context(entry)
             self._refuse_while_waiting(run, request.messages)
+            again = refixed(self.gate, run, entry)  # a mode chosen while the run waited
+            if again is not None:
+                run, entry = again
+                self._keep_context(entry, run)
+                update = {RUN_KEY: entry}
         if self.clarification and self._no_human(run):
             tools = [t for t in request.tools if _tool_name(t) != self.clarification]
             note = FULL_MODE_NOTE
@@ -454,5 +461,6 @@ def _result_of(message: ToolMessage) -> Any:
     return message.content if isinstance(message.content, str) else list(message.content)
 
 
-__all__ = ["SignoffContext", "SignoffMiddleware", "SignoffState", "await_and_resume",
-           "pending_request_ids", "resume_command", "wait_and_resume"]
+__all__ = ["SignoffContext", "SignoffMiddleware", "SignoffState", "adecide_and_resume",
+           "await_and_resume", "decide_and_resume", "pending_request_ids", "resume_command",
+           "wait_and_resume"]

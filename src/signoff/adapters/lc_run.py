@@ -4,7 +4,11 @@ paused run is woken.
 The review mode is fixed when the run starts (the trusted ``SignoffContext``,
 else ``configurable.review_mode``, else the thread's stored mode, else the
 policy default) and kept in the graph state, so every resume of the run uses
-it. The interaction mode, principal and parent call come only from trusted
+it — unless the thread's mode was chosen while the run waited on a decision
+(the approval card's "Auto-approve this thread", or a mode set then): a run
+whose mode came from the thread takes that mode when it resumes (``refixed``).
+
+The interaction mode, principal and parent call come only from trusted
 code: the ``SignoffContext`` the application passes as LangGraph's runtime
 ``context``, or the middleware's own settings — never from ``configurable``,
 which public callers can fill.
@@ -13,12 +17,15 @@ A pause is a LangGraph interrupt per pending call, each carrying its request
 id. Resuming only wakes the run: the middleware reads the decisions from the
 store. ``resume_command`` builds the ``Command`` that wakes every interrupt
 of a paused run, and ``wait_and_resume`` / ``await_and_resume`` are the
-wiring an application uses when decisions arrive from the inbox or the CLI.
+wiring an application uses when decisions arrive from the inbox or the CLI;
+``decide_and_resume`` is the approval card of an application that shows the
+pause itself ("Approve once", "Auto-approve this thread").
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import time
 import uuid
@@ -30,9 +37,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
+from signoff.errors import InvalidDecision
+from signoff.identity import Identity
 from signoff.kernel.gate import Gate
 from signoff.model import (
     ApprovalRequest,
+    ApproveScope,
+    Decision,
     InteractionMode,
     RequestStatus,
     ReviewMode,
@@ -90,9 +101,10 @@ def intent_of(messages: list[BaseMessage]) -> str | None:
 
 
 def start(gate: Gate, state: Mapping[str, Any], config: Mapping[str, Any] | None,
-          trusted: SignoffContext | None, default: SignoffContext) -> RunContext:
+          trusted: SignoffContext | None, default: SignoffContext
+          ) -> tuple[RunContext, dict[str, Any]]:
     """Begin a run: refuse it while the thread waits on decisions (``thread_waiting``) and
-    fix its review mode; ``run_entry`` of the result goes into the graph state."""
+    fix its review mode. Returns the run and its entry for the graph state."""
     facts = trusted or default
     conf = configurable(config)
     explicit = facts.review_mode or conf.get("review_mode")
@@ -105,16 +117,38 @@ def start(gate: Gate, state: Mapping[str, Any], config: Mapping[str, Any] | None
         intent=intent_of(list(state.get("messages") or [])))
     context = gate.start_run(context)
     assert context.review_mode is not None
-    return context
+    return context, run_entry(context, mode_from="explicit" if explicit else "thread")
 
 
-def run_entry(context: RunContext) -> dict[str, Any]:
-    """The run as the graph state keeps it (plain values: checkpointers serialise it)."""
+def run_entry(context: RunContext, *, mode_from: str = "thread",
+              mode_at: float | None = None) -> dict[str, Any]:
+    """The run as the graph state keeps it (plain values: checkpointers serialise it).
+    ``mode_from``: whether the mode came from the caller or the thread (only the latter
+    follows a mode chosen while the run waits); ``mode_at``: that choice, once taken."""
     assert context.review_mode is not None
     return {"run_id": context.run_id, "thread_id": context.thread_id,
             "session_id": context.session_id, "review_mode": context.review_mode.value,
             "interaction_mode": context.interaction_mode.value, "principal": context.principal,
-            "parent_call": context.parent_call, "intent": context.intent}
+            "parent_call": context.parent_call, "intent": context.intent,
+            "mode_from": mode_from, "mode_at": mode_at}
+
+
+def refixed(gate: Gate, run: RunContext, entry: Mapping[str, Any]
+            ) -> tuple[RunContext, dict[str, Any]] | None:
+    """The run with its mode fixed again, if the thread's mode was chosen while this run
+    waited on it (seed 000 §5.2: "Auto-approve this chat" applies to the run it resumes);
+    ``None`` if not. A mode set while the run was going on, or for a run whose caller gave
+    its mode, changes nothing: the mode is fixed per run, and re-fixed only at a resume."""
+    if entry.get("mode_from", "thread") != "thread" or not run.thread_id or not run.run_id:
+        return None
+    memory = gate.store.thread_memory(run.thread_id)
+    if memory.mode_run != run.run_id or memory.mode_at is None \
+            or memory.mode_at == entry.get("mode_at"):
+        return None
+    fixed = gate.context_for(dataclasses.replace(run, review_mode=None))
+    if fixed.review_mode is None:
+        fixed = dataclasses.replace(fixed, review_mode=gate.policy.config.default_review_mode)
+    return fixed, run_entry(fixed, mode_from="thread", mode_at=memory.mode_at)
 
 
 def context_of(run: Mapping[str, Any]) -> RunContext:
@@ -272,3 +306,45 @@ async def await_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
         if remaining <= 0:
             return None
         await asyncio.to_thread(gate.wait, undecided[0], timeout=remaining)
+
+
+def decide_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any],
+                      decisions: Mapping[str, Decision], *, identity: Identity) -> Any:
+    """The approval card for an application that shows a pause itself: take ``decisions``
+    (request id → ``Decision``) as the signed-in ``identity`` and resume the run once
+    nothing it waits on is pending. ``Decision.approve(scope="auto_thread")`` is
+    "Auto-approve this thread": the thread switches to ``auto`` and the pause's other
+    undecided calls are approved with it (any other decision given here is taken first,
+    so it is kept). Returns what ``invoke`` returns, or ``None`` while the run still waits
+    (a mandatory call, a quorum). An id the run does not wait on is ``not_in_pause``."""
+    waiting = _take(agent, gate, config, decisions, identity)
+    if waiting:
+        return None
+    command = resume_command(agent, config, gate=gate)
+    return agent.invoke(command, config) if command is not None else None
+
+
+async def adecide_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any],
+                             decisions: Mapping[str, Decision], *, identity: Identity) -> Any:
+    """``decide_and_resume`` for asyncio applications (decides off the event loop)."""
+    waiting = await asyncio.to_thread(_take, agent, gate, config, decisions, identity)
+    if waiting:
+        return None
+    command = await asyncio.to_thread(functools.partial(resume_command, agent, config,
+                                                        gate=gate))
+    return await agent.ainvoke(command, config) if command is not None else None
+
+
+def _take(agent: Any, gate: Gate, config: Mapping[str, Any],
+          decisions: Mapping[str, Decision], identity: Identity) -> list[str]:
+    """Decide, switches last; returns the ids still pending."""
+    ids = pending_request_ids(agent, config, gate=gate)
+    strange = [i for i in decisions if i not in ids]
+    if strange:
+        raise InvalidDecision(f"the run does not wait on {strange[0]!r}", code="not_in_pause")
+    ordered = sorted(decisions.items(),
+                     key=lambda item: item[1].scope is ApproveScope.AUTO_THREAD)
+    for request_id, decision in ordered:
+        if gate.store_get(request_id).status is RequestStatus.PENDING:  # not approved by a switch
+            gate.decide(request_id, decision, identity=identity)
+    return [i for i in ids if gate.store_get(i).status is RequestStatus.PENDING]

@@ -52,7 +52,8 @@ def request_detail(gate: Gate, request_id: str) -> dict[str, Any]:
     req = gate.store_get(request_id)
     decisions = gate.store.decisions(req.id)
     return {**request_fields(req), "approvals": len(approvers_of(req, decisions)), "decisions": [
-        {"kind": d.kind.value, "approver": d.approver, "args_hash": d.args_hash,
+        {"kind": d.kind.value, "scope": d.scope.value, "approver": d.approver,
+         "args_hash": d.args_hash,
          "reason": d.reason, "at": d.created_at} for d in decisions]}
 
 

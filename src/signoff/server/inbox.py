@@ -26,7 +26,7 @@ from signoff.identity import Identity, IdentityKind, Session
 from signoff.kernel.cancelling import CANCELLABLE
 from signoff.kernel.deciding import approvers_of, refusal
 from signoff.kernel.ownership import asked, decision_refusal
-from signoff.model import ApprovalRequest, Decision, RequestStatus
+from signoff.model import ApprovalRequest, Decision, RequestStatus, ReviewMode
 from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
 from signoff.server.bodies import RequestId, ThreadId
@@ -201,13 +201,22 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
         pretty = req.run_args
     refused = refusal(req, identity)  # the very checks decide() makes
     can_decide, why = refused is None, refused.message if refused else ""
-    party: dict[str, str | None] = {"grant": None, "edit": None}
+    party: dict[str, str | None] = {"grant": None, "edit": None, "auto": None}
+    others: list[Row] = []
+    can_auto = False
     if can_decide and req.thread_id and req.status is RequestStatus.PENDING:
         parties = gate.store.thread_parties(req.thread_id)
         for name, probe in (("grant", Decision.approve(scope="thread")),
-                            ("edit", Decision.edit({}))):
+                            ("edit", Decision.edit({})),
+                            ("auto", Decision.approve(scope="auto_thread"))):
             found = decision_refusal(req, identity.name, probe, parties)
             party[name] = found.message if found else None
+        # "Auto-approve this thread" (seed 000's card): offered where the ceiling allows auto;
+        # the page names the pause's other calls it would approve with this one
+        can_auto = party["auto"] is None and ReviewMode.AUTO in allowed_modes(gate)
+        if can_auto:
+            others = [Row(r, gate.clock()) for r in gate.store.pending_on_thread(req.thread_id)
+                      if r.id != req.id]
     can_cancel = req.status in CANCELLABLE and (asked(req, identity.name)
                                                 or identity.kind is IdentityKind.ADMIN)
     now = gate.clock()
@@ -220,6 +229,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
             "expires_in": "in " + _age(req.expires_at - now) if req.expires_at else "",
             "can_decide": can_decide, "cannot_decide": why, "after": after,
             "cannot_grant": party["grant"], "cannot_edit": party["edit"],
+            "can_auto_thread": can_auto, "pause_others": others,
             "can_cancel": can_cancel}
 
 
@@ -233,7 +243,9 @@ async def request_page(request: Request, request_id: RequestId, fragment: bool =
     flash = {"approved": "Approved.", "rejected": "Rejected; the agent gets your reason.",
              "edited": "Approved with your edited arguments.", "responded": "Response sent.",
              "cancelled": "Cancelled; the agent gets your reason.",
-             "recorded": "Your approval is recorded; more approvals are needed."}.get(done or "")
+             "recorded": "Your approval is recorded; more approvals are needed.",
+             "auto": "Approved; this thread is now on auto-approve, and its other waiting "
+                     "calls that were yours to decide are approved too."}.get(done or "")
     return render(request, "_status.html" if fragment else "request.html", flash=flash, **data)
 
 
@@ -255,8 +267,9 @@ async def decide_form(request: Request, request_id: RequestId) -> Response:
         data = await run_in_threadpool(request_data, state, request_id, identity)
         return render(request, "request.html", status=exc.http_status,
                       error={"code": exc.code, "message": exc.message}, **data)
-    done = {"approve_once": "approved", "approve_thread": "approved", "reject": "rejected",
-            "edit": "edited", "respond": "responded"}[action]
+    done = {"approve_once": "approved", "approve_thread": "approved",
+            "approve_auto_thread": "auto", "reject": "rejected", "edit": "edited",
+            "respond": "responded"}[action]
     if action.startswith("approve") and result.request.status is RequestStatus.PENDING:
         done = "recorded"
     return RedirectResponse(f"/requests/{quote(request_id, safe='')}?done={done}",
@@ -284,6 +297,8 @@ def _form_decision(action: str, form: Mapping[str, Any]) -> Decision:
         return Decision.approve(scope="once")
     if action == "approve_thread":
         return Decision.approve(scope="thread")
+    if action == "approve_auto_thread":
+        return Decision.approve(scope="auto_thread")
     if action == "reject":
         alternatives = [a.strip() for a in (_field(form, "alternatives") or "").splitlines()
                         if a.strip()]

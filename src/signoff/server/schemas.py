@@ -90,7 +90,10 @@ class DecisionIn(Strict):
     """What an approver says. The approver is never a field: it is whoever is signed in."""
 
     kind: Literal["approve", "reject", "edit", "respond"]
-    scope: Literal["once", "thread"] = "once"
+    scope: Literal["once", "thread", "auto_thread"] = Field(
+        "once", description="approve: once; for this thread (a grant for this tool and "
+        "arguments); or auto_thread (the thread switches to auto and the pause's other "
+        "undecided calls are approved too)")
     reason: Reason | None = None
     alternatives: list[Alternative] = Field(default_factory=list,
                                             max_length=inputs.ALTERNATIVES_MAX)
@@ -165,6 +168,7 @@ class Request(BaseModel):
 
 class DecisionOut(BaseModel):
     kind: str
+    scope: str = "once"
     approver: str
     args_hash: str | None = None
     reason: str | None = None
@@ -188,6 +192,10 @@ class DecisionResult(BaseModel):
     required: int
     transitioned: bool
     replayed: bool
+    review_mode: str | None = Field(None, description="auto_thread: the thread's mode now")
+    also_approved: list[str] = Field(default_factory=list,
+                                     description="auto_thread: the pause's other requests "
+                                     "approved by this decision")
 
 
 class Outcome(BaseModel):
