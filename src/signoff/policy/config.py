@@ -52,6 +52,9 @@ class ToolSpec:
     cwd: str | None = None
     risk: Risk | None = None
     description: str | None = None
+    # The path arguments are virtual, rooted at the workspace root: "/notes.md" is
+    # "<root>/notes.md" (deepagents' file backends with virtual_mode, their default).
+    virtual: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -364,7 +367,8 @@ class _Loader:
         for name, body in table.items():
             where = f"[tools.{name}]"
             spec = self.table(body, where)
-            self.known(spec, {"paths", "writes", "shell", "cwd", "risk", "description"}, where)
+            self.known(spec, {"paths", "writes", "shell", "cwd", "risk", "description",
+                              "virtual"}, where)
             shell = spec.get("shell")
             if shell is not None and not (isinstance(shell, str) and shell):
                 raise self.error("must name the argument holding the command", rule=where,
@@ -380,6 +384,7 @@ class _Loader:
                 name=name, paths=self.strings(spec, "paths", (), where),
                 writes=self.flag(spec, "writes", where), shell=shell, cwd=cwd,
                 risk=self.risk(spec, where), description=description,
+                virtual=self.flag(spec, "virtual", where),
             )
         return specs
 

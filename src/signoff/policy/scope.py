@@ -1,6 +1,7 @@
 """Step 4: every path a call touches, judged against the workspace.
 
-Paths come from three places: the tool's declared path arguments, its
+Paths come from three places: the tool's declared path arguments (real, or
+virtual under the workspace root: ``[tools.X] virtual = true``), its
 declared working-directory argument, and — for shell tools — redirection
 targets, path-like words and ``cd`` targets found by ``shell.analyze``. A
 relative shell path is judged against every directory a preceding ``cd``
@@ -11,6 +12,7 @@ cannot place (an expansion, or a path after ``cd $X``) counts as outside.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import glob
 import itertools
@@ -84,7 +86,7 @@ def judge_scope(
                                     workspace))
             items = items[:MAX_PATHS_PER_ARGUMENT]
         for item in items:
-            verdict = workspace.check(item, cwd=base)
+            verdict = _virtual(workspace, item) if spec.virtual else workspace.check(item, cwd=base)
             result.add(verdict)
             if spec.writes:
                 result.written.append(verdict)
@@ -95,6 +97,17 @@ def judge_scope(
         for ref in analysis.paths:
             _judge_ref(workspace, ref, base, cwd_cache, result)
     return result
+
+
+def _virtual(workspace: Workspace, path: object) -> PathVerdict:
+    """A virtual path (``/notes.md`` = the root's ``notes.md``), judged where it lands
+    through the same symlink-safe resolution; the verdict keeps the path as given.
+    ``..`` that climbs above the root lands outside, as it would on disk; ``~`` has no
+    meaning under a virtual root (deepagents refuses it) and is judged as a home path."""
+    if not isinstance(path, str) or path.startswith("~"):
+        return workspace.check(path)
+    verdict = workspace.check(path.lstrip("/") or ".", cwd=workspace.root)
+    return dataclasses.replace(verdict, given=path)
 
 
 def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
