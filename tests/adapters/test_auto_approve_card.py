@@ -6,14 +6,12 @@ pause's other undecided calls in one action, and the run that waited resumes in 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
-from lc_helpers import Harness, calls, harness
+from lc_helpers import Harness, calls
 
 from signoff import Decision
 from signoff.adapters.langchain import adecide_and_resume, decide_and_resume
@@ -22,15 +20,6 @@ from signoff.errors import InvalidDecision
 from signoff.model import RequestStatus
 
 USER = {"messages": [{"role": "user", "content": "build it"}]}
-
-
-@pytest.fixture
-def h(tmp_path: Path) -> Iterator[Harness]:
-    made = harness(tmp_path)
-    yield made
-    for conn in made.agents:
-        conn.close()
-    made.gate.store.close()
 
 
 def _script() -> list[AIMessage]:
