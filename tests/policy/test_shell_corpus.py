@@ -613,9 +613,9 @@ def test_path_references_are_bounded() -> None:
 def test_hostile_input_is_judged_quickly(command: str) -> None:
     """analyze() on hostile input: bounded time, no exception (RecursionError included)."""
     command = command[:MAX_SHELL_BYTES]
-    start = time.process_time()  # CPU seconds: a guard against blow-ups, blind to machine load
+    start = time.thread_time()  # this thread's CPU seconds: blind to load and to other threads
     analysis = analyze(command + " ")
-    elapsed = time.process_time() - start
+    elapsed = time.thread_time() - start
     assert elapsed < 2.0, elapsed
     assert isinstance(analysis.allowable, bool)
 
@@ -629,7 +629,7 @@ def test_hostile_input_is_judged_quickly(command: str) -> None:
 ])
 def test_hostile_input_is_evaluated_quickly(policy: signoff.Policy, command: str) -> None:
     command = command[:MAX_SHELL_BYTES]
-    start = time.process_time()  # CPU seconds: a guard against blow-ups, blind to machine load
+    start = time.thread_time()  # this thread's CPU seconds: blind to load and to other threads
     verdict = judge(policy, command)
-    assert time.process_time() - start < 2.0
+    assert time.thread_time() - start < 2.0
     assert verdict.effect.value != ALLOW

@@ -271,9 +271,9 @@ def test_symlink_limit_matches_kernel(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="Too many levels"):
         os.stat(tmp_path / "c41_40")
     assert w.check("c41_40").code == "symlink_loop"
-    start = time.process_time()  # CPU seconds: stops early, whatever the machine's load
+    start = time.thread_time()  # this thread's CPU seconds: blind to load and to other threads
     assert w.check("c100_99").code == "symlink_loop"
-    assert time.process_time() - start < 0.05
+    assert time.thread_time() - start < 0.05
 
 
 def test_path_just_under_limit(ws: Workspace) -> None:

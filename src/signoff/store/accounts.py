@@ -39,6 +39,8 @@ def session_from_row(row: Sequence[Any]) -> Session:
                    expires_at=float(expires), idle_timeout=float(idle), via=via)
 
 
+SESSION_SWEEP_AFTER = 86_400.0  # seconds an ended session is kept to explain itself
+
 class AccountRows:
     """Transaction methods; ``SqlTx`` supplies ``_exec``, ``_one`` and ``dialect``."""
 
@@ -106,8 +108,11 @@ class AccountRows:
     # ---- sessions ------------------------------------------------------------------------------
 
     def insert_session(self, session: Session, *, secret_hash: str) -> None:
+        # Sessions that ran out a day ago are swept here, not at once: until then their
+        # holder is told "session expired", not "you are signed out".
+        swept = session.created_at - SESSION_SWEEP_AFTER
         self._exec("DELETE FROM sessions WHERE expires_at <= ? OR last_seen + idle_timeout <= ?",
-                   (session.created_at, session.created_at))
+                   (swept, swept))
         self._exec("INSERT INTO sessions (id, secret_hash, user_name, created_at, last_seen, "
                    "expires_at, idle_timeout, via) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (session.id, secret_hash, session.user, session.created_at,
