@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from signoff import inputs
+from signoff.errors import InvalidDecision
 
 
 class Effect(enum.StrEnum):
@@ -410,7 +411,13 @@ class Decision:
     @classmethod
     def approve(cls, *, scope: ApproveScope | str = ApproveScope.ONCE,
                 grant_args: Mapping[str, str] | None = None) -> Decision:
-        return cls(kind=DecisionKind.APPROVE, scope=ApproveScope(scope), grant_args=grant_args)
+        try:
+            parsed = ApproveScope(scope)
+        except ValueError:
+            raise InvalidDecision(f"unknown approval scope {scope!r}: expected one of "
+                                  f"{', '.join(s.value for s in ApproveScope)}",
+                                  code="unknown_scope") from None
+        return cls(kind=DecisionKind.APPROVE, scope=parsed, grant_args=grant_args)
 
     @classmethod
     def reject(cls, reason: str, alternatives: tuple[str, ...] | list[str] = ()) -> Decision:

@@ -248,3 +248,28 @@ def test_racing_approvers_on_one_pause(store: Store) -> None:
         assert len(store.decisions(request_id)) == 1
     assert store.thread_memory("chat-1", fresh=True).mode == "auto"
     assert store.verify_audit().ok
+
+
+def test_a_person_setting_the_mode_meets_the_same_checks_in_the_kernel(store: Store) -> None:
+    """The other route to the same state: ``Gate.set_thread_mode`` by a person (the Python
+    API, the CLI, the server) is refused above the ceiling and under an executing call in
+    the transaction that writes it, not only by the HTTP route."""
+    gate, who = _gate(store, ceiling="auto")
+    with pytest.raises(Forbidden) as caught:
+        gate.set_thread_mode("chat-1", "full", actor="bob")
+    assert caught.value.code == "above_ceiling"
+    running = _ask(gate, "c1")
+    gate.decide(running, Decision.approve(), identity=who["bob"])
+    gate.claim(running)
+    with pytest.raises(Conflict) as busy:
+        gate.set_thread_mode("chat-1", "auto", actor="bob")
+    assert busy.value.code == "run_in_progress"
+    assert store.thread_memory("chat-1", fresh=True).mode is None
+    gate.set_thread_mode("chat-1", "full")  # trusted code: clamped when used, not refused
+
+
+@pytest.mark.parametrize("scope", ["AUTO_THREAD", "auto-thread", "auto_thread\x00", "", "x" * 8192])
+def test_a_scope_spelled_otherwise_is_a_typed_error(scope: str) -> None:
+    with pytest.raises(InvalidDecision) as caught:
+        Decision.approve(scope=scope)
+    assert caught.value.code == "unknown_scope"

@@ -49,7 +49,7 @@ def _effect(policy: Policy, tool: str, path: str) -> Effect:
     ("/notes.md", Effect.ALLOW), ("/src/app.py", Effect.ALLOW), ("/", Effect.ALLOW),
     ("notes.md", Effect.ALLOW), ("/../outside.txt", Effect.DENY),
     ("/src/../../etc/passwd", Effect.DENY), ("/link/passwd", Effect.DENY),
-    ("~/.bashrc", Effect.DENY)])
+    ("~/.bashrc", Effect.DENY), ("/notes\x00.md", Effect.DENY), ("/" + "a" * 8192, Effect.DENY)])
 def test_virtual_paths_land_under_the_root(tmp_path: Path, path: str,
                                            expected: Effect) -> None:
     root = tmp_path / "ws"

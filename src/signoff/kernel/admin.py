@@ -17,7 +17,14 @@ import secrets
 from collections.abc import Callable, Sequence
 
 from signoff.audit import to_us
-from signoff.errors import ConfigurationError, Conflict, NotFound, Unauthenticated
+from signoff.errors import (
+    ConfigurationError,
+    Conflict,
+    Forbidden,
+    NotFound,
+    SignoffError,
+    Unauthenticated,
+)
 from signoff.identity import (
     Account,
     Identity,
@@ -175,6 +182,10 @@ class Administering(Signing):
         with self.store.transaction() as tx:
             stored = tx.thread_mode(thread_id)
             current = parse_review_mode(stored) if stored else config.default_review_mode
+            if actor is not None:  # a person: the ceiling, and never under a running call
+                refused = mode_change_refusal(tx, thread_id, parsed, config.ceiling)
+                if refused is not None:
+                    raise refused
             if actor is not None and parsed.rank > current.rank \
                     and not config.self_service_modes:
                 refused = mode_refusal(actor, thread_id, parsed, current,
@@ -185,6 +196,21 @@ class Administering(Signing):
             tx.append_audit("thread.mode", at_us=to_us(now), request_id=None, actor=actor,
                             data={"thread_id": thread_id, "review_mode": parsed.value})
         return parsed
+
+
+def mode_change_refusal(tx: Tx, thread_id: str, mode: ReviewMode,
+                        ceiling: ReviewMode) -> SignoffError | None:
+    """Why a person may not set ``thread_id`` to ``mode`` now, read in the transaction that
+    would write it: above the policy's ceiling (``above_ceiling``), or while one of the
+    thread's calls executes (``run_in_progress``: a run's mode must not change under it;
+    waiting for approval is not running)."""
+    if mode.rank > ceiling.rank:
+        return Forbidden(f"review mode {mode.value} is above this policy's ceiling "
+                         f"{ceiling.value}", code="above_ceiling")
+    if tx.thread_executing(thread_id):
+        return Conflict(f"thread {thread_id} has a call executing; change its mode when it "
+                        "ends", code="run_in_progress")
+    return None
 
 
 def os_actor() -> str:

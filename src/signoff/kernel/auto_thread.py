@@ -4,14 +4,15 @@ One decision, one transaction: the request is approved (a vote like *Approve
 once*), the thread's review mode becomes ``auto`` (a higher one stays), and the
 other calls of the same pause — the thread's other pending requests — that
 nobody has decided yet are approved by the same approver, so one resume runs
-them all. The checks are those of setting the mode by hand (``server.threads``):
-the ceiling, no call executing, and no party of the thread (``kernel.ownership``).
+them all. The checks are those of setting the mode by hand: the ceiling and no
+call executing (``kernel.admin.mode_change_refusal``), and no party of the
+thread (``kernel.ownership``).
 Kept as they are: a request with any decision (a reject or an edit already
 given, a first vote of a quorum), a mandatory one (the policy wants a human to
 look at that call), one this approver may not decide, one whose time is up.
 
 The mode applies to the run that waited: it takes it when it resumes (the store
-records the waiting run with the mode; ``adapters.lc_run.refix``).
+records the waiting run with the mode; ``adapters.lc_run.refixed``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from signoff.audit import to_us
-from signoff.errors import Conflict, Forbidden, InvalidDecision
+from signoff.errors import InvalidDecision
 from signoff.identity import Identity
+from signoff.kernel.admin import mode_change_refusal
 from signoff.kernel.ownership import decision_refusal
 from signoff.model import ApprovalRequest, ApproveScope, Decision, ReviewMode
 from signoff.policy.modes import parse_review_mode
@@ -38,12 +40,9 @@ def may_switch(tx: Tx, request: ApprovalRequest, ceiling: ReviewMode) -> None:
     if not request.thread_id:
         raise InvalidDecision(f"request {request.id} belongs to no thread: approve it once "
                               "or for this thread", code="no_thread")
-    if ReviewMode.AUTO.rank > ceiling.rank:
-        raise Forbidden(f"review mode auto is above this policy's ceiling {ceiling.value}",
-                        code="above_ceiling")
-    if tx.thread_executing(request.thread_id):
-        raise Conflict(f"thread {request.thread_id} has a call executing; change its mode "
-                       "when it ends", code="run_in_progress")
+    refused = mode_change_refusal(tx, request.thread_id, ReviewMode.AUTO, ceiling)
+    if refused is not None:
+        raise refused
 
 
 def switch(tx: Tx, result: DecisionResult, identity: Identity, now: float,

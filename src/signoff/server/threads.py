@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from signoff.errors import Conflict, Forbidden
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
 from signoff.model import RequestStatus, ReviewMode
@@ -49,13 +48,9 @@ def run_in_progress(gate: Gate, thread_id: str) -> bool:
 
 
 def set_mode(gate: Gate, thread_id: str, mode: str, identity: Identity) -> dict[str, Any]:
-    parsed = ReviewMode(mode)
-    if parsed not in allowed_modes(gate):
-        raise Forbidden(f"review mode {mode} is above this policy's ceiling "
-                        f"{gate.policy.config.ceiling.value}", code="above_ceiling")
-    if run_in_progress(gate, thread_id):
-        raise Conflict(f"thread {thread_id} has a call executing; change its mode when it "
-                       "ends", code="run_in_progress")
-    gate.set_thread_mode(thread_id, parsed, actor=identity.name)
+    """Set by a person: the kernel refuses a mode above the ceiling (``above_ceiling``)
+    and any change under an executing call (``run_in_progress``), in the transaction that
+    writes it."""
+    gate.set_thread_mode(thread_id, ReviewMode(mode), actor=identity.name)
     return thread_view(gate, thread_id)
 
