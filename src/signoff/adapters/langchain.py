@@ -20,16 +20,19 @@ node. An edit reaches the tool, rewrites the proposing AIMessage and adds the
 editor's reason to the tool's message; a
 rejection is an error ToolMessage with the reason and alternatives.
 
-A subagent (``SignoffContext(parent_call=…)``) cannot pause its parent's graph:
-its asks wait in place for at most ``subagent_wait`` seconds, then the
-request is withdrawn and the call fails closed.
+A subagent — an agent whose run starts inside a gated tool call (``lc_child``), or
+one given ``SignoffContext(parent_call=…)`` — cannot pause its parent's graph: its
+asks wait in place for at most ``subagent_wait`` seconds, then the request is
+withdrawn and the call fails closed. A call to a tool the policy marks as starting
+subagents (``[tools.task] subagent = "subagent_type"``) is refused unless the named
+subagent runs with signoff too (``gated_subagents``; deepagents: ``gate_subagents``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired
 
@@ -51,6 +54,7 @@ from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
+from signoff.adapters import lc_child
 from signoff.adapters.lc_messages import (
     edit_note,
     from_outcome,
@@ -102,6 +106,9 @@ LOST_RESULT = ("[signoff] This call's answer was lost when new input was refused
                "if you need it.")
 RUNS_REMEMBERED = 10_000  # (thread, call id) → run contexts kept for the tool hook
 CONTEXTS_REMEMBERED = 1_000  # run id → the run's context, rebuilt from the state otherwise
+UNGATED_SUBAGENT = ("[signoff] The subagent {name!r} runs its tools without signoff's review, "
+                    "so it was not started. Do the work with your own tools, or use a "
+                    "subagent that is reviewed: {known}.")
 GUARD_TEXT = ("Nobody can answer questions in this run. Use the context you have and make "
               "minimal, reversible assumptions, listing them in your answer. " + BLOCKED_OPTION)
 
@@ -132,12 +139,16 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
 
     def __init__(self, gate: Gate, *, interaction_mode: InteractionMode | str = "interactive",
                  principal: str | None = None, subagent_wait: float = 300.0,
-                 clarification_tool: str | None = None) -> None:
+                 clarification_tool: str | None = None,
+                 gated_subagents: Iterable[str] = ()) -> None:
         super().__init__()
         self.gate = gate
         GATES.add(gate)
         self.default = SignoffContext(interaction_mode=interaction_mode, principal=principal)
         self.subagent_wait = subagent_wait
+        # Subagents known to run with signoff (a SignoffMiddleware of this gate in their
+        # own stack): only these may be started by a tool the policy marks ``subagent``.
+        self.gated_subagents: set[str] = set(gated_subagents)
         self.clarification = clarification_tool or gate.policy.config.clarification_tool
         self.tools = []
         self._runs: dict[tuple[str | None, str], RunContext] = {}
@@ -156,8 +167,10 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if restored is not None:
             return restored
         if is_new_run(state):
-            trusted = trusted_of(request.runtime.context if request.runtime else None)
+            trusted = lc_child.inherited(
+                trusted_of(request.runtime.context if request.runtime else None))
             run, entry = start(self.gate, state, get_config(), trusted, self.default)
+            lc_child.started(run)
             self._keep_context(entry, run)
             update = {RUN_KEY: entry}
         else:
@@ -263,15 +276,16 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         plan = self._prepare(request)
         if isinstance(plan, ToolMessage):
             return plan
-        if isinstance(plan, _Run):
-            return handler(plan.request)
-        token = _current.set(plan.execution)
-        try:
-            result = handler(plan.request)
-        except Exception as exc:
-            return self._settle(plan, None, exc)
-        finally:
-            _current.reset(token)
+        with lc_child.running(str(request.tool_call["id"]), self._run_of(request)):
+            if isinstance(plan, _Run):
+                return handler(plan.request)
+            token = _current.set(plan.execution)
+            try:
+                result = handler(plan.request)
+            except Exception as exc:
+                return self._settle(plan, None, exc)
+            finally:
+                _current.reset(token)
         return self._settle(plan, result, None)
 
     async def awrap_tool_call(
@@ -280,15 +294,16 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         plan = await asyncio.to_thread(self._prepare, request)
         if isinstance(plan, ToolMessage):
             return plan
-        if isinstance(plan, _Run):
-            return await handler(plan.request)
-        token = _current.set(plan.execution)
-        try:
-            result = await handler(plan.request)
-        except Exception as exc:
-            return await asyncio.to_thread(self._settle, plan, None, exc)
-        finally:
-            _current.reset(token)
+        with lc_child.running(str(request.tool_call["id"]), self._run_of(request)):
+            if isinstance(plan, _Run):
+                return await handler(plan.request)
+            token = _current.set(plan.execution)
+            try:
+                result = await handler(plan.request)
+            except Exception as exc:
+                return await asyncio.to_thread(self._settle, plan, None, exc)
+            finally:
+                _current.reset(token)
         return await asyncio.to_thread(self._settle, plan, result, None)
 
     def _no_human(self, run: RunContext) -> bool:
@@ -353,6 +368,9 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if self.clarification and call["name"] == self.clarification and run \
                 and self._no_human(run):
             return tool_message(call, GUARD_TEXT, guarded=True)
+        ungated = self._ungated_subagent(call)
+        if ungated is not None:
+            return ungated
         proposal = self.gate.propose(ToolCall(id=call["id"], name=call["name"],
                                               args=call["args"]), context)
         if proposal.kind is ProposalKind.ALLOWED:
@@ -372,6 +390,21 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             rewrite = self._rewrite(state, str(call["id"]), context)
         return _Claimed(request.override(tool_call={**call, "args": claimed.args}), claimed,
                         rewrite, edit_note(outcome))
+
+    def _ungated_subagent(self, call: Mapping[str, Any]) -> ToolMessage | None:
+        """A call that would start a subagent running without signoff: refused before it
+        reaches the policy, so no approval can start it either (its tools would run
+        unreviewed, whatever was approved here)."""
+        spec = self.gate.policy.config.tools.get(str(call["name"]))
+        if spec is None or spec.subagent is None:
+            return None
+        args = call.get("args")
+        name = args.get(spec.subagent) if isinstance(args, Mapping) else None
+        if isinstance(name, str) and name in self.gated_subagents:
+            return None
+        known = ", ".join(repr(n) for n in sorted(self.gated_subagents)) or "none is set up"
+        return tool_message(call, UNGATED_SUBAGENT.format(name=name, known=known),
+                            error=True, code="ungated_subagent")
 
     def _decision(self, request_id: str, call: Mapping[str, Any],
                   context: RunContext) -> Outcome:

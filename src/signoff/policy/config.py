@@ -55,6 +55,9 @@ class ToolSpec:
     # The path arguments are virtual, rooted at the workspace root: "/notes.md" is
     # "<root>/notes.md" (deepagents' file backends with virtual_mode, their default).
     virtual: bool = False
+    # The argument naming the subagent a call starts (deepagents' ``task``:
+    # "subagent_type"): a call to a subagent that runs without signoff is refused.
+    subagent: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -368,7 +371,7 @@ class _Loader:
             where = f"[tools.{name}]"
             spec = self.table(body, where)
             self.known(spec, {"paths", "writes", "shell", "cwd", "risk", "description",
-                              "virtual"}, where)
+                              "virtual", "subagent"}, where)
             shell = spec.get("shell")
             if shell is not None and not (isinstance(shell, str) and shell):
                 raise self.error("must name the argument holding the command", rule=where,
@@ -380,11 +383,15 @@ class _Loader:
             description = spec.get("description")
             if description is not None and not isinstance(description, str):
                 raise self.error("must be a string", rule=where, field="description")
+            subagent = spec.get("subagent")
+            if subagent is not None and not (isinstance(subagent, str) and subagent):
+                raise self.error("must name the argument holding the subagent's name",
+                                 rule=where, field="subagent")
             specs[name] = ToolSpec(
                 name=name, paths=self.strings(spec, "paths", (), where),
                 writes=self.flag(spec, "writes", where), shell=shell, cwd=cwd,
                 risk=self.risk(spec, where), description=description,
-                virtual=self.flag(spec, "virtual", where),
+                virtual=self.flag(spec, "virtual", where), subagent=subagent,
             )
         return specs
 
