@@ -309,3 +309,50 @@ def test_the_example_runs() -> None:
     assert "[full] task: 'wrote /summary.md'" in out
     assert "workspace: ablation.txt, baseline.txt, notes.md, summary.md" in out
     assert "audit verified: True" in out
+
+
+def test_a_subagent_with_a_middleware_of_its_own_runs_beside_a_paused_sibling(
+        deep: Deep) -> None:
+    """A compiled subagent built by the application with its own SignoffMiddleware (another
+    instance, the same gate), named in ``gated_subagents``: started, and not refused for
+    the parent's paused sibling."""
+    child_model = ScriptedModel(responses=[
+        calls(("read_file", {"file_path": "/notes.md"}, "k1")),
+        calls(("read_file", {"file_path": "/notes.md"}, "k2")),
+        AIMessage(content="child read twice")])
+    backend = LocalShellBackend(root_dir=deep.root)
+    child = create_deep_agent(model=child_model, backend=backend,
+                              middleware=[SignoffMiddleware(deep.gate)])
+    middleware = SignoffMiddleware(deep.gate, gated_subagents=["reader"])
+    parent = ScriptedModel(responses=[
+        calls(("execute", {"command": "echo a >> ledger.txt"}, "s1"),
+              ("task", {"description": "read", "subagent_type": "reader"}, "p1")),
+        AIMessage(content="parent done")])
+    agent = create_deep_agent(
+        model=parent, backend=backend, middleware=[middleware],
+        subagents=[{"name": "reader", "description": "reads", "runnable": child}],
+        checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "own-child"}}
+    out = agent.invoke(USER, config)
+    assert "__interrupt__" in out  # the sibling waits; the child was not refused
+    messages = agent.get_state(config).values["messages"]
+    assert any(isinstance(m, ToolMessage) and m.tool_call_id == "p1"
+               and m.content == "child read twice" for m in messages)
+
+
+def test_async_runs_bridge_the_subagent_too(deep: Deep) -> None:
+    import asyncio
+
+    task = {"description": "deploy it", "subagent_type": "general-purpose"}
+    agent, _ = subagent_agent(
+        deep, [calls(("task", task, "p1")), AIMessage(content="parent done")],
+        [calls(("execute", {"command": "echo async >> ledger.txt"}, "k1")),
+         AIMessage(content="child done")])
+    seen: list[Any] = []
+    approver = approve_when_asked(deep, seen)
+    out = asyncio.run(agent.ainvoke(USER, {"configurable": {"thread_id": "async-child"}}))
+    approver.join()
+    (asked,) = seen
+    assert asked.parent_call == "p1"
+    assert answers(out)["p1"].content == "child done"
+    assert (deep.root / "ledger.txt").read_text() == "async\n"

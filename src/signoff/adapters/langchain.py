@@ -234,8 +234,12 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         """The model is never called while its thread waits on a decision: a paused run
         goes on only through its calls' decisions, so a tool message handed in as input
         (a forged answer to a paused call) is refused. Answers to calls that went through
-        this process's tool hook are the gate's own; otherwise one fresh read decides."""
+        this process's tool hook are the gate's own; otherwise one fresh read decides. A
+        subagent's asks wait in place, never as a pause: what its thread waits on is its
+        parent's, and the child goes on as part of the parent's live tool call."""
         thread = run.thread_id
+        if run.parent_call:
+            return
         last = next((m for m in reversed(messages)
                      if isinstance(m, AIMessage) and m.tool_calls), None)
         if not thread or last is None or all(
