@@ -182,7 +182,10 @@ def approve_when_asked(deep: Deep, seen: list[Any]) -> threading.Thread:
     return thread
 
 
-def test_a_task_subagents_ask_surfaces_labelled_with_its_parent(deep: Deep) -> None:
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_a_task_subagents_ask_surfaces_labelled_with_its_parent(deep: Deep, face: str) -> None:
+    import asyncio
+
     task = {"description": "deploy it", "subagent_type": "general-purpose"}
     agent, _ = subagent_agent(
         deep, [calls(("task", task, "p1")), AIMessage(content="parent done")],
@@ -191,7 +194,10 @@ def test_a_task_subagents_ask_surfaces_labelled_with_its_parent(deep: Deep) -> N
     seen: list[Any] = []
     approver = approve_when_asked(deep, seen)
     config = {"configurable": {"thread_id": "with-child"}}
-    out = agent.invoke(USER, config)
+    if face == "sync":
+        out = agent.invoke(USER, config)
+    else:
+        out = asyncio.run(agent.ainvoke(USER, config))
     approver.join()
     assert "__interrupt__" not in out  # the child waited in place; the parent never paused
     (asked,) = seen
@@ -338,21 +344,3 @@ def test_a_subagent_with_a_middleware_of_its_own_runs_beside_a_paused_sibling(
     messages = agent.get_state(config).values["messages"]
     assert any(isinstance(m, ToolMessage) and m.tool_call_id == "p1"
                and m.content == "child read twice" for m in messages)
-
-
-def test_async_runs_bridge_the_subagent_too(deep: Deep) -> None:
-    import asyncio
-
-    task = {"description": "deploy it", "subagent_type": "general-purpose"}
-    agent, _ = subagent_agent(
-        deep, [calls(("task", task, "p1")), AIMessage(content="parent done")],
-        [calls(("execute", {"command": "echo async >> ledger.txt"}, "k1")),
-         AIMessage(content="child done")])
-    seen: list[Any] = []
-    approver = approve_when_asked(deep, seen)
-    out = asyncio.run(agent.ainvoke(USER, {"configurable": {"thread_id": "async-child"}}))
-    approver.join()
-    (asked,) = seen
-    assert asked.parent_call == "p1"
-    assert answers(out)["p1"].content == "child done"
-    assert (deep.root / "ledger.txt").read_text() == "async\n"
