@@ -9,12 +9,15 @@ Two hooks, neither a graph step of its own:
 * ``wrap_tool_call`` sends every tool call through ``Gate.propose``. Allowed
   calls run; denied and blocked ones come back as error ToolMessages the model
   can act on; an ask pauses the run with a LangGraph interrupt that carries the
-  request id. LangChain runs each tool call of a turn as its own task, so the
-  asks of one turn pause the run once, together, and calls that were free to
-  run are not run again on resume.
+  request id and LangChain's HITL shapes (``lc_hitl``). LangChain runs each
+  tool call of a turn as its own task, so the asks of one turn pause the run
+  once, together, and calls that were free to run are not run again on resume.
 
-A resume value is only a wake-up: on every resume the decision is read from
-the store, a request still undecided pauses again, and an approved call runs
+A resume value is only a wake-up — unless the middleware was built with
+``resume_decisions_as=<user>``: then a decision it carries in LangChain's HITL
+shape is first taken as that user's, through the gate's rules, for this
+interrupt's request only (``Gate.decide_once``). Either way the decision is
+read from the store, a request still undecided pauses again, and an approved call runs
 through the gate's claim — at most once, however often LangGraph re-runs the
 node. An edit reaches the tool, rewrites the proposing AIMessage and adds the
 editor's reason to the tool's message; a
@@ -28,7 +31,9 @@ request is withdrawn and the call fails closed.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired
@@ -49,8 +54,16 @@ from langchain_core.messages import (
 )
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
+from signoff import inputs
+from signoff.adapters.lc_hitl import (
+    args_schema_of,
+    hitl_shapes,
+    pause,
+    response_schema,
+    resume_decision,
+)
 from signoff.adapters.lc_messages import (
     edit_note,
     from_outcome,
@@ -81,12 +94,22 @@ from signoff.adapters.lc_run import (
     wait_and_resume,
 )
 from signoff.canonical import args_hash
-from signoff.errors import Conflict
+from signoff.errors import ConfigurationError, Conflict, InvalidDecision
+from signoff.identity import IdentityKind
 from signoff.kernel.execution import Execution, _current
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
-from signoff.model import InteractionMode, RequestStatus, ReviewMode, RunContext, ToolCall
+from signoff.model import (
+    DecisionKind,
+    InteractionMode,
+    RequestStatus,
+    ReviewMode,
+    RunContext,
+    ToolCall,
+)
 from signoff.policy.modes import clamp
+
+log = logging.getLogger("signoff.adapters.langchain")
 
 # Seed 004: an unattended run uses the context it has, makes minimal reversible assumptions
 # and lists them — or returns a structured BLOCKED result naming the missing decision; it is
@@ -132,9 +155,15 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
 
     def __init__(self, gate: Gate, *, interaction_mode: InteractionMode | str = "interactive",
                  principal: str | None = None, subagent_wait: float = 300.0,
-                 clarification_tool: str | None = None) -> None:
+                 clarification_tool: str | None = None,
+                 resume_decisions_as: str | None = None) -> None:
+        """``resume_decisions_as``: the opt-in to LangChain's HITL resume protocol — the
+        name of the signoff user whose decisions a resume value carrying them becomes
+        (read from the store at each decision: a disabled or removed user is refused at
+        once; an agent identity never). Without it, a resume is only a wake-up."""
         super().__init__()
         self.gate = gate
+        self.resume_decisions_as = _resume_identity(gate, resume_decisions_as)
         GATES.add(gate)
         self.default = SignoffContext(interaction_mode=interaction_mode, principal=principal)
         self.subagent_wait = subagent_wait
@@ -360,7 +389,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
             return refused(call, proposal.verdict)
         assert proposal.request is not None
-        outcome = self._decision(proposal.request.id, call, context)
+        outcome = self._decision(proposal.request.id, call, context, request.tool)
         if outcome.kind is not OutcomeKind.APPROVED:
             return from_outcome(call, outcome)
         claimed = self.gate.claim(proposal.request.id)
@@ -374,9 +403,14 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                         rewrite, edit_note(outcome))
 
     def _decision(self, request_id: str, call: Mapping[str, Any],
-                  context: RunContext) -> Outcome:
-        """The decided outcome: pause (interrupt) until there is one — a resume value is
-        never trusted, the store is read again — or, in a subagent, wait in place."""
+                  context: RunContext, tool: Any = None) -> Outcome:
+        """The decided outcome: pause (interrupt) until there is one — the store is read
+        again on every resume — or, in a subagent, wait in place. With
+        ``resume_decisions_as``, a decision the resume value carries is taken first, through
+        the gate's rules, for this call's request only."""
+        note: str | None = None
+        delivery = 0  # this task's interrupts, in order: LangGraph replays them on re-runs
+        schema: dict[str, Any] | None = None
         while True:
             outcome = self.gate.outcome(request_id)
             if outcome.kind is not OutcomeKind.PENDING:
@@ -388,17 +422,71 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                         request_id, actor=context.principal,
                         reason=f"the subagent's wait of {self.subagent_wait:g}s ran out")
                 return outcome
-            interrupt({PAUSE_KEY: self._pause(request_id, call, context)})
+            args_schema = args_schema_of(tool)
+            if self.resume_decisions_as is not None and schema is None:
+                schema = response_schema(str(call["name"]), args_schema)
+            value = pause(self._pause(request_id, call, context, args_schema, note), schema)
+            if self.resume_decisions_as is not None:
+                note = self._take_resumed(request_id, call, tool, value, delivery)
+            delivery += 1
 
-    def _pause(self, request_id: str, call: Mapping[str, Any],
-               context: RunContext) -> dict[str, Any]:
+    def _take_resumed(self, request_id: str, call: Mapping[str, Any], tool: Any, value: Any,
+                      delivery: int) -> str | None:
+        """Take the decision ``value`` carries for this call's request, once per delivery
+        (the key is this interrupt's place: a node re-run replays the same value, which is
+        not judged again). Returns the note the next pause shows when nothing was taken."""
+        assert self.resume_decisions_as is not None
+        read = resume_decision(value, str(call["name"]))
+        if read.decision is None:
+            if read.why is None:
+                return None  # a wake-up
+            log.info("signoff: the resume value for request %s is only a wake-up: %s",
+                     request_id, read.why)
+            return f"A resume value was not taken as a decision: {read.why}."
+        decision = read.decision
+        namespace = str((get_config().get("configurable") or {}).get("checkpoint_ns") or "")
+        key = "resume-" + hashlib.sha256(
+            f"{namespace}\x00{delivery}\x00{request_id}".encode()).hexdigest()[:40]
+
+        def schema_check() -> None:
+            if read.refusal is not None:
+                raise read.refusal
+            if decision.kind is DecisionKind.EDIT:
+                _check_tool_args(tool, decision.args)
+
+        once = self.gate.decide_once(request_id, decision, user=self.resume_decisions_as,
+                                     key=key, via="resume", precheck=schema_check)
+        if not once.refused:
+            if not once.replayed:
+                log.info("signoff: %s's %s of request %s arrived by resume",
+                         self.resume_decisions_as, decision.kind.value, request_id)
+            return None
+        if not once.replayed:
+            log.warning("signoff: %s's %s of request %s by resume was refused (%s): %s",
+                        self.resume_decisions_as, decision.kind.value, request_id, once.code,
+                        once.message)
+        return (f"A {read.kind} given by resume as {self.resume_decisions_as} was refused "
+                f"({once.code}): {once.message}")
+
+    def _pause(self, request_id: str, call: Mapping[str, Any], context: RunContext,
+               args_schema: Mapping[str, Any] | None = None,
+               note: str | None = None) -> dict[str, Any]:
+        """The interrupt value: signoff's own keys, and LangChain's HITL shapes for the call."""
         request = self.gate.store_get(request_id)
         waiting = [r.id for r in self.gate.store.pending_on_thread(context.thread_id)
                    if r.run_id == context.run_id] if context.thread_id else [request_id]
-        return {"request_id": request_id, "call_id": call["id"], "tool": request.tool,
-                "summary": request.summary, "risk": request.risk.value,
-                "args": json.loads(request.args), "thread_id": context.thread_id,
-                "run_id": context.run_id, "pending": waiting or [request_id]}
+        own: dict[str, Any] = {
+            "request_id": request_id, "call_id": call["id"], "tool": request.tool,
+            "summary": request.summary, "risk": request.risk.value,
+            "args": json.loads(request.args), "thread_id": context.thread_id,
+            "run_id": context.run_id, "pending": waiting or [request_id],
+            "resume_decisions": self.resume_decisions_as is not None}
+        if note:
+            own["note"] = note
+        shapes = hitl_shapes(request, str(call["id"]), note=note,
+                             decisions_by_resume=self.resume_decisions_as is not None,
+                             args_schema=args_schema)
+        return {PAUSE_KEY: own, **shapes}
 
     def _rewrite(self, state: Mapping[str, Any], call_id: str,
                  context: RunContext) -> AIMessage | None:
@@ -433,6 +521,42 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if plan.rewrite is not None:
             return Command(update={"messages": [plan.rewrite, message]})
         return message
+
+
+def _resume_identity(gate: Gate, name: str | None) -> str | None:
+    """The opt-in's user name, checked now as far as it can be (the store is asked again at
+    every decision): never the agent's own identity, never an agent."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise ConfigurationError("resume_decisions_as names a signoff user (a str): it is "
+                                 "read from the store at each decision",
+                                 code="invalid_resume_identity")
+    inputs.identifier("resume_decisions_as", name)
+    if name == gate.agent:
+        raise ConfigurationError(f"{name} is the agent's own identity: it never decides",
+                                 code="agent_cannot_decide")
+    with gate.store.transaction() as tx:
+        found = tx.get_user(name)
+    if found is not None and found.kind is IdentityKind.AGENT:
+        raise ConfigurationError(f"{name} is an agent identity: it never decides",
+                                 code="agent_cannot_decide")
+    return name
+
+
+def _check_tool_args(tool: Any, args: Any) -> None:
+    """An edit's arguments against the tool's own argument schema (the one the model sees),
+    where it has a Pydantic one: an edit the tool would refuse is refused before it counts."""
+    schema = getattr(tool, "tool_call_schema", None) if tool is not None else None
+    validate = getattr(schema, "model_validate", None)
+    if not callable(validate) or not isinstance(args, Mapping):
+        return
+    try:
+        validate(dict(args))
+    except Exception as exc:  # pydantic's ValidationError: the tool's schema says no
+        first = str(exc).splitlines()
+        raise InvalidDecision(f"the edited arguments do not fit the tool {tool.name!r}: "
+                              f"{' '.join(first[:3])}", code="invalid_edit") from None
 
 
 def _tool_name(tool: Any) -> str | None:
