@@ -240,13 +240,17 @@ def test_a_plain_value_for_several_pending_calls_changes_nothing(hs: Harness) ->
     assert len(agent.get_state(config()).interrupts) == 2  # still paused, both answerable
 
 
-def test_a_partial_map_decides_what_it_names_and_the_rest_pauses_again(hs: Harness) -> None:
+@pytest.mark.parametrize("other_value", [{"wake": True}, None])  # None: left out
+def test_a_partial_map_decides_what_it_names_and_the_rest_pauses_again(
+        hs: Harness, other_value: Any) -> None:
     turn = calls(("deploy", {"env": "prod"}, "c1"), ("execute", {"command": "make"}, "c2"))
     agent, interrupts = paused(hs, turn)
     first = next(i for i in interrupts if i.value["tool_call_id"] == "c1")
     other = next(i for i in interrupts if i.value["tool_call_id"] == "c2")
-    out = agent.invoke(Command(resume={first.id: {"decisions": [{"type": "approve"}]},
-                                       other.id: {"wake": True}}), config())
+    resume: dict[str, Any] = {first.id: {"decisions": [{"type": "approve"}]}}
+    if other_value is not None:
+        resume[other.id] = other_value
+    out = agent.invoke(Command(resume=resume), config())
     assert hs.ran() == ["deploy prod"]
     [again] = out["__interrupt__"]
     assert again.value["tool_call_id"] == "c2"

@@ -465,7 +465,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             log.warning("signoff: %s's %s of request %s by resume was refused (%s): %s",
                         self.resume_decisions_as, decision.kind.value, request_id, once.code,
                         once.message)
-        return (f"A {read.kind} given by resume as {self.resume_decisions_as} was refused "
+        return (f"The {read.kind} given by resume as {self.resume_decisions_as} was refused "
                 f"({once.code}): {once.message}")
 
     def _pause(self, request_id: str, call: Mapping[str, Any], context: RunContext,
