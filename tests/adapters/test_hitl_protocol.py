@@ -277,6 +277,35 @@ def test_decisions_by_resume_in_an_asyncio_application(hs: Harness) -> None:
     assert tool_messages(out)["c2"].content == "skip it"
 
 
+def test_a_quorum_counts_a_resume_approval_once(hs: Harness, tmp_path: Path) -> None:
+    root = tmp_path / "ws2"
+    root.mkdir()
+    two = POLICY.format(root=root) + """
+[[rules]]
+id = "two-deployers"
+effect = "ask"
+mandatory = true
+tool = "deploy"
+approvals = 2
+"""
+    gate = Gate(Policy.from_toml(two, source="lc.toml"), hs.gate.store, agent="agent-bot")
+    h = Harness(gate=gate, ledger=hs.ledger, alice=hs.alice, tmp=tmp_path, agents=hs.agents)
+    agent, _ = paused(h, DEPLOY)
+    request = request_of(h, "c1")
+    out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config())
+    [again] = out["__interrupt__"]
+    assert "1 of 2 approvals" in again.value["signoff"]["note"]
+    # The same approver again, in a new delivery: the kernel counts them once.
+    out = agent.invoke(Command(resume={again.id: {"type": "approve"}}), config())
+    assert "already_voted" in out["__interrupt__"][0].value["signoff"]["note"]
+    assert h.ran() == []
+    bob = gate.authenticate(gate.rotate_token("bob")[1])
+    gate.decide(request.id, Decision.approve(), identity=bob)
+    out = agent.invoke(resume_command(agent, config()), config())
+    assert "__interrupt__" not in out and h.ran() == ["deploy prod"]
+    assert sorted(d.approver for d in gate.store.decisions(request.id)) == ["alice", "bob"]
+
+
 # ---- refused: the kernel's rules -----------------------------------------------------------
 
 def test_self_approval_by_resume_is_refused(hs: Harness) -> None:

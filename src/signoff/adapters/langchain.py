@@ -460,6 +460,12 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             if not once.replayed:
                 log.info("signoff: %s's %s of request %s arrived by resume",
                          self.resume_decisions_as, decision.kind.value, request_id)
+            taken = once.result
+            if taken is not None and not taken.transitioned \
+                    and taken.request.status is RequestStatus.PENDING:
+                return (f"The {read.kind} given by resume as {self.resume_decisions_as} was "
+                        f"taken: {taken.approvals} of {taken.required} approvals; the call "
+                        "waits for the others.")
             return None
         if not once.replayed:
             log.warning("signoff: %s's %s of request %s by resume was refused (%s): %s",
