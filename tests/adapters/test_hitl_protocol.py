@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain.agents.middleware.human_in_the_loop import HITLRequest, ToolApprovalRequest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
@@ -30,7 +32,7 @@ from signoff.adapters.langchain import (
     pending_request_ids,
     resume_command,
 )
-from signoff.adapters.lc_hitl import DEFAULT_REJECTION, IGNORED, WAKE_ONLY
+from signoff.adapters.lc_hitl import DEFAULT_REJECTION, IGNORED, WAKE_ONLY, resume_decision
 from signoff.errors import ConfigurationError
 from signoff.model import Decision, DecisionKind, RequestStatus
 from signoff.store.base import Store
@@ -451,6 +453,28 @@ def test_a_malformed_resume_is_a_wake_up_and_says_so(
     assert any("only a wake-up" in r.getMessage() for r in caplog.records)
     assert hs.ran() == [] and hs.gate.store.decisions(request.id) == []
     assert hs.gate.store_get(request.id).status is RequestStatus.PENDING
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(["type", "decisions", "edited_action", "name", "args",
+                                       "message", "action", "wake"]) | st.text(max_size=5),
+                      inner, max_size=4),
+    max_leaves=20)
+TYPES = st.sampled_from(["approve", "edit", "reject", "respond", "accept", "response",
+                         "ignore", "x", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON | st.builds(lambda t, rest: {**rest, "type": t}, TYPES,
+                              st.dictionaries(st.text(max_size=8), JSON, max_size=3))
+       | st.builds(lambda t, rest: {"decisions": [{**rest, "type": t}]}, TYPES,
+                   st.dictionaries(st.sampled_from(["message", "edited_action", "args"]),
+                                   JSON, max_size=2)))
+def test_reading_any_resume_value_never_raises(value: Any) -> None:
+    read = resume_decision(value, "deploy")
+    assert read.decision is None or read.kind is not None
 
 
 # ---- without the opt-in -------------------------------------------------------------------
