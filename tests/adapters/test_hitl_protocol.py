@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain.agents.middleware.human_in_the_loop import HITLRequest, ToolApprovalRequest
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.prebuilt.interrupt import HumanInterrupt
 from langgraph.types import Command
 from lc_helpers import POLICY, Harness, calls
 from pydantic import TypeAdapter
@@ -40,6 +41,7 @@ from signoff.store.base import Store
 USER = {"messages": [{"role": "user", "content": "ship it"}]}
 HITL = TypeAdapter(HITLRequest)
 PER_CALL = TypeAdapter(ToolApprovalRequest)
+LEGACY = TypeAdapter(HumanInterrupt)  # what older Agent Inbox / Agent Chat UI look for
 
 
 def config(thread: str = "t1") -> dict[str, Any]:
@@ -105,6 +107,9 @@ def test_every_pause_is_a_hitl_request_and_a_tool_approval_request(
         value = item.value
         hitl = HITL.validate_python(value)
         per_call = PER_CALL.validate_python(value)
+        legacy = LEGACY.validate_python(value)
+        assert legacy["action_request"] == {"action": value["name"], "args": value["args"]}
+        assert all(legacy["config"].values())
         request = hs.gate.store_get(value["signoff"]["request_id"])
         assert per_call["type"] == "tool_approval"
         assert per_call["tool_call_id"] == request.call_id

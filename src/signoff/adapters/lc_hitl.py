@@ -9,7 +9,9 @@ Every pause's interrupt value is one dict that is at once:
   ``args``, ``description``): LangChain's per-call interrupt;
 * a one-call ``HITLRequest`` (``action_requests``, ``review_configs`` with the allowed
   decisions and, where the tool has one, its argument schema): LangChain's batched
-  interrupt, for one call — signoff pauses once per call, each its own interrupt.
+  interrupt, for one call — signoff pauses once per call, each its own interrupt;
+* LangGraph's legacy ``HumanInterrupt`` (``action_request``, ``config``, ``description``),
+  which older Agent Inbox and Agent Chat UI versions look for.
 
 A resume value is read as a decision (``resume_decision``) only when the middleware was
 built with ``resume_decisions_as=<user>``; otherwise it is a wake-up and nothing else.
@@ -34,6 +36,8 @@ from signoff.errors import InvalidDecision, SignoffError
 from signoff.model import ApprovalRequest, Decision
 
 DECISIONS = ("approve", "edit", "reject", "respond")
+LEGACY_CONFIG = {"allow_accept": True, "allow_edit": True, "allow_respond": True,
+                 "allow_ignore": True}
 DEFAULT_REJECTION = "The reviewer rejected this call."
 IGNORED = "The reviewer dismissed this call (Agent Inbox: ignore)."
 WAKE_ONLY = ("Decide in signoff (inbox, CLI or API); a resume only wakes the run, it does not "
@@ -105,7 +109,10 @@ def hitl_shapes(request: ApprovalRequest, call_id: str, *, note: str | None,
             "args": args, "description": description,
             "action_requests": [{"name": request.tool, "args": args,
                                  "description": description}],
-            "review_configs": [review]}
+            "review_configs": [review],
+            # LangGraph's legacy ``HumanInterrupt`` (older Agent Inbox and Agent Chat UI)
+            "action_request": {"action": request.tool, "args": args},
+            "config": dict(LEGACY_CONFIG)}
 
 
 @dataclass(frozen=True, slots=True)
