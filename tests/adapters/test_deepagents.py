@@ -194,10 +194,8 @@ def test_a_task_subagents_ask_surfaces_labelled_with_its_parent(deep: Deep, face
     seen: list[Any] = []
     approver = approve_when_asked(deep, seen)
     config = {"configurable": {"thread_id": "with-child"}}
-    if face == "sync":
-        out = agent.invoke(USER, config)
-    else:
-        out = asyncio.run(agent.ainvoke(USER, config))
+    out = (agent.invoke(USER, config) if face == "sync"
+           else asyncio.run(agent.ainvoke(USER, config)))
     approver.join()
     assert "__interrupt__" not in out  # the child waited in place; the parent never paused
     (asked,) = seen

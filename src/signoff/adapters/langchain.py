@@ -9,12 +9,15 @@ Two hooks, neither a graph step of its own:
 * ``wrap_tool_call`` sends every tool call through ``Gate.propose``. Allowed
   calls run; denied and blocked ones come back as error ToolMessages the model
   can act on; an ask pauses the run with a LangGraph interrupt that carries the
-  request id. LangChain runs each tool call of a turn as its own task, so the
-  asks of one turn pause the run once, together, and calls that were free to
-  run are not run again on resume.
+  request id and LangChain's HITL shapes (``lc_hitl``). LangChain runs each
+  tool call of a turn as its own task, so the asks of one turn pause the run
+  once, together, and calls that were free to run are not run again on resume.
 
-A resume value is only a wake-up: on every resume the decision is read from
-the store, a request still undecided pauses again, and an approved call runs
+A resume value is only a wake-up — unless the middleware was built with
+``resume_decisions_as=<user>``: then a decision it carries in LangChain's HITL
+shape is first taken as that user's, through the gate's rules, for this
+interrupt's request only (``Gate.decide_once``). Either way the decision is
+read from the store, a request still undecided pauses again, and an approved call runs
 through the gate's claim — at most once, however often LangGraph re-runs the
 node. An edit reaches the tool, rewrites the proposing AIMessage and adds the
 editor's reason to the tool's message; a
@@ -52,9 +55,15 @@ from langchain_core.messages import (
 )
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
 from signoff.adapters import lc_child
+from signoff.adapters.lc_hitl import (
+    args_schema_of,
+    hitl_shapes,
+    pause,
+    response_schema,
+)
 from signoff.adapters.lc_messages import (
     edit_note,
     from_outcome,
@@ -66,6 +75,7 @@ from signoff.adapters.lc_messages import (
     with_edited_args,
     with_note,
 )
+from signoff.adapters.lc_resume import resume_identity, take_resumed
 from signoff.adapters.lc_run import (
     GATES,
     PAUSE_KEY,
@@ -89,7 +99,13 @@ from signoff.errors import Conflict
 from signoff.kernel.execution import Execution, _current
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
-from signoff.model import InteractionMode, RequestStatus, ReviewMode, RunContext, ToolCall
+from signoff.model import (
+    InteractionMode,
+    RequestStatus,
+    ReviewMode,
+    RunContext,
+    ToolCall,
+)
 from signoff.policy.modes import clamp
 
 # Seed 004: an unattended run uses the context it has, makes minimal reversible assumptions
@@ -140,9 +156,17 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
     def __init__(self, gate: Gate, *, interaction_mode: InteractionMode | str = "interactive",
                  principal: str | None = None, subagent_wait: float = 300.0,
                  clarification_tool: str | None = None,
-                 gated_subagents: Iterable[str] = ()) -> None:
+                 gated_subagents: Iterable[str] = (),
+                 resume_decisions_as: str | None = None) -> None:
+        """``resume_decisions_as``: the opt-in to LangChain's HITL resume protocol — the
+        name of the signoff user whose decisions a resume value carrying them becomes
+        (read from the store at each decision: a disabled or removed user is refused at
+        once; an agent identity never). Without it, a resume is only a wake-up.
+        ``gated_subagents``: the subagents known to run with signoff (deepagents:
+        ``signoff.adapters.deepagents.gate_subagents`` fills it)."""
         super().__init__()
         self.gate = gate
+        self.resume_decisions_as = resume_identity(gate, resume_decisions_as)
         GATES.add(gate)
         self.default = SignoffContext(interaction_mode=interaction_mode, principal=principal)
         self.subagent_wait = subagent_wait
@@ -382,7 +406,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
             return refused(call, proposal.verdict)
         assert proposal.request is not None
-        outcome = self._decision(proposal.request.id, call, context)
+        outcome = self._decision(proposal.request.id, call, context, request.tool)
         if outcome.kind is not OutcomeKind.APPROVED:
             return from_outcome(call, outcome)
         claimed = self.gate.claim(proposal.request.id)
@@ -411,9 +435,14 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                             error=True, code="ungated_subagent")
 
     def _decision(self, request_id: str, call: Mapping[str, Any],
-                  context: RunContext) -> Outcome:
-        """The decided outcome: pause (interrupt) until there is one — a resume value is
-        never trusted, the store is read again — or, in a subagent, wait in place."""
+                  context: RunContext, tool: Any = None) -> Outcome:
+        """The decided outcome: pause (interrupt) until there is one — the store is read
+        again on every resume — or, in a subagent, wait in place. With
+        ``resume_decisions_as``, a decision the resume value carries is taken first, through
+        the gate's rules, for this call's request only."""
+        note: str | None = None
+        delivery = 0  # this task's interrupts, in order: LangGraph replays them on re-runs
+        schema: dict[str, Any] | None = None
         while True:
             outcome = self.gate.outcome(request_id)
             if outcome.kind is not OutcomeKind.PENDING:
@@ -425,17 +454,34 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                         request_id, actor=context.principal,
                         reason=f"the subagent's wait of {self.subagent_wait:g}s ran out")
                 return outcome
-            interrupt({PAUSE_KEY: self._pause(request_id, call, context)})
+            args_schema = args_schema_of(tool)
+            if self.resume_decisions_as is not None and schema is None:
+                schema = response_schema(str(call["name"]), args_schema)
+            value = pause(self._pause(request_id, call, context, args_schema, note), schema)
+            if self.resume_decisions_as is not None:
+                note = take_resumed(self.gate, self.resume_decisions_as, request_id, call,
+                                    tool=tool, value=value, delivery=delivery)
+            delivery += 1
 
-    def _pause(self, request_id: str, call: Mapping[str, Any],
-               context: RunContext) -> dict[str, Any]:
+    def _pause(self, request_id: str, call: Mapping[str, Any], context: RunContext,
+               args_schema: Mapping[str, Any] | None = None,
+               note: str | None = None) -> dict[str, Any]:
+        """The interrupt value: signoff's own keys, and LangChain's HITL shapes for the call."""
         request = self.gate.store_get(request_id)
         waiting = [r.id for r in self.gate.store.pending_on_thread(context.thread_id)
                    if r.run_id == context.run_id] if context.thread_id else [request_id]
-        return {"request_id": request_id, "call_id": call["id"], "tool": request.tool,
-                "summary": request.summary, "risk": request.risk.value,
-                "args": json.loads(request.args), "thread_id": context.thread_id,
-                "run_id": context.run_id, "pending": waiting or [request_id]}
+        own: dict[str, Any] = {
+            "request_id": request_id, "call_id": call["id"], "tool": request.tool,
+            "summary": request.summary, "risk": request.risk.value,
+            "args": json.loads(request.args), "thread_id": context.thread_id,
+            "run_id": context.run_id, "pending": waiting or [request_id],
+            "resume_decisions": self.resume_decisions_as is not None}
+        if note:
+            own["note"] = note
+        shapes = hitl_shapes(request, str(call["id"]), note=note,
+                             decisions_by_resume=self.resume_decisions_as is not None,
+                             args_schema=args_schema)
+        return {PAUSE_KEY: own, **shapes}
 
     def _rewrite(self, state: Mapping[str, Any], call_id: str,
                  context: RunContext) -> AIMessage | None:
