@@ -25,6 +25,8 @@ from typing import Any
 import httpx
 import pytest
 
+from kit import postgres_available
+
 EXE = Path(sys.executable).with_name("signoff")
 PG = os.environ.get("SIGNOFF_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 USERS = {"boss": ("admin", ""), "ann": ("approver", "ops"), "bob": ("approver", "ops"),
@@ -42,13 +44,9 @@ def signoff(*args: str, cwd: Path, check: bool = True, timeout: float = 60,
 
 def pg_admin_dsn() -> str:
     """The PostgreSQL to make test databases in; skips the test when there is none."""
-    try:
-        import psycopg
-
-        with psycopg.connect(PG, connect_timeout=3, autocommit=True) as conn:
-            conn.execute("SELECT 1")
-    except Exception as exc:
-        pytest.skip(f"PostgreSQL not reachable at {PG}: {exc}")
+    problem = postgres_available(PG)
+    if problem:
+        pytest.skip(problem)
     return PG
 
 
