@@ -199,6 +199,21 @@ def test_a_large_diff_is_truncated_visibly(w: Writes) -> None:
     assert len(change["diff"].encode()) <= writes.DIFF_BYTES + 100
 
 
+def test_a_hostile_diff_is_bounded_in_time(w: Writes) -> None:
+    """Lines chosen to make difflib's matching quadratic: one replacement hunk instead."""
+    import time
+
+    (w.root / "h.txt").write_text("same\n" + "".join(f"{i % 150}\n" for i in range(6000)))
+    started = time.monotonic()
+    change = w.change("write_file", file_path="/h.txt",
+                      content="same\n" + "".join(f"{i * 7 % 150}\n" for i in range(6000)))
+    assert time.monotonic() - started < 2.0
+    assert change["kind"] == "diff" and change["truncated"] is True
+    assert change["diff"].splitlines()[:3] == ["--- a/h.txt", "+++ b/h.txt",
+                                               "@@ -3,5999 +3,5999 @@"]  # "0" is common
+    assert change["lines"] == 3 + 2 * 5999
+
+
 def test_identical_content_says_no_change(w: Writes) -> None:
     (w.root / "same.txt").write_text("same\n")
     change = w.change("write_file", file_path="/same.txt", content="same\n")
