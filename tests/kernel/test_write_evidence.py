@@ -235,6 +235,12 @@ def test_a_shell_write_records_the_path_and_its_state_not_a_diff(w: Writes) -> N
         f"file:{w.root / 'fresh.txt'}": "absent"}
 
 
+def test_a_shell_command_that_writes_nothing_has_no_changes(w: Writes) -> None:
+    (w.root / "Makefile.in").write_text("x")
+    request = w.propose("execute", command="cat Makefile.in | wc -l")
+    assert request.changes == () and request.resource_versions == {}
+
+
 def test_a_write_tool_without_content_declared_records_the_state(w: Writes) -> None:
     (w.root / "x.txt").write_text("x")
     change = w.change("write_any", path=str(w.root / "x.txt"))

@@ -179,6 +179,8 @@ def write_evidence(policy: Policy, tool: str, args: Mapping[str, Any]) -> WriteE
         return (), {}
     command = args.get(spec.shell) if spec.shell else None
     analysis = analyze(command) if isinstance(command, str) else None
+    if not spec.writes and (analysis is None or not any(ref.write for ref in analysis.paths)):
+        return (), {}  # a shell command that writes no file
     builder = _Builder(policy, spec, args)
     if policy.workspace is None:
         builder.without_workspace(analysis)
