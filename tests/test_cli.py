@@ -96,6 +96,34 @@ def test_init_refuses_to_overwrite(policy: Path, capsys: pytest.CaptureFixture[s
     assert main(["init", str(policy), "--force"]) == 0
 
 
+def test_init_preset_deepagents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "deep.toml"
+    root = tmp_path / "ws"
+    root.mkdir()
+    assert main(["init", str(target), "--root", str(root), "--preset", "deepagents",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["preset"] == "deepagents"
+
+    def effect(tool: str, args: str) -> str:
+        assert main(["check", "--policy", str(target), "--tool", tool, "--args", args,
+                     "--json"]) == 0
+        return str(json.loads(capsys.readouterr().out)["effect"])
+
+    # deepagents' virtual paths: "/notes.md" is the root's notes.md, "/../x" is outside.
+    assert effect("read_file", '{"file_path": "/notes.md"}') == "allow"
+    assert effect("write_file", '{"file_path": "/out.md", "content": "x"}') == "allow"
+    assert effect("read_file", '{"file_path": "/../../etc/passwd"}') == "ask"
+    assert effect("glob", '{"pattern": "**/*.py", "path": null}') == "allow"
+    assert effect("glob", '{"pattern": "/../*"}') == "ask"
+    assert effect("read_file", '{"file_path": "/.env"}') == "ask"  # the env-files rule
+    assert effect("delete", '{"file_path": "/notes.md"}') == "ask"  # gated
+    assert effect("execute", '{"command": "rm -rf /"}') == "deny"
+    assert effect("execute", '{"command": "ls -la"}') == "allow"
+    with pytest.raises(SystemExit) as refused:  # argparse: a usage error, exit 2
+        main(["init", str(tmp_path / "x.toml"), "--preset", "nope"])
+    assert refused.value.code == 2 and not (tmp_path / "x.toml").exists()
+
+
 def test_console_script_end_to_end(policy: Path) -> None:
     """The installed entry point, in a real process."""
     exe = Path(sys.executable).with_name("signoff")

@@ -28,7 +28,7 @@ from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
 from signoff.policy import Memory, Policy, trusted_context
 from signoff.policy.explain import explain_call, format_explained
-from signoff.policy.starter import starter_toml
+from signoff.policy.starter import PRESETS, starter_toml
 from signoff.store.faults import classify
 
 EXIT_OK = 0
@@ -81,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("path", nargs="?", default="signoff.toml", help="where to write it")
     init.add_argument("--root", help="workspace root (default: the current directory)")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.add_argument("--preset", choices=sorted(PRESETS), default="default",
+                      help="the agent harness whose tools it declares: default (read_file, "
+                      "write_file, execute) or deepagents (create_deep_agent's tools, virtual "
+                      "paths, task subagents)")
     init.add_argument("--json", action="store_true", help="machine-readable output")
     init.set_defaults(handler=cmd_init)
 
@@ -141,12 +145,12 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"{target} exists; use --force to overwrite",
                                  code="file_exists")
     root = os.path.abspath(args.root or os.getcwd())
-    target.write_text(starter_toml(root), "utf-8")
+    target.write_text(starter_toml(root, args.preset), "utf-8")
     Policy.load(target)  # the starter must load; fail loudly if it ever does not
     if args.json:
-        print(json.dumps({"path": str(target), "root": root}))
+        print(json.dumps({"path": str(target), "root": root, "preset": args.preset}))
     else:
-        print(f"wrote {target} (workspace root {root})")
+        print(f"wrote {target} (workspace root {root}, preset {args.preset})")
     return EXIT_OK
 
 

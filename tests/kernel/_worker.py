@@ -221,10 +221,23 @@ class Children:
         return [json.loads(self._line(proc, "RESULT ")) for proc in self.procs]
 
     def _finish(self) -> list[str]:
+        """Reap every child and close its pipes, whatever state it is in: a child that
+        broke a pipe, outlived the wait or was reaped already must not leave open files
+        behind (their ResourceWarning would fail whichever later test collects them)."""
         errors = []
         for proc in self.procs:
-            with contextlib.suppress(BrokenPipeError):
+            err: str | None = ""
+            try:
                 _, err = proc.communicate(timeout=60)
+            except (BrokenPipeError, ValueError, subprocess.TimeoutExpired):
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            finally:
+                for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        with contextlib.suppress(OSError):
+                            pipe.close()
+                proc.wait()
             errors.append(err or "")
         self._watchdog.cancel()
         return errors

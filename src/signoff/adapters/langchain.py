@@ -9,27 +9,33 @@ Two hooks, neither a graph step of its own:
 * ``wrap_tool_call`` sends every tool call through ``Gate.propose``. Allowed
   calls run; denied and blocked ones come back as error ToolMessages the model
   can act on; an ask pauses the run with a LangGraph interrupt that carries the
-  request id. LangChain runs each tool call of a turn as its own task, so the
-  asks of one turn pause the run once, together, and calls that were free to
-  run are not run again on resume.
+  request id and LangChain's HITL shapes (``lc_hitl``). LangChain runs each
+  tool call of a turn as its own task, so the asks of one turn pause the run
+  once, together, and calls that were free to run are not run again on resume.
 
-A resume value is only a wake-up: on every resume the decision is read from
-the store, a request still undecided pauses again, and an approved call runs
+A resume value is only a wake-up — unless the middleware was built with
+``resume_decisions_as=<user>``: then a decision it carries in LangChain's HITL
+shape is first taken as that user's, through the gate's rules, for this
+interrupt's request only (``Gate.decide_once``). Either way the decision is
+read from the store, a request still undecided pauses again, and an approved call runs
 through the gate's claim — at most once, however often LangGraph re-runs the
 node. An edit reaches the tool, rewrites the proposing AIMessage and adds the
 editor's reason to the tool's message; a
 rejection is an error ToolMessage with the reason and alternatives.
 
-A subagent (``SignoffContext(parent_call=…)``) cannot pause its parent's graph:
-its asks wait in place for at most ``subagent_wait`` seconds, then the
-request is withdrawn and the call fails closed.
+A subagent — an agent whose run starts inside a gated tool call (``lc_child``), or
+one given ``SignoffContext(parent_call=…)`` — cannot pause its parent's graph: its
+asks wait in place for at most ``subagent_wait`` seconds, then the request is
+withdrawn and the call fails closed. A call to a tool the policy marks as starting
+subagents (``[tools.task] subagent = "subagent_type"``) is refused unless the named
+subagent runs with signoff too (``gated_subagents``; deepagents: ``gate_subagents``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired
 
@@ -49,8 +55,15 @@ from langchain_core.messages import (
 )
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
+from signoff.adapters import lc_child
+from signoff.adapters.lc_hitl import (
+    args_schema_of,
+    hitl_shapes,
+    pause,
+    response_schema,
+)
 from signoff.adapters.lc_messages import (
     edit_note,
     from_outcome,
@@ -62,6 +75,7 @@ from signoff.adapters.lc_messages import (
     with_edited_args,
     with_note,
 )
+from signoff.adapters.lc_resume import resume_identity, take_resumed
 from signoff.adapters.lc_run import (
     GATES,
     PAUSE_KEY,
@@ -85,7 +99,13 @@ from signoff.errors import Conflict
 from signoff.kernel.execution import Execution, _current
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
-from signoff.model import InteractionMode, RequestStatus, ReviewMode, RunContext, ToolCall
+from signoff.model import (
+    InteractionMode,
+    RequestStatus,
+    ReviewMode,
+    RunContext,
+    ToolCall,
+)
 from signoff.policy.modes import clamp
 
 # Seed 004: an unattended run uses the context it has, makes minimal reversible assumptions
@@ -102,6 +122,9 @@ LOST_RESULT = ("[signoff] This call's answer was lost when new input was refused
                "if you need it.")
 RUNS_REMEMBERED = 10_000  # (thread, call id) → run contexts kept for the tool hook
 CONTEXTS_REMEMBERED = 1_000  # run id → the run's context, rebuilt from the state otherwise
+UNGATED_SUBAGENT = ("[signoff] The subagent {name!r} runs its tools without signoff's review, "
+                    "so it was not started. Do the work with your own tools, or use a "
+                    "subagent that is reviewed: {known}.")
 GUARD_TEXT = ("Nobody can answer questions in this run. Use the context you have and make "
               "minimal, reversible assumptions, listing them in your answer. " + BLOCKED_OPTION)
 
@@ -132,12 +155,24 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
 
     def __init__(self, gate: Gate, *, interaction_mode: InteractionMode | str = "interactive",
                  principal: str | None = None, subagent_wait: float = 300.0,
-                 clarification_tool: str | None = None) -> None:
+                 clarification_tool: str | None = None,
+                 gated_subagents: Iterable[str] = (),
+                 resume_decisions_as: str | None = None) -> None:
+        """``resume_decisions_as``: the opt-in to LangChain's HITL resume protocol — the
+        name of the signoff user whose decisions a resume value carrying them becomes
+        (read from the store at each decision: a disabled or removed user is refused at
+        once; an agent identity never). Without it, a resume is only a wake-up.
+        ``gated_subagents``: the subagents known to run with signoff (deepagents:
+        ``signoff.adapters.deepagents.gate_subagents`` fills it)."""
         super().__init__()
         self.gate = gate
+        self.resume_decisions_as = resume_identity(gate, resume_decisions_as)
         GATES.add(gate)
         self.default = SignoffContext(interaction_mode=interaction_mode, principal=principal)
         self.subagent_wait = subagent_wait
+        # Subagents known to run with signoff (a SignoffMiddleware of this gate in their
+        # own stack): only these may be started by a tool the policy marks ``subagent``.
+        self.gated_subagents: set[str] = set(gated_subagents)
         self.clarification = clarification_tool or gate.policy.config.clarification_tool
         self.tools = []
         self._runs: dict[tuple[str | None, str], RunContext] = {}
@@ -156,8 +191,10 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if restored is not None:
             return restored
         if is_new_run(state):
-            trusted = trusted_of(request.runtime.context if request.runtime else None)
+            trusted = lc_child.inherited(
+                trusted_of(request.runtime.context if request.runtime else None))
             run, entry = start(self.gate, state, get_config(), trusted, self.default)
+            lc_child.started(run)
             self._keep_context(entry, run)
             update = {RUN_KEY: entry}
         else:
@@ -221,8 +258,12 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         """The model is never called while its thread waits on a decision: a paused run
         goes on only through its calls' decisions, so a tool message handed in as input
         (a forged answer to a paused call) is refused. Answers to calls that went through
-        this process's tool hook are the gate's own; otherwise one fresh read decides."""
+        this process's tool hook are the gate's own; otherwise one fresh read decides. A
+        subagent's asks wait in place, never as a pause: what its thread waits on is its
+        parent's, and the child goes on as part of the parent's live tool call."""
         thread = run.thread_id
+        if run.parent_call:
+            return
         last = next((m for m in reversed(messages)
                      if isinstance(m, AIMessage) and m.tool_calls), None)
         if not thread or last is None or all(
@@ -263,15 +304,16 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         plan = self._prepare(request)
         if isinstance(plan, ToolMessage):
             return plan
-        if isinstance(plan, _Run):
-            return handler(plan.request)
-        token = _current.set(plan.execution)
-        try:
-            result = handler(plan.request)
-        except Exception as exc:
-            return self._settle(plan, None, exc)
-        finally:
-            _current.reset(token)
+        with lc_child.running(str(request.tool_call["id"]), self._run_of(request)):
+            if isinstance(plan, _Run):
+                return handler(plan.request)
+            token = _current.set(plan.execution)
+            try:
+                result = handler(plan.request)
+            except Exception as exc:
+                return self._settle(plan, None, exc)
+            finally:
+                _current.reset(token)
         return self._settle(plan, result, None)
 
     async def awrap_tool_call(
@@ -280,15 +322,16 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         plan = await asyncio.to_thread(self._prepare, request)
         if isinstance(plan, ToolMessage):
             return plan
-        if isinstance(plan, _Run):
-            return await handler(plan.request)
-        token = _current.set(plan.execution)
-        try:
-            result = await handler(plan.request)
-        except Exception as exc:
-            return await asyncio.to_thread(self._settle, plan, None, exc)
-        finally:
-            _current.reset(token)
+        with lc_child.running(str(request.tool_call["id"]), self._run_of(request)):
+            if isinstance(plan, _Run):
+                return await handler(plan.request)
+            token = _current.set(plan.execution)
+            try:
+                result = await handler(plan.request)
+            except Exception as exc:
+                return await asyncio.to_thread(self._settle, plan, None, exc)
+            finally:
+                _current.reset(token)
         return await asyncio.to_thread(self._settle, plan, result, None)
 
     def _no_human(self, run: RunContext) -> bool:
@@ -353,6 +396,9 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if self.clarification and call["name"] == self.clarification and run \
                 and self._no_human(run):
             return tool_message(call, GUARD_TEXT, guarded=True)
+        ungated = self._ungated_subagent(call)
+        if ungated is not None:
+            return ungated
         proposal = self.gate.propose(ToolCall(id=call["id"], name=call["name"],
                                               args=call["args"]), context)
         if proposal.kind is ProposalKind.ALLOWED:
@@ -360,7 +406,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
             return refused(call, proposal.verdict)
         assert proposal.request is not None
-        outcome = self._decision(proposal.request.id, call, context)
+        outcome = self._decision(proposal.request.id, call, context, request.tool)
         if outcome.kind is not OutcomeKind.APPROVED:
             return from_outcome(call, outcome)
         claimed = self.gate.claim(proposal.request.id)
@@ -373,10 +419,30 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         return _Claimed(request.override(tool_call={**call, "args": claimed.args}), claimed,
                         rewrite, edit_note(outcome))
 
+    def _ungated_subagent(self, call: Mapping[str, Any]) -> ToolMessage | None:
+        """A call that would start a subagent running without signoff: refused before it
+        reaches the policy, so no approval can start it either (its tools would run
+        unreviewed, whatever was approved here)."""
+        spec = self.gate.policy.config.tools.get(str(call["name"]))
+        if spec is None or spec.subagent is None:
+            return None
+        args = call.get("args")
+        name = args.get(spec.subagent) if isinstance(args, Mapping) else None
+        if isinstance(name, str) and name in self.gated_subagents:
+            return None
+        known = ", ".join(repr(n) for n in sorted(self.gated_subagents)) or "none is set up"
+        return tool_message(call, UNGATED_SUBAGENT.format(name=name, known=known),
+                            error=True, code="ungated_subagent")
+
     def _decision(self, request_id: str, call: Mapping[str, Any],
-                  context: RunContext) -> Outcome:
-        """The decided outcome: pause (interrupt) until there is one — a resume value is
-        never trusted, the store is read again — or, in a subagent, wait in place."""
+                  context: RunContext, tool: Any = None) -> Outcome:
+        """The decided outcome: pause (interrupt) until there is one — the store is read
+        again on every resume — or, in a subagent, wait in place. With
+        ``resume_decisions_as``, a decision the resume value carries is taken first, through
+        the gate's rules, for this call's request only."""
+        note: str | None = None
+        delivery = 0  # this task's interrupts, in order: LangGraph replays them on re-runs
+        schema: dict[str, Any] | None = None
         while True:
             outcome = self.gate.outcome(request_id)
             if outcome.kind is not OutcomeKind.PENDING:
@@ -388,17 +454,34 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                         request_id, actor=context.principal,
                         reason=f"the subagent's wait of {self.subagent_wait:g}s ran out")
                 return outcome
-            interrupt({PAUSE_KEY: self._pause(request_id, call, context)})
+            args_schema = args_schema_of(tool)
+            if self.resume_decisions_as is not None and schema is None:
+                schema = response_schema(str(call["name"]), args_schema)
+            value = pause(self._pause(request_id, call, context, args_schema, note), schema)
+            if self.resume_decisions_as is not None:
+                note = take_resumed(self.gate, self.resume_decisions_as, request_id, call,
+                                    tool=tool, value=value, delivery=delivery)
+            delivery += 1
 
-    def _pause(self, request_id: str, call: Mapping[str, Any],
-               context: RunContext) -> dict[str, Any]:
+    def _pause(self, request_id: str, call: Mapping[str, Any], context: RunContext,
+               args_schema: Mapping[str, Any] | None = None,
+               note: str | None = None) -> dict[str, Any]:
+        """The interrupt value: signoff's own keys, and LangChain's HITL shapes for the call."""
         request = self.gate.store_get(request_id)
         waiting = [r.id for r in self.gate.store.pending_on_thread(context.thread_id)
                    if r.run_id == context.run_id] if context.thread_id else [request_id]
-        return {"request_id": request_id, "call_id": call["id"], "tool": request.tool,
-                "summary": request.summary, "risk": request.risk.value,
-                "args": json.loads(request.args), "thread_id": context.thread_id,
-                "run_id": context.run_id, "pending": waiting or [request_id]}
+        own: dict[str, Any] = {
+            "request_id": request_id, "call_id": call["id"], "tool": request.tool,
+            "summary": request.summary, "risk": request.risk.value,
+            "args": json.loads(request.args), "thread_id": context.thread_id,
+            "run_id": context.run_id, "pending": waiting or [request_id],
+            "resume_decisions": self.resume_decisions_as is not None}
+        if note:
+            own["note"] = note
+        shapes = hitl_shapes(request, str(call["id"]), note=note,
+                             decisions_by_resume=self.resume_decisions_as is not None,
+                             args_schema=args_schema)
+        return {PAUSE_KEY: own, **shapes}
 
     def _rewrite(self, state: Mapping[str, Any], call_id: str,
                  context: RunContext) -> AIMessage | None:

@@ -14,8 +14,9 @@ code: the ``SignoffContext`` the application passes as LangGraph's runtime
 which public callers can fill.
 
 A pause is a LangGraph interrupt per pending call, each carrying its request
-id. Resuming only wakes the run: the middleware reads the decisions from the
-store. ``resume_command`` builds the ``Command`` that wakes every interrupt
+id (and LangChain's HITL shapes). Resuming wakes the run: the middleware reads
+the decisions from the store (with ``resume_decisions_as``, after taking one a
+resume value carries). ``resume_command`` builds the ``Command`` that wakes every interrupt
 of a paused run, and ``wait_and_resume`` / ``await_and_resume`` are the
 wiring an application uses when decisions arrive from the inbox or the CLI;
 ``decide_and_resume`` is the approval card of an application that shows the

@@ -32,7 +32,9 @@ from signoff.errors import (
     Forbidden,
     InvalidArguments,
     InvalidDecision,
+    InvalidInput,
     NotFound,
+    SignoffError,
     Unauthenticated,
 )
 from signoff.identity import Identity
@@ -83,6 +85,22 @@ class DecisionResult:
                 "also_approved": list(self.also_approved)}
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Once:
+    """What ``decide_once`` did: took the decision (``result``), or refused it (``code``,
+    ``message``); ``replayed`` when this delivery was judged before and nothing was done
+    now."""
+
+    result: DecisionResult | None = None
+    code: str | None = None
+    message: str = ""
+    replayed: bool = False
+
+    @property
+    def refused(self) -> bool:
+        return self.result is None
+
+
 class Deciding:
     """The decide half of the gate (a mixin: the gate supplies the attributes)."""
 
@@ -93,10 +111,11 @@ class Deciding:
     agent: str | None
 
     def decide(self, request_id: str, decision: Decision, *, identity: Identity,
-               idempotency_key: str | None = None) -> DecisionResult:
+               idempotency_key: str | None = None, via: str | None = None) -> DecisionResult:
         """Record one authenticated decision. Raises ``Forbidden``, ``NotFound``,
         ``Conflict`` (``already_decided``, ``already_voted``, ``idempotency_conflict``),
-        ``Expired`` or ``InvalidDecision``; never half-writes."""
+        ``Expired`` or ``InvalidDecision``; never half-writes. ``via``: the channel the
+        decision arrived by (``"resume"``), kept in its audit event."""
         if not identity.may_decide:
             raise Forbidden(f"{identity.name} is an agent identity and cannot decide"
                             if not identity.disabled else f"{identity.name} is disabled",
@@ -110,7 +129,7 @@ class Deciding:
         expired: ApprovalRequest | None = None
         edit_writes: writes.WriteEvidence | None = None
         if idempotency_key is not None:  # keys are per approver: one never replays another's
-            idempotency_key = f"{len(identity.name)}:{identity.name}:{idempotency_key}"
+            idempotency_key = _scoped(identity.name, idempotency_key)
         if edited is not None:
             # Schema and policy checks of an edit run before the transaction: they read the
             # store (grants, rejections) and must not hold a second connection meanwhile.
@@ -144,7 +163,7 @@ class Deciding:
                 if auto:
                     auto_thread.may_switch(tx, request, self.policy.config.ceiling)
                 result = self._apply(tx, request, decision, edited=edited, identity=identity,
-                                     now=now, edit_writes=edit_writes)
+                                     now=now, via=via, edit_writes=edit_writes)
                 if auto:
                     result = auto_thread.switch(
                         tx, result, identity, now, self.policy.config.default_review_mode,
@@ -160,6 +179,53 @@ class Deciding:
         if expired is not None:
             raise Expired(f"request {request_id} expired before this decision", code="expired")
         return result
+
+    def decide_once(self, request_id: str, decision: Decision, *, user: str, key: str,
+                    via: str, precheck: Callable[[], None] | None = None) -> Once:
+        """A decision that arrived by a channel which may deliver it again (a LangGraph
+        resume is handed to its node every time the node re-runs): taken at most once per
+        ``key``, its refusal included. ``user`` names the deciding identity; it is read
+        from the store under the request's lock (a disabled, removed or agent identity is
+        refused), through every rule ``decide`` applies. Never raises a refusal: it is
+        returned, and recorded (``decision.refused`` in the audit, with ``via``) so that the
+        same delivery is not judged again later, when the rules might have changed.
+        ``precheck``: the channel's own check (raises ``InvalidDecision``), refused alike."""
+        inputs.identifier("user", user)
+        scoped = _scoped(user, key)
+        with self.store.transaction() as tx:
+            stored = tx.idempotent_response(scoped)
+        if stored is not None:
+            data = json.loads(stored[2])
+            if "refused" in data:
+                return Once(replayed=True, code=str(data["refused"]),
+                            message=str(data.get("message") or ""))
+        try:
+            if precheck is not None:
+                precheck()
+            result = self.decide(request_id, decision, identity=Identity(name=user),
+                                 idempotency_key=key, via=via)
+        except (Forbidden, Conflict, InvalidDecision, Expired, NotFound, Unauthenticated,
+                InvalidInput) as exc:
+            self._note_refusal(request_id, decision, user=user, scoped=scoped, via=via,
+                               error=exc)
+            return Once(code=exc.code, message=exc.message)
+        return Once(result=result, replayed=result.replayed)
+
+    def _note_refusal(self, request_id: str, decision: Decision, *, user: str, scoped: str,
+                      via: str, error: SignoffError) -> None:
+        now = self.clock()
+        with self.store.transaction() as tx:
+            if tx.idempotent_response(scoped) is not None:  # a concurrent delivery, or a key
+                return                                       # used for another decision
+            known = tx.get_request(request_id) is not None
+            tx.put_idempotent_response(
+                scoped, request_id=request_id, body_hash="refused",
+                response=json.dumps({"refused": error.code, "message": error.message}), at=now)
+            tx.append_audit("decision.refused", at_us=to_us(now),
+                            request_id=request_id if known else None, actor=user, data={
+                                "kind": decision.kind.value, "code": error.code,
+                                "message": error.message, "via": via,
+                                **({} if known else {"request": request_id})})
 
     # ---- checks --------------------------------------------------------------------------------
 
@@ -225,6 +291,7 @@ class Deciding:
 
     def _apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
                edited: dict[str, Any] | None, identity: Identity, now: float,
+               via: str | None = None,
                edit_writes: writes.WriteEvidence | None = None) -> DecisionResult:
         record_id = new_id("dec_")
         kind = decision.kind
@@ -254,12 +321,15 @@ class Deciding:
             created_at=now, args_hash=target_hash if approving else None,
             reason=decision.reason, alternatives=decision.alternatives,
             args=changes.get("approved_args"), message=decision.message, scope=decision.scope))
+        data: dict[str, Any] = {
+            "kind": kind.value, "decision_id": record_id,
+            "args_hash": target_hash if approving else None,
+            "reason": decision.reason, "scope": decision.scope.value,
+            "alternatives": list(decision.alternatives)}
+        if via is not None:
+            data["via"] = via
         tx.append_audit("decision.recorded", at_us=to_us(now), request_id=request.id,
-                        actor=identity.name, data={
-                            "kind": kind.value, "decision_id": record_id,
-                            "args_hash": target_hash if approving else None,
-                            "reason": decision.reason, "scope": decision.scope.value,
-                            "alternatives": list(decision.alternatives)})
+                        actor=identity.name, data=data)
         if changes:
             moved = tx.update_request(request, updated_at=now, **changes)
             assert moved is not None  # we hold the row lock
@@ -399,6 +469,10 @@ def needs_more_review(verdict: Verdict, request: ApprovalRequest) -> str | None:
     if verdict.mandatory and not request.mandatory:
         return "a mandatory human review"
     return None
+
+
+def _scoped(name: str, key: str) -> str:
+    return f"{len(name)}:{name}:{key}"
 
 
 def _body_hash(request_id: str, decision: Decision, edited: dict[str, Any] | None) -> str:

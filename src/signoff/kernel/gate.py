@@ -104,9 +104,9 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
     # ---- deciding and resuming ------------------------------------------------------------------
 
     def decide(self, request_id: str, decision: Decision, *, identity: Identity,
-               idempotency_key: str | None = None) -> DecisionResult:
+               idempotency_key: str | None = None, via: str | None = None) -> DecisionResult:
         result = Deciding.decide(self, request_id, decision, identity=identity,
-                                 idempotency_key=idempotency_key)
+                                 idempotency_key=idempotency_key, via=via)
         if self.hooks.after_decision:
             self.hooks.after_decision(request_id)
         return result

@@ -159,9 +159,11 @@ class Proposing:
 
     def start_run(self, context: RunContext) -> RunContext:
         """Begin a run on a thread: refused (``thread_waiting``) while the thread has a pending
-        request from another run — it is waiting for input, not finished. Returns the
-        context with the run's review mode fixed (explicit, stored, or default)."""
-        if context.thread_id:
+        request from another run — it is waiting for input, not finished. A subagent's run
+        (``parent_call``, trusted) is part of its parent's live tool call, so its parent's
+        paused siblings do not refuse it. Returns the context with the run's review mode
+        fixed (explicit, stored, or default)."""
+        if context.thread_id and not context.parent_call:
             # One fresh read: the pending requests, and the thread memory proposing will use.
             memory = self.store.thread_memory(context.thread_id, fresh=True)
             waiting = [request_id for request_id, run in memory.pending

@@ -197,10 +197,11 @@ def _declared_count(spec: ToolSpec, args: Mapping[str, Any]) -> int:
     if not spec.writes:
         return 0
     count = 0
-    for name in spec.paths:
-        if name in args:
-            value = args[name]
-            count += min(len(value), MAX_PATHS_PER_ARGUMENT) if isinstance(value, list) else 1
+    for name in spec.paths:  # as judge_scope walks them
+        value = args.get(name)
+        if name not in args or (value is None and spec.virtual):
+            continue
+        count += min(len(value), MAX_PATHS_PER_ARGUMENT) if isinstance(value, list) else 1
     return count
 
 

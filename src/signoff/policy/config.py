@@ -59,6 +59,9 @@ class ToolSpec:
     # (write_file-style), or the edit_file-style arguments (old text, new text, replace all).
     content: str | None = None
     edit: EditSpec | None = None
+    # The argument naming the subagent a call starts (deepagents' ``task``:
+    # "subagent_type"): a call to a subagent that runs without signoff is refused.
+    subagent: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -383,7 +386,7 @@ class _Loader:
             where = f"[tools.{name}]"
             spec = self.table(body, where)
             self.known(spec, {"paths", "writes", "shell", "cwd", "risk", "description",
-                              "virtual", "content", "edit"}, where)
+                              "virtual", "subagent", "content", "edit"}, where)
             shell = spec.get("shell")
             if shell is not None and not (isinstance(shell, str) and shell):
                 raise self.error("must name the argument holding the command", rule=where,
@@ -395,13 +398,18 @@ class _Loader:
             description = spec.get("description")
             if description is not None and not isinstance(description, str):
                 raise self.error("must be a string", rule=where, field="description")
+            subagent = spec.get("subagent")
+            if subagent is not None and not (isinstance(subagent, str) and subagent):
+                raise self.error("must name the argument holding the subagent's name",
+                                 rule=where, field="subagent")
             paths = self.strings(spec, "paths", (), where)
             writes = self.flag(spec, "writes", where)
             content, edit = self.write_content(spec, paths, writes, where)
             specs[name] = ToolSpec(
                 name=name, paths=paths, writes=writes, shell=shell, cwd=cwd,
                 risk=self.risk(spec, where), description=description,
-                virtual=self.flag(spec, "virtual", where), content=content, edit=edit,
+                virtual=self.flag(spec, "virtual", where), subagent=subagent,
+                content=content, edit=edit,
             )
         return specs
 

@@ -76,9 +76,9 @@ def judge_scope(
         result.add(verdict)
         base = verdict.resolved
     for name in spec.paths:
-        if name not in args:
-            continue
-        value = args[name]
+        value = args.get(name)
+        if name not in args or (value is None and spec.virtual):
+            continue  # a virtual tool's omitted (null) path is its backend's root
         items = value if isinstance(value, list) else [value]
         if len(items) > MAX_PATHS_PER_ARGUMENT:
             result.add(_unplaceable(f"<{len(items)} paths in {name!r}>",
