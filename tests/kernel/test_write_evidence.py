@@ -422,3 +422,35 @@ def test_bad_write_keys_name_file_tool_and_field(body: str, field: str | None,
     error = info.value
     assert error.file == "p.toml" and error.rule is not None and "[tools.w]" in error.rule
     assert error.field == field and text in str(error)
+
+
+def test_an_allowlisted_file_outside_the_root_is_read_beneath_its_entry(
+        store: Store, workspace: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "hosts").write_text("a\n")
+    os.symlink(tmp_path / "elsewhere.txt", shared / "link")
+    (tmp_path / "elsewhere.txt").write_text("not allowlisted\n")
+    text = POLICY.format(root=workspace.resolve()).replace(
+        'outside = "approve"', f'outside = "approve"\nallowlist = ["{shared}/"]')
+    gate = Gate(Policy.from_toml(text), store)
+    context = RunContext(thread_id="t-a")
+    listed = gate.propose(ToolCall(id="a1", name="save", args={
+        "path": str(shared / "hosts"), "text": "b\n"}), context)
+    assert listed.request is not None
+    [change] = listed.request.changes
+    assert change["kind"] == "diff" and "-a\n+b\n" in change["diff"]
+    linked = gate.propose(ToolCall(id="a2", name="save", args={
+        "path": str(shared / "link"), "text": "b\n"}), context)
+    assert linked.request is not None
+    [change] = linked.request.changes
+    assert change["kind"] == "outside" and change["sha256"] is None
+
+
+def test_more_files_than_the_limit_are_counted_not_described(w: Writes) -> None:
+    command = "; ".join(f"echo x > f{i}.txt" for i in range(writes.CHANGES_MAX + 5))
+    request = w.propose("execute", command=command)
+    assert len(request.changes) == writes.CHANGES_MAX + 1
+    last = request.changes[-1]
+    assert last["kind"] == "omitted" and last["note"].startswith("5 more written path(s)")
+    assert len(request.resource_versions) == writes.CHANGES_MAX
