@@ -232,3 +232,42 @@ def test_an_oversized_id_on_the_command_line_is_a_typed_error(
     code, _, err = run(capsys, "requests", "cancel", "r" * 9000, "--reason", "x", "--token",
                        setup["agent"])
     assert code == 2 and ("[too_long]" in err or "[invalid_identifier]" in err), err
+
+
+def test_requests_show_prints_the_write_evidence(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.md").write_text("one\ntwo\n")
+    policy = Policy.from_toml(f"""
+[policy]
+gated = ["write_file"]
+[workspace]
+root = "{root}"
+[tools.write_file]
+paths = ["file_path"]
+writes = true
+virtual = true
+content = "content"
+""")
+    db = str(tmp_path / "cli.db")
+    monkeypatch.setenv("SIGNOFF_DB", db)
+    gate = Gate(policy, SqliteStore(db))
+    pending = gate.propose(ToolCall(id="w1", name="write_file", args={
+        "file_path": "/notes.md", "content": "one\n\x1b[2J</pre>\n"}), RunContext(thread_id="t"))
+    assert pending.request is not None
+    gate.store.close()
+    code, out, _ = run(capsys, "requests", "show", pending.request.id)
+    assert code == 0
+    assert f"  - /notes.md -> {root.resolve()}/notes.md (diff, 8 bytes now, sha256 " in out
+    lines = out.splitlines()
+    start = lines.index("    | --- a/notes.md")
+    assert lines[start:start + 6] == ["    | --- a/notes.md", "    | +++ b/notes.md",
+                                      "    | @@ -1,2 +1,2 @@", "    |  one", "    | -two",
+                                      "    | +\\x1b[2J</pre>"]
+    assert "\x1b" not in out  # a terminal escape in a file is shown, not obeyed
+    code, out, _ = run(capsys, "requests", "show", pending.request.id, "--json")
+    [change] = json.loads(out)["changes"]
+    assert change["kind"] == "diff" and change["diff"].endswith("+\x1b[2J</pre>\n")
+    assert change["resolved"] == f"{root.resolve()}/notes.md"

@@ -30,7 +30,7 @@ def test_every_policy_key_is_documented() -> None:
         "default_roles", "root", "name", "outside", "allowlist", "mandatory", "risk", "paths",
         "writes", "shell", "cwd", "description", "id", "effect", "tool", "command", "args",
         "roles", "approvals", "expires", "reason", "always_ask", "sensitive",
-        "sensitive_defaults", "secrets",
+        "sensitive_defaults", "secrets", "virtual", "content", "edit",
     }
     for key in keys:
         assert f"| `{key}` |" in text, key

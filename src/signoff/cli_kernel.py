@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -199,8 +200,47 @@ def cmd_requests_show(args: argparse.Namespace) -> int:
                  + (f" from {', '.join(request.roles)}" if request.roles else ""))
     lines.extend(f"  {d.kind.value} by {d.approver}" + (f": {d.reason}" if d.reason else "")
                  for d in decisions)
+    lines.extend(_change_lines(request))
     _print(args, data, "\n".join(lines))
     return 0
+
+
+# Characters a terminal would act on rather than print (escape sequences, carriage
+# returns, C1 controls, direction overrides): shown as \xNN / \uNNNN in the text output.
+_TERMINAL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f"
+                       r"\u202a-\u202e\u2066-\u2069]")
+
+
+def _inert(text: str) -> str:
+    return _TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                         else f"\\u{ord(m.group()):04x}", text)
+
+
+def _change_lines(request: ApprovalRequest) -> list[str]:
+    """The write evidence: per file, what changes (a diff, indented) or what is known."""
+    if not request.changes:
+        return []
+    lines = ["  changes (write evidence; bound: a file changed since refuses the run):"]
+    for change in request.changes:
+        facts = [str(change.get("kind"))]
+        if change.get("edited"):
+            facts.append("for the edited arguments")
+        if change.get("exists") is False:
+            facts.append("absent now")
+        elif change.get("size") is not None:
+            facts.append(f"{change['size']} bytes now")
+        if change.get("sha256"):
+            facts.append(f"sha256 {change['sha256']}")
+        where = str(change.get("path") or "")
+        if change.get("resolved") and change.get("resolved") != where:
+            where += f" -> {change['resolved']}"
+        lines.append(f"  - {_inert(where)} ({', '.join(facts)})")
+        if change.get("note"):
+            lines.append(f"    {_inert(str(change['note']))}")
+        diff = change.get("diff")
+        if diff:
+            lines.extend(f"    | {_inert(line)}" for line in str(diff).splitlines())
+    return lines
 
 
 def _asker(request: ApprovalRequest) -> str:

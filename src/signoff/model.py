@@ -328,6 +328,9 @@ class ApprovalRequest:
     # Dual control (``signoff.kernel.quorum``): (role, approvals) pairs, every one needed, each
     # approver counted once; ``roles`` then lists them all and ``approvals_required`` the sum.
     requires: tuple[tuple[str, int], ...] = ()
+    # Write evidence (``signoff.kernel.writes``): per file the call writes, what changes —
+    # a unified diff, or a description (binary, too large, a shell write, outside, …).
+    changes: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def run_args(self) -> str:
@@ -346,7 +349,7 @@ class ApprovalRequest:
             if isinstance(value, enum.Enum):
                 value = value.value
             elif isinstance(value, tuple):
-                value = list(value)
+                value = [dict(v) if isinstance(v, Mapping) else v for v in value]
             elif isinstance(value, Mapping):
                 value = dict(value)
             elif name in _JSON_TEXT and value is not None:

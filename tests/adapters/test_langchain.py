@@ -376,3 +376,26 @@ def test_the_example_runs() -> None:
     assert ("tool execute: \"ran: make deploy ENV=staging\\n[signoff] A human reviewer edited "
             "this call's arguments before it ran: staging first\"") in done.stdout
     assert "audit verified: True" in done.stdout
+
+
+def test_a_file_changed_after_approval_is_not_written_and_the_model_is_told(
+        h: Harness) -> None:
+    """The middleware proposes and claims; the tool is not registered with the gate. The
+    shell write's target is bound at proposal: created meanwhile, the claim refuses."""
+    agent, _ = h.agent([calls(("execute", {"command": "echo hi > out.txt"}, "w1")),
+                        AIMessage(content="ok")])
+    h.agents_graph = agent  # type: ignore[attr-defined]
+    agent.invoke(USER, CFG)
+    rid = by_call(h)["w1"]
+    request = h.gate.store_get(rid)
+    [change] = request.changes
+    assert (change["path"], change["kind"], change["exists"]) == ("out.txt", "shell_write", False)
+    h.gate.decide(rid, Decision.approve(), identity=h.alice)
+    target = h.tmp / "ws" / "out.txt"
+    target.write_text("someone else's\n")
+    out = agent.invoke(resume_command(agent, CFG), CFG)
+    message = tool_messages(out)["w1"]
+    assert message.status == "error"
+    assert message.content.startswith("The approved call no longer holds (resource_changed: ")
+    assert str(target.resolve()) in message.content
+    assert h.ran() == []

@@ -226,7 +226,9 @@ def test_resource_created_after_approval(kit: Kit, workspace: Path) -> None:
     target = workspace / "new.txt"
     rid = kit.approved("write_file", {"path": str(target), "content": "mine"})
     request = kit.store.get_request(rid)
-    assert request is not None and request.resource_versions == {"file": "absent"}
+    # The tool's own precondition, and the write evidence's binding of the same file.
+    assert request is not None and request.resource_versions == {
+        "file": "absent", f"file:{target.resolve()}": "absent"}
     target.write_text("theirs")
     kit.assert_invalidated(rid, "resource_changed")
     assert target.read_text() == "theirs"

@@ -33,6 +33,7 @@ paths = ["path"]
 [tools.write_file]
 paths = ["path"]
 writes = true
+content = "content"
 [tools.deploy]
 
 [[rules]]

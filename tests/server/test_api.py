@@ -444,3 +444,35 @@ def test_auto_approve_this_thread(tmp_path: Any) -> None:
                     "above_ceiling")
             assert alice.get(f"/api/v1/requests/{request_id}").json()["status"] == "pending"
             assert alice.get("/api/v1/threads/t-low").json()["stored"] is False
+
+
+def test_a_write_shows_its_diff_and_a_changed_file_refuses_the_claim(served: Served) -> None:
+    root = served.gate.policy.workspace.root  # type: ignore[union-attr]
+    target = f"{root}/Makefile"  # a sensitive path: writing it always asks
+    with open(target, "w") as out:
+        out.write("one\ntwo\n")
+    with served.client(served.agent) as agent:
+        pending = agent.post("/api/v1/calls", json={
+            "tool": "write_file", "args": {"path": "Makefile", "content": "one\n<b>2</b>\n"},
+            "call_id": "w1", "context": {"thread_id": "t-diff"}}).json()
+    assert pending["status"] == "pending", pending
+    request_id = pending["request_id"]
+    with served.client(served.alice) as alice:
+        shown = alice.get(f"/api/v1/requests/{request_id}").json()
+        [change] = shown["changes"]
+        assert (change["path"], change["resolved"], change["kind"]) == (
+            "Makefile", target, "diff")
+        assert change["diff"] == ("--- a/Makefile\n+++ b/Makefile\n@@ -1,2 +1,2 @@\n"
+                                  " one\n-two\n+<b>2</b>\n")
+        assert change["size"] == 8 and change["exists"] is True
+        assert "changes" not in alice.get("/api/v1/requests").json()["requests"][0]
+        decided = alice.post(f"/api/v1/requests/{request_id}/decisions",
+                             json={"kind": "approve"})
+        assert decided.json()["status"] == "approved"
+    with open(target, "w") as out:
+        out.write("someone else\n")
+    with served.client(served.agent) as agent:
+        problem(agent.post(f"/api/v1/calls/{request_id}/claim"), 409, "resource_changed")
+        outcome = agent.get(f"/api/v1/calls/{request_id}").json()
+    assert outcome["kind"] == "invalidated" and outcome["code"] == "resource_changed"
+    assert target in outcome["reason"]

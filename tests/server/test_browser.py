@@ -145,7 +145,11 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[Service]:
-    gate = Gate(Policy(parse_policy(POLICY, source="browser.toml")),
+    yield from _serve(tmp_path, POLICY)
+
+
+def _serve(tmp_path: Path, policy: str) -> Iterator[Service]:
+    gate = Gate(Policy(parse_policy(policy, source="browser.toml")),
                 SqliteStore(tmp_path / "signoff.db"))
     admin = first_admin(gate)
     assert admin is not None
@@ -168,6 +172,10 @@ def service(tmp_path: Path) -> Iterator[Service]:
 @pytest.fixture
 def page(browser: Browser, service: Service) -> Iterator[Page]:
     """A signed-in approver's tab (the admin from the first-start login URL)."""
+    yield from _tab(browser, service)
+
+
+def _tab(browser: Browser, service: Service) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1200, "height": 800})
     context.set_default_timeout(10_000)
     tab = context.new_page()
@@ -542,3 +550,78 @@ def test_auto_approve_this_thread_from_the_card(page: Page, service: Service) ->
     # the thread is on auto now: the reviewer passes the next low-risk call
     assert service.propose("execute", {"command": "make lint"}, "c4", thread)["status"] \
         == "allowed"
+
+
+# ---- 9. write evidence -----------------------------------------------------------------------
+
+WRITES_POLICY = """
+[policy]
+version = "browser-writes"
+gated = ["write_file"]
+
+[workspace]
+root = "{root}"
+
+[tools.write_file]
+paths = ["file_path"]
+writes = true
+virtual = true
+content = "content"
+"""
+
+
+@pytest.fixture
+def writes_service(tmp_path: Path) -> Iterator[Service]:
+    root = tmp_path / "ws"
+    root.mkdir()
+    yield from _serve(tmp_path, WRITES_POLICY.format(root=root))
+
+
+def test_the_request_page_shows_a_writes_diff_as_text(browser: Browser,
+                                                       writes_service: Service) -> None:
+    service = writes_service
+    workspace = service.gate.policy.workspace
+    assert workspace is not None
+    notes = Path(workspace.root) / "notes.md"
+    notes.write_text("keep\n<script>window.__old = 1</script>\n")
+    new = "keep\n<script>window.__pwned = 1</script>\n</pre><b id=bold>bold</b>\n"
+    dialogs: list[str] = []
+    pages = _tab(browser, service)
+    page = next(pages)
+    try:
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        rid = service.propose("write_file", {"file_path": "/notes.md", "content": new},
+                              "w-1", "t-diff")["request_id"]
+        page.goto(f"{service.url}/requests/{rid}")
+        change = page.locator("#changes .change")
+        assert change.count() == 1
+        assert change.locator(".change-path").inner_text() == "/notes.md"
+        assert change.locator(".change-kind").inner_text() == "changes"
+        diff = change.locator("pre.diff")
+        assert diff.inner_text().splitlines() == [
+            "--- a/notes.md", "+++ b/notes.md", "@@ -1,2 +1,3 @@", " keep",
+            "-<script>window.__old = 1</script>", "+<script>window.__pwned = 1</script>",
+            "+</pre><b id=bold>bold</b>"]
+        # Styled by class only; the file's markup is text: no element came from it.
+        classes = [diff.locator("span").nth(i).get_attribute("class") for i in range(7)]
+        assert classes == ["diff-file", "diff-file", "diff-hunk", "diff-ctx", "diff-del",
+                           "diff-add", "diff-add"]
+        assert diff.locator("script").count() == 0 and page.locator("#bold").count() == 0
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert dialogs == []
+        added = diff.locator("span.diff-add").first
+        assert added.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(230, 255, 236)"
+        assert f"sha256 {__import__('hashlib').sha256(notes.read_bytes()).hexdigest()}" in \
+            change.locator(".change-facts").inner_text()
+
+        # Approved, then the file changes under it: the claim refuses, the page says why.
+        page.click("#approve-once")
+        page.wait_for_selector(".flash")
+        notes.write_text("changed by someone else\n")
+        claim = service.agent.post(f"/api/v1/calls/{rid}/claim")
+        assert claim.status_code == 409 and claim.json()["code"] == "resource_changed"
+        page.goto(f"{service.url}/requests/{rid}")
+        assert "invalidated" in page.locator("#request-status").inner_text()
+        assert notes.read_text() == "changed by someone else\n"
+    finally:
+        pages.close()

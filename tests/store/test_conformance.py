@@ -84,7 +84,9 @@ def full_request() -> ApprovalRequest:
         approved_hash=args_hash(edited), outcome_code="code", outcome_reason="why",
         alternatives=("do x", "do y"), response="a message", result='{"ok":true}',
         error="E: boom", fencing_token=2**40, lease_until=1_700_000_300.75, executor="host:1",
-        version=4)
+        version=4, changes=({"path": "/notes.md", "kind": "diff", "truncated": False,
+                             "diff": "--- a/notes.md\n+++ b/notes.md\n-<é>\n+</pre>\n",
+                             "size": 7, "sha256": None, "lines": 4},))
 
 
 def insert(store: Store, request: ApprovalRequest) -> ApprovalRequest:
@@ -138,6 +140,7 @@ def test_request_round_trips_every_field_exactly(store: Store) -> None:
     assert isinstance(got.evidence, tuple) and isinstance(got.roles, tuple)
     assert isinstance(got.alternatives, tuple) and isinstance(got.reasons, tuple)
     assert dict(got.resource_versions) == {"a": "absent", "b": "sha256:bb"}
+    assert isinstance(got.changes, tuple) and got.changes[0]["diff"].endswith("+</pre>\n")
     assert got.mandatory is True
     with store.transaction() as tx:
         assert tx.get_request(request.id) == request

@@ -39,7 +39,7 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import auto_thread, lifecycle, quorum
+from signoff.kernel import auto_thread, lifecycle, quorum, writes
 from signoff.kernel.ownership import asked, decision_refusal
 from signoff.kernel.tools import ToolEntry
 from signoff.model import (
@@ -127,6 +127,7 @@ class Deciding:
         body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
         now = self.clock()
         expired: ApprovalRequest | None = None
+        edit_writes: writes.WriteEvidence | None = None
         if idempotency_key is not None:  # keys are per approver: one never replays another's
             idempotency_key = _scoped(identity.name, idempotency_key)
         if edited is not None:
@@ -135,6 +136,8 @@ class Deciding:
             before = self.store.get_request(request_id)
             if before is not None and before.status is RequestStatus.PENDING:
                 self._check_edit(before, edited)
+                # What the edited call will change, read from the files now (not under a lock).
+                edit_writes = writes.write_evidence(self.policy, before.tool, edited)
         with self.store.transaction() as tx:
             # Lock first, then look for the key: a concurrent retry with the same key waits
             # for the first one to commit and then finds its answer (READ COMMITTED).
@@ -160,7 +163,7 @@ class Deciding:
                 if auto:
                     auto_thread.may_switch(tx, request, self.policy.config.ceiling)
                 result = self._apply(tx, request, decision, edited=edited, identity=identity,
-                                     now=now, via=via)
+                                     now=now, via=via, edit_writes=edit_writes)
                 if auto:
                     result = auto_thread.switch(
                         tx, result, identity, now, self.policy.config.default_review_mode,
@@ -288,7 +291,8 @@ class Deciding:
 
     def _apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
                edited: dict[str, Any] | None, identity: Identity, now: float,
-               via: str | None = None) -> DecisionResult:
+               via: str | None = None,
+               edit_writes: writes.WriteEvidence | None = None) -> DecisionResult:
         record_id = new_id("dec_")
         kind = decision.kind
         target_hash = request.run_hash
@@ -298,6 +302,8 @@ class Deciding:
             target_hash = args_hash(edited)
             if target_hash != request.run_hash:
                 changes = {"approved_args": canonical_text(edited), "approved_hash": target_hash}
+                if edit_writes is not None:
+                    changes.update(_edited_writes(request, edit_writes))
             if changes or decision.reason:
                 # The editor's reason reaches the agent with the outcome (outcome_of).
                 changes.update(outcome_code="edited", outcome_reason=decision.reason)
@@ -411,6 +417,19 @@ class Deciding:
                               transitioned=data["transitioned"], replayed=True,
                               review_mode=data.get("review_mode"),
                               also_approved=tuple(data.get("also_approved") or ()))
+
+
+def _edited_writes(request: ApprovalRequest, evidence: writes.WriteEvidence) -> dict[str, Any]:
+    """An edit shows what the *edited* call will change; a file bound when the call was
+    proposed keeps that version (what the first approver saw is the state the write must
+    still meet), a file only the edit writes is bound as it was read for the edit."""
+    fresh, versions = evidence
+    kept = {k: v for k, v in request.resource_versions.items()
+            if not k.startswith(writes.PREFIX)}
+    for key, version in versions.items():
+        kept[key] = request.resource_versions.get(key, version)
+    return {"changes": tuple({**change, "edited": True} for change in fresh),
+            "resource_versions": kept}
 
 
 def refusal(request: ApprovalRequest, identity: Identity) -> Forbidden | None:

@@ -28,7 +28,7 @@ from signoff import inputs
 from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
-from signoff.kernel import lifecycle, quorum
+from signoff.kernel import lifecycle, quorum, writes
 from signoff.kernel.deciding import needs_more_review
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.kernel.tools import ToolEntry
@@ -244,17 +244,30 @@ class Executing:
         stronger = needs_more_review(verdict, request)
         if stronger:
             return "policy_changed", f"the current policy needs more review: {stronger}"
+        recorded = dict(request.resource_versions)
+        files = {k: v for k, v in recorded.items() if k.startswith(writes.PREFIX)}
+        declared = {k: v for k, v in recorded.items() if k not in files}
         entry = self.tools.get(request.tool)
         if entry is not None and entry.preconditions:
             try:
                 now_versions = entry.versions(run_args)
             except Exception as exc:  # a precondition that cannot be read is a change
                 return "resource_changed", f"a precondition could not be read: {exc}"
-            if now_versions != dict(request.resource_versions):
+            if now_versions != declared:
                 changed = sorted(k for k in now_versions
-                                 if now_versions[k] != request.resource_versions.get(k))
+                                 if now_versions[k] != declared.get(k))
                 return ("resource_changed",
                         f"changed since approval: {', '.join(changed) or 'declared resources'}")
+        if files:
+            # The files the write evidence was read from: what approvers saw is what the
+            # write applies to (registered tool or not).
+            now_files = writes.file_versions_now(self.revalidation_policy, files)
+            moved = sorted(k[len(writes.PREFIX):] for k, v in files.items()
+                           if now_files.get(k) != v)
+            if moved:
+                return ("resource_changed",
+                        f"changed since the request was made, so the change approvers saw no "
+                        f"longer applies: {', '.join(moved)}")
         return None
 
     def _revalidate_approvers(self, request: ApprovalRequest,

@@ -25,6 +25,7 @@ from signoff.kernel.ownership import mode_counts
 from signoff.kernel.requests import build_request
 from signoff.kernel.tools import ToolEntry
 from signoff.kernel.verdicts import VerdictLog
+from signoff.kernel.writes import WriteEvidence, write_evidence
 from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
@@ -108,18 +109,23 @@ class Proposing:
             raise Conflict("a standing approval kept being used up while this call was "
                            "evaluated", code="grant_contended")
         tool = self.tools.get(call.name)
+        # What a write will change, read from the files before the transaction.
+        evidence_of_writes = write_evidence(self.policy, call.name, args)
         try:  # a new call id is the common case: insert, and look only on a clash
             return self._create_request(call, args, verdict, context=context, tool=tool,
-                                        now=now, evidence=evidence, look_first=False)
+                                        now=now, evidence=evidence, look_first=False,
+                                        writes=evidence_of_writes)
         except Conflict as exc:  # proposed before (a re-run node) or by another process now
             if exc.code != "unique_violation":
                 raise
             return self._create_request(call, args, verdict, context=context, tool=tool,
-                                        now=now, evidence=evidence, look_first=True)
+                                        now=now, evidence=evidence, look_first=True,
+                                        writes=evidence_of_writes)
 
     def _create_request(self, call: ToolCall, args: dict[str, Any], verdict: Verdict, *,
                         context: RunContext, tool: ToolEntry | None, now: float,
-                        evidence: Sequence[str], look_first: bool) -> Proposal:
+                        evidence: Sequence[str], look_first: bool,
+                        writes: WriteEvidence = ((), {})) -> Proposal:
         with self.store.transaction() as tx:
             if look_first and context.thread_id and call.id:
                 existing = tx.find_request(context.thread_id, call.id)
@@ -132,7 +138,8 @@ class Proposing:
                     return Proposal(kind=kind, verdict=verdict, request=existing)
             request = build_request(call=call, args=args, verdict=verdict, context=context,
                                     config=self.policy.config, tool=tool, agent=self.agent,
-                                    now=now, evidence=evidence, waiter=self.worker_id)
+                                    now=now, evidence=evidence, waiter=self.worker_id,
+                                    changes=writes[0], file_versions=writes[1])
             tx.insert_request(request)
             tx.append_audit("request.created", at_us=to_us(now), request_id=request.id,
                             actor=context.principal or self.agent, data={

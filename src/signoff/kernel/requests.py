@@ -3,8 +3,9 @@
 The request freezes the call as canonical JSON text and its hash, and adds
 what an approver needs: a summary generated *from the call itself* (the
 model's own description is kept separately and shown as agent-supplied),
-the expected effect, evidence references, and the versions of the resources
-the tool declared preconditions on.
+the expected effect, evidence references, what a write will change (a diff per
+file, ``signoff.kernel.writes``), and the versions of the resources the tool
+declared preconditions on and of the files that diff was read from.
 """
 
 from __future__ import annotations
@@ -39,7 +40,11 @@ def build_request(
     now: float,
     evidence: Sequence[str] = (),
     waiter: str | None = None,
+    changes: Sequence[Mapping[str, Any]] = (),
+    file_versions: Mapping[str, str] | None = None,
 ) -> ApprovalRequest:
+    """``changes`` and ``file_versions``: the write evidence (``signoff.kernel.writes``); the
+    versions bind the files it was read from, beside the tool's own preconditions."""
     assert verdict.args_hash is not None and call.id is not None
     expires_at = now + verdict.expires_in if verdict.expires_in is not None else None
     if context.parent_call and expires_at is None:
@@ -65,7 +70,8 @@ def build_request(
         description=call.description,
         expected_effect=_stored(expected_effect(call.name, args, config, tool)),
         evidence=tuple(evidence),
-        resource_versions=tool.versions(args) if tool is not None else {},
+        resource_versions={**(file_versions or {}),
+                           **(tool.versions(args) if tool is not None else {})},
         roles=verdict.roles,
         approvals_required=max(1, verdict.approvals),
         expires_at=expires_at,
@@ -76,6 +82,7 @@ def build_request(
         review=verdict.review,
         requires=verdict.requires,
         waiter=waiter if context.parent_call else None,
+        changes=tuple(changes),
     )
 
 

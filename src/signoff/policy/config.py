@@ -55,9 +55,24 @@ class ToolSpec:
     # The path arguments are virtual, rooted at the workspace root: "/notes.md" is
     # "<root>/notes.md" (deepagents' file backends with virtual_mode, their default).
     virtual: bool = False
+    # Write evidence (signoff.kernel.writes): the argument holding the file's whole new text
+    # (write_file-style), or the edit_file-style arguments (old text, new text, replace all).
+    content: str | None = None
+    edit: EditSpec | None = None
     # The argument naming the subagent a call starts (deepagents' ``task``:
     # "subagent_type"): a call to a subagent that runs without signoff is refused.
     subagent: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditSpec:
+    """``edit = { old = "old_string", new = "new_string", all = "replace_all" }``: the
+    tool replaces ``old`` by ``new`` in the file it writes, every occurrence when ``all``
+    is true, else exactly one."""
+
+    old: str
+    new: str
+    all: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -371,7 +386,7 @@ class _Loader:
             where = f"[tools.{name}]"
             spec = self.table(body, where)
             self.known(spec, {"paths", "writes", "shell", "cwd", "risk", "description",
-                              "virtual", "subagent"}, where)
+                              "virtual", "subagent", "content", "edit"}, where)
             shell = spec.get("shell")
             if shell is not None and not (isinstance(shell, str) and shell):
                 raise self.error("must name the argument holding the command", rule=where,
@@ -387,13 +402,57 @@ class _Loader:
             if subagent is not None and not (isinstance(subagent, str) and subagent):
                 raise self.error("must name the argument holding the subagent's name",
                                  rule=where, field="subagent")
+            paths = self.strings(spec, "paths", (), where)
+            writes = self.flag(spec, "writes", where)
+            content, edit = self.write_content(spec, paths, writes, where)
             specs[name] = ToolSpec(
-                name=name, paths=self.strings(spec, "paths", (), where),
-                writes=self.flag(spec, "writes", where), shell=shell, cwd=cwd,
+                name=name, paths=paths, writes=writes, shell=shell, cwd=cwd,
                 risk=self.risk(spec, where), description=description,
                 virtual=self.flag(spec, "virtual", where), subagent=subagent,
+                content=content, edit=edit,
             )
         return specs
+
+    def write_content(self, spec: Mapping[str, Any], paths: tuple[str, ...], writes: bool,
+                      where: str) -> tuple[str | None, EditSpec | None]:
+        """``content`` / ``edit``: what a write tool will write, for the diff approvers read.
+        Either names arguments of a tool that writes exactly one declared path."""
+        content = spec.get("content")
+        raw_edit = spec.get("edit")
+        if content is None and raw_edit is None:
+            return None, None
+        key = "content" if content is not None else "edit"
+        if content is not None and raw_edit is not None:
+            raise self.error("a tool writes either its whole content or an edit, not both",
+                             rule=where, field="edit")
+        if not writes:
+            raise self.error("only meaningful on a tool with writes = true", rule=where,
+                             field=key)
+        if len(paths) != 1:
+            raise self.error("needs exactly one argument in paths: the file written",
+                             rule=where, field=key)
+        if content is not None:
+            if not isinstance(content, str) or not content:
+                raise self.error("must name the argument holding the file's new text",
+                                 rule=where, field="content")
+            if content in paths:
+                raise self.error("names the path argument, not the content", rule=where,
+                                 field="content")
+            return content, None
+        table = self.table(raw_edit, f"{where} edit")
+        self.known(table, {"old", "new", "all"}, f"{where} edit")
+        names: dict[str, str] = {}
+        for part in ("old", "new", "all"):
+            value = table.get(part)
+            if value is None and part == "all":
+                continue
+            if not isinstance(value, str) or not value:
+                raise self.error("must name an argument", rule=where, field=f"edit.{part}")
+            if value in paths or value in names.values():
+                raise self.error(f"argument {value!r} is named twice", rule=where,
+                                 field=f"edit.{part}")
+            names[part] = value
+        return None, EditSpec(old=names["old"], new=names["new"], all=names.get("all"))
 
     def rules(self, raw: object, tools: Mapping[str, ToolSpec]) -> tuple[Rule, ...]:
         if not isinstance(raw, list):

@@ -51,7 +51,8 @@ async def get_request(request: Request, request_id: RequestId) -> Any:
 def request_detail(gate: Gate, request_id: str) -> dict[str, Any]:
     req = gate.store_get(request_id)
     decisions = gate.store.decisions(req.id)
-    return {**request_fields(req), "approvals": len(approvers_of(req, decisions)), "decisions": [
+    return {**request_fields(req), "approvals": len(approvers_of(req, decisions)),
+            "changes": [dict(change) for change in req.changes], "decisions": [
         {"kind": d.kind.value, "scope": d.scope.value, "approver": d.approver,
          "args_hash": d.args_hash,
          "reason": d.reason, "at": d.created_at} for d in decisions]}

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
@@ -184,6 +185,44 @@ async def inbox(request: Request, fragment: bool = False) -> Response:
     return render(request, "_list.html" if fragment else "inbox.html", **data)
 
 
+_CHANGE_KINDS = {
+    "diff": "changes", "new": "new file", "binary": "binary: no diff",
+    "too_large": "too large: no diff", "secret": "credentials file: content not shown",
+    "unreadable": "not read", "edit_failed": "the edit cannot apply",
+    "shell_write": "written by the shell command", "write": "written: content not declared",
+    "outside": "outside the workspace: not read", "omitted": "more files"}
+
+
+def _diff_class(line: str) -> str:
+    """The CSS class of one diff line, by its first characters; nothing else is styled."""
+    if line.startswith(("+++ ", "--- ")):
+        return "diff-file"
+    if line.startswith("@@"):
+        return "diff-hunk"
+    if line.startswith("… ") or line.startswith("\\"):
+        return "diff-note"
+    return {"+": "diff-add", "-": "diff-del"}.get(line[:1], "diff-ctx")
+
+
+def change_views(req: ApprovalRequest) -> tuple[list[dict[str, Any]], int]:
+    """The write evidence as the page shows it: every text escaped (and hidden characters
+    flagged) here, each diff line with a class for its colour; and how many were flagged."""
+    views: list[dict[str, Any]] = []
+    flagged = 0
+    for change in req.changes:
+        lines: list[tuple[str, Markup]] = []
+        for line in str(change.get("diff") or "").splitlines():
+            html, count = reveal(line)
+            flagged += count
+            lines.append((_diff_class(line), html))
+        path_html, count = reveal(str(change.get("path") or ""))
+        flagged += count
+        kind = str(change.get("kind"))
+        views.append({**change, "kind_text": _CHANGE_KINDS.get(kind, kind),
+                      "path_html": path_html, "diff_lines": lines})
+    return views, flagged
+
+
 def request_data(state: AppState, request_id: str, identity: Identity) -> dict[str, Any]:
     gate = state.gate
     after = gate.store.audit_head()[0]
@@ -194,6 +233,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
     description_html, flagged_desc = reveal(req.description)
     summary_html, flagged_summary = reveal(req.summary)
     tool_html, flagged_tool = reveal(req.tool)
+    changes, flagged_changes = change_views(req)
     try:
         pretty = escape_json(json.dumps(json.loads(req.run_args), indent=2,
                                         ensure_ascii=False))
@@ -223,6 +263,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
     return {"r": req, "request_id": req.id, "thread_id": req.thread_id, "decisions": decisions,
             "approvals": len(approvers), "approvers": approvers, "args_html": args_html,
             "flagged": flagged + flagged_desc + flagged_summary + flagged_tool,
+            "changes": changes, "flagged_changes": flagged_changes,
             "summary_html": summary_html, "tool_html": tool_html,
             "description_html": description_html, "pretty_args": pretty,
             "edited_from": req.args if req.approved_args is not None else None,

@@ -175,9 +175,34 @@ class DecisionOut(BaseModel):
     at: float
 
 
+class Change(BaseModel):
+    """What a proposed write changes in one file (write evidence, docs/workspace.md). The
+    diff is text, from files and the model's arguments: show it escaped, never as HTML."""
+
+    path: str = Field(description="the path as the call names it")
+    resolved: str | None = Field(None, description="where it resolves (none: unplaceable)")
+    kind: Literal["diff", "new", "binary", "too_large", "secret", "unreadable", "edit_failed",
+                  "shell_write", "write", "outside", "omitted"]
+    diff: str | None = Field(None, description="a unified diff, current → new (diff, new); "
+                             "its last line says how many more lines were not shown")
+    truncated: bool = False
+    lines: int | None = Field(None, description="lines in the whole diff")
+    size: int | None = Field(None, description="bytes of the file at proposal")
+    sha256: str | None = Field(None, description="SHA-256 of the file at proposal")
+    exists: bool | None = Field(None, description="the file existed at proposal")
+    new_size: int | None = None
+    new_sha256: str | None = None
+    edited: bool = Field(False, description="computed for an approver's edited arguments")
+    note: str | None = None
+
+
 class RequestDetail(Request):
     decisions: list[DecisionOut]
     approvals: int
+    changes: list[Change] = Field(
+        default_factory=list, description="write evidence: per file the call writes, what "
+        "changes (bound as resource versions: a file changed since refuses the run with "
+        "resource_changed)")
 
 
 class RequestList(BaseModel):

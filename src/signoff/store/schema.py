@@ -304,4 +304,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         # new mode when it resumes (seed 000 §5.2); any other keeps the mode it started with.
         statements=("ALTER TABLE threads ADD COLUMN waiting_run <TEXT>",),
     ),
+    Migration(
+        name="write evidence",
+        # What a proposed write changes, per file (signoff.kernel.writes): a unified diff
+        # against the file at proposal time, or a description; a JSON list.
+        statements=("ALTER TABLE requests ADD COLUMN changes <TEXT> NOT NULL DEFAULT '[]'",),
+    ),
 )

@@ -42,10 +42,10 @@ REQUEST_COLUMNS = (
     "resource_versions", "roles", "approvals_required", "expires_at", "mandatory",
     "decision_id", "reasons", "review_mode", "approved_args", "approved_hash", "outcome_code",
     "outcome_reason", "alternatives", "response", "result", "error", "fencing_token",
-    "lease_until", "executor", "version", "review", "waiter", "requires",
+    "lease_until", "executor", "version", "review", "waiter", "requires", "changes",
 )
 _JSON_FIELDS = frozenset({"evidence", "resource_versions", "roles", "reasons", "alternatives",
-                          "review", "requires"})
+                          "review", "requires", "changes"})
 _SELECT_REQUEST = f"SELECT {', '.join(REQUEST_COLUMNS)} FROM requests"
 _DECISION_COLUMNS = ("id", "request_id", "kind", "approver", "created_at", "args_hash",
                      "reason", "alternatives", "args", "message", "scope")
@@ -119,7 +119,8 @@ def _json_or_null(value: Any) -> str | None:
 _SPECIAL: dict[str, Callable[[Any], Any]] = {
     "status": _enum_value, "risk": _enum_value, "review_mode": _enum_value, "mandatory": int,
     "resource_versions": _json_map, "review": _json_or_null,
-    **{name: _json_list for name in ("evidence", "roles", "reasons", "alternatives")},
+    **{name: _json_list for name in ("evidence", "roles", "reasons", "alternatives",
+                                     "changes")},
     "requires": lambda value: _dumps_sorted([list(pair) for pair in value]) if value else "[]",
 }
 _ENCODERS: tuple[tuple[Callable[[Any], Any], Callable[[Any], Any] | None], ...] = tuple(
@@ -135,7 +136,7 @@ _DECODE: dict[str, Callable[[Any], Any]] = {
     "status": _STATUS.__getitem__, "risk": _RISK.__getitem__, "review_mode": _MODE.__getitem__,
     "mandatory": bool,
     **{name: (lambda text: () if text == "[]" else tuple(json.loads(text)))
-       for name in ("evidence", "roles", "alternatives", "reasons")},
+       for name in ("evidence", "roles", "alternatives", "reasons", "changes")},
     "resource_versions": lambda text: {} if text == "{}" else json.loads(text),
     "review": lambda text: None if text is None else json.loads(text),
     "requires": lambda text: () if text == "[]" else tuple(
