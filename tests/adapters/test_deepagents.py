@@ -342,3 +342,30 @@ def test_a_subagent_with_a_middleware_of_its_own_runs_beside_a_paused_sibling(
     messages = agent.get_state(config).values["messages"]
     assert any(isinstance(m, ToolMessage) and m.tool_call_id == "p1"
                and m.content == "child read twice" for m in messages)
+
+
+def test_a_reviewed_edit_shows_its_diff_and_refuses_if_the_file_changed(deep: Deep) -> None:
+    """The preset declares what write_file and edit_file will write: a request for one
+    carries the diff against the file as proposed, bound to its version."""
+    text = starter_toml(str(deep.root), "deepagents").replace(
+        'gated = ["execute", "run_in_background", "schedule_task", "delete"]',
+        'gated = ["execute", "run_in_background", "schedule_task", "delete", "edit_file"]')
+    gate = deep.regate(Policy.from_toml(text, source="deepagents.toml"))
+    edit = {"file_path": "/notes.md", "old_string": "friday", "new_string": "monday"}
+    model = ScriptedModel(responses=[calls(("edit_file", edit, "e1")),
+                                     AIMessage(content="done")])
+    agent = create_deep_agent(model=model, backend=LocalShellBackend(root_dir=deep.root),
+                              middleware=[SignoffMiddleware(gate)], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "edit"}}
+    agent.invoke(USER, config)
+    (request,) = gate.store.list_requests()
+    (change,) = gate.store_get(request.id).changes
+    assert change["kind"] == "diff"
+    assert "-ship on friday" in change["diff"] and "+ship on monday" in change["diff"]
+    (deep.root / "notes.md").write_text("# notes\nship on sunday\n")  # changed since
+    gate.decide(request.id, Decision.approve(), identity=deep.ann)
+    out = wait_and_resume(agent, gate, config, timeout=10)
+    assert gate.store_get(request.id).status is RequestStatus.INVALIDATED
+    answer = str(answers(out)["e1"].content)
+    assert "resource_changed" in answer and "did not run" in answer
+    assert (deep.root / "notes.md").read_text() == "# notes\nship on sunday\n"  # not edited
