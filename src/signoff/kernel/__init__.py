@@ -13,6 +13,8 @@ events:
   ``tools`` holds what the gate knows of a tool it runs; ``outcomes`` what it answers;
 * ``recovery`` — after a crash: expire, mark ``unknown``, finish approved work;
 * ``admin`` and ``sessions`` — users, their lifecycle, login links, sessions, modes.
+* ``writes`` — a write's evidence (the diff approvers read), ``file_state`` — a file read
+  the safe way and the version a request binds it by.
 
 ``lifecycle`` is the one table of legal moves every transition goes through.
 """
