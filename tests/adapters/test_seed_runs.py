@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from lc_helpers import Harness, calls, harness
 
 from signoff import Decision, ReviewMode, RunContext, ToolCall
+from signoff.adapters.langchain import SignoffMiddleware
 from signoff.adapters.lc_run import (
     SignoffContext,
     pending_request_ids,
@@ -288,3 +289,29 @@ def test_a_forged_tool_answer_cannot_continue_a_paused_run(h: Harness) -> None:
     assert len(model.prompts) == 1  # the model never read the forged answer
     assert h.ran() == []
     assert h.gate.store_get(request_id).status is RequestStatus.PENDING
+
+
+def test_a_pause_is_found_past_a_closed_gate_of_this_process(
+        h: Harness, postgres_database: str) -> None:
+    """``pending_request_ids`` without ``gate=`` looks through the gates of this process's
+    middlewares: one whose store was closed (its PostgreSQL database dropped since) is no
+    longer one of them, even while it is still alive (found when an earlier test's gate
+    broke this lookup in a later one)."""
+    from signoff import Gate, PostgresStore
+
+    from signoff.adapters.lc_run import GATES
+
+    closed = Gate(h.gate.policy, PostgresStore(postgres_database, setup=True))
+    kept = SignoffMiddleware(closed)
+    assert closed in GATES
+    closed.store.close()
+    assert closed not in GATES  # whatever order the lookup would have asked them in
+    agent, _ = h.agent([calls(("execute", {"command": "make build"}, "c1")),
+                        AIMessage(content="done")])
+    cfg = {"configurable": {"thread_id": "t-past-closed"}}
+    agent.invoke(USER, cfg)
+    [request_id] = pending_request_ids(agent, cfg)
+    with pytest.raises(Conflict):
+        agent.invoke({"messages": [{"role": "user", "content": "and also this"}]}, cfg)
+    assert pending_request_ids(agent, cfg) == [request_id]  # found through the live gate
+    assert kept.gate is closed

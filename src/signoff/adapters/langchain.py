@@ -77,7 +77,6 @@ from signoff.adapters.lc_messages import (
 )
 from signoff.adapters.lc_resume import resume_identity, take_resumed
 from signoff.adapters.lc_run import (
-    GATES,
     PAUSE_KEY,
     RUN_KEY,
     SignoffContext,
@@ -86,6 +85,7 @@ from signoff.adapters.lc_run import (
     context_of,
     decide_and_resume,
     is_new_run,
+    keep_gate,
     knocked_over,
     pending_request_ids,
     refixed,
@@ -167,7 +167,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         super().__init__()
         self.gate = gate
         self.resume_decisions_as = resume_identity(gate, resume_decisions_as)
-        GATES.add(gate)
+        keep_gate(gate)
         self.default = SignoffContext(interaction_mode=interaction_mode, principal=principal)
         self.subagent_wait = subagent_wait
         # Subagents known to run with signoff (a SignoffMiddleware of this gate in their

@@ -172,6 +172,26 @@ def _text(value: Any) -> str | None:
 GATES: weakref.WeakSet[Gate] = weakref.WeakSet()
 
 
+def keep_gate(gate: Gate) -> None:
+    """Remember ``gate`` for the helpers that look for a pause without being given one,
+    until its store closes: a closed store (an earlier application, an earlier test, a
+    PostgreSQL database dropped since) is no place to look, however long the garbage
+    collector takes to drop the gate."""
+    if gate in GATES:
+        return
+    GATES.add(gate)
+    register = getattr(gate.store, "on_close", None)
+    if callable(register):
+        ref = weakref.ref(gate)
+
+        def forget() -> None:
+            kept = ref()
+            if kept is not None:
+                GATES.discard(kept)
+
+        register(forget)
+
+
 @dataclass(frozen=True, slots=True)
 class KnockedOver:
     """A pause LangGraph dropped when input arrived (and signoff refused it): the proposing
