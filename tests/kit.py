@@ -122,3 +122,21 @@ def shell_workspace(root: Path) -> Path:
     (root / ".git" / "hooks" / "pre-commit.sample").write_text("#!/bin/sh\n")
     (root / "a.tar").write_bytes(b"")
     return root.resolve()
+
+
+# A policy whose one gated tool writes a virtual path with its whole new text: its
+# requests carry write evidence (the diff) — for the CLI's and the inbox's tests.
+WRITES_POLICY = """
+[policy]
+version = "writes"
+gated = ["write_file"]
+
+[workspace]
+root = "{root}"
+
+[tools.write_file]
+paths = ["file_path"]
+writes = true
+virtual = true
+content = "content"
+"""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kit import WRITES_POLICY
 from signoff import Policy, RunContext, ToolCall
 from signoff.cli import main
 from signoff.kernel.gate import Gate
@@ -240,17 +241,7 @@ def test_requests_show_prints_the_write_evidence(tmp_path: Path,
     root = tmp_path / "ws"
     root.mkdir()
     (root / "notes.md").write_text("one\ntwo\n")
-    policy = Policy.from_toml(f"""
-[policy]
-gated = ["write_file"]
-[workspace]
-root = "{root}"
-[tools.write_file]
-paths = ["file_path"]
-writes = true
-virtual = true
-content = "content"
-""")
+    policy = Policy.from_toml(WRITES_POLICY.format(root=root))
     db = str(tmp_path / "cli.db")
     monkeypatch.setenv("SIGNOFF_DB", db)
     gate = Gate(policy, SqliteStore(db))

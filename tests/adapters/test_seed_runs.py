@@ -298,7 +298,6 @@ def test_a_pause_is_found_past_a_closed_gate_of_this_process(
     longer one of them, even while it is still alive (found when an earlier test's gate
     broke this lookup in a later one)."""
     from signoff import Gate, PostgresStore
-
     from signoff.adapters.lc_run import GATES
 
     closed = Gate(h.gate.policy, PostgresStore(postgres_database, setup=True))

@@ -25,6 +25,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, sync_playwright
 
+from kit import WRITES_POLICY
 from signoff import Gate, Policy, SqliteStore
 from signoff.canonical import args_hash, canonical_text
 from signoff.policy import parse_policy
@@ -553,21 +554,6 @@ def test_auto_approve_this_thread_from_the_card(page: Page, service: Service) ->
 
 
 # ---- 9. write evidence -----------------------------------------------------------------------
-
-WRITES_POLICY = """
-[policy]
-version = "browser-writes"
-gated = ["write_file"]
-
-[workspace]
-root = "{root}"
-
-[tools.write_file]
-paths = ["file_path"]
-writes = true
-virtual = true
-content = "content"
-"""
 
 
 @pytest.fixture
