@@ -369,3 +369,22 @@ def test_a_reviewed_edit_shows_its_diff_and_refuses_if_the_file_changed(deep: De
     answer = str(answers(out)["e1"].content)
     assert "resource_changed" in answer and "did not run" in answer
     assert (deep.root / "notes.md").read_text() == "# notes\nship on sunday\n"  # not edited
+
+
+@pytest.mark.parametrize("name", ["General-Purpose", "general-purpose ", "general\x00purpose",
+                                  "g" * 8192, None, ["general-purpose"]])
+def test_a_subagent_name_spelled_otherwise_starts_nothing(deep: Deep, name: Any) -> None:
+    """Attack: reach the unreviewed default subagent by another spelling of a reviewed one,
+    a NUL, an 8 KB name, or a name that is not a string — refused, nothing started."""
+    agent, middleware = subagent_agent(
+        deep, [calls(("task", {"description": "x", "subagent_type": name}, "p1")),
+               AIMessage(content="done")],
+        [calls(("execute", {"command": "echo ran >> ledger.txt"}, "k1")),
+         AIMessage(content="child done")])
+    assert "general-purpose" in middleware.gated_subagents
+    out = agent.invoke(USER, {"configurable": {"thread_id": "spelled"}})
+    answer = answers(out)["p1"]
+    assert answer.status == "error"
+    assert answer.artifact["signoff"]["code"] == "ungated_subagent"
+    assert not (deep.root / "ledger.txt").exists()
+    assert deep.gate.store.list_requests(status=None) == []
