@@ -194,7 +194,6 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             trusted = lc_child.inherited(
                 trusted_of(request.runtime.context if request.runtime else None))
             run, entry = start(self.gate, state, get_config(), trusted, self.default)
-            lc_child.started(run)
             self._keep_context(entry, run)
             update = {RUN_KEY: entry}
         else:

@@ -18,19 +18,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from signoff.adapters.lc_run import SignoffContext
 from signoff.model import RunContext
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ParentCall:
-    """The gated tool call a child run happens in, and what the children did."""
+    """The gated tool call a child run happens in."""
 
     call_id: str
     run: RunContext
-    children: list[str] = field(default_factory=list)  # the child runs started inside
 
 
 _PARENT: ContextVar[ParentCall | None] = ContextVar("signoff_parent_call", default=None)
@@ -63,10 +62,3 @@ def inherited(trusted: SignoffContext | None) -> SignoffContext | None:
         review_mode=run.review_mode,
         principal=run.principal,
         session_id=run.session_id)
-
-
-def started(run: RunContext) -> None:
-    """Record a child run under the call it started in (read by the parent's hook)."""
-    parent = _PARENT.get()
-    if parent is not None and run.parent_call == parent.call_id:
-        parent.children.append(run.run_id or "")
