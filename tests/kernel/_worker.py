@@ -83,14 +83,15 @@ def where_of(store: Store) -> dict[str, Any]:
             "schema": store.schema}  # type: ignore[attr-defined]
 
 
-def open_store(where: Mapping[str, Any], *, max_size: int = 8) -> Store:
+def open_store(where: Mapping[str, Any], *, max_size: int = 8, min_size: int = 1) -> Store:
     if where["backend"] == "sqlite":
         from signoff.store.sqlite import SqliteStore
 
         return SqliteStore(where["path"])
     from signoff.store.postgres import PostgresStore
 
-    return PostgresStore(where["dsn"], schema=where["schema"], max_size=max_size)
+    return PostgresStore(where["dsn"], schema=where["schema"], max_size=max_size,
+                         min_size=min_size)
 
 
 @dataclass
@@ -116,8 +117,10 @@ def build_gate(site: Site, *, store: Store | None = None, hooks: Hooks | None = 
     """A gate on ``site`` with the ledger tools ``execute`` and ``deploy`` (unless ``tools``
     is false). ``verify`` registers a hook that settles a dead run from the ledger."""
     policy = Policy.from_toml(Path(site.policy).read_text(), source=site.policy)
-    gate = Gate(policy, store if store is not None else open_store(site.where), lease=lease,
-                hooks=hooks, executor_id=executor_id)
+    # A child process opens its connections on demand, two at most per pool: 32 racing
+    # children must fit in a stock server's 100 connections beside the rest of the suite.
+    own = store if store is not None else open_store(site.where, min_size=0, max_size=2)
+    gate = Gate(policy, own, lease=lease, hooks=hooks, executor_id=executor_id)
     if not tools:
         return gate
     ledger = site.ledger

@@ -135,7 +135,7 @@ class PostgresStore(SqlStore):
         try:
             # Reads are single statements: in autocommit they cost one round trip each,
             # not three (BEGIN, SELECT, COMMIT).
-            self.read_pool = ConnectionPool(dsn, min_size=1, max_size=max_size,
+            self.read_pool = ConnectionPool(dsn, min_size=min(min_size, 1), max_size=max_size,
                                             kwargs={**kwargs, "autocommit": True}, open=True,
                                             timeout=timeout)
         except psycopg.Error as exc:
