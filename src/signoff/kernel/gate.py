@@ -89,8 +89,10 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
         # Allowed / denied / blocked verdicts change nothing: their audit events are batched
         # (signoff.kernel.verdicts) unless "sync" is asked for.
         self.verdicts = VerdictLog(store) if verdict_audit == "batched" else None
-        self.policy = Policy(policy.config, memory=store, reviewer=policy.reviewer, clock=clock)
-        self.revalidation_policy = Policy(policy.config, reviewer=policy.reviewer, clock=clock)
+        self.policy = Policy(policy.config, memory=store, reviewer=policy.reviewer, clock=clock,
+                             hints=policy.hints)
+        self.revalidation_policy = Policy(policy.config, reviewer=policy.reviewer, clock=clock,
+                                          hints=policy.hints)
         self.clock = clock
         self.agent = agent
         self.lease = lease

@@ -19,6 +19,7 @@ from typing import Any
 
 from signoff.errors import PolicyError
 from signoff.model import Effect, ReviewMode, Risk
+from signoff.policy.hints import McpConfig, parse_mcp
 from signoff.policy.patterns import (
     CommandPattern,
     ValuePattern,
@@ -170,6 +171,7 @@ class PolicyConfig:
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
     review: ReviewConfig = field(default_factory=ReviewConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
 
 
 def load_policy_file(path: str | Path) -> PolicyConfig:
@@ -240,7 +242,8 @@ class _Loader:
 
     def load(self, data: dict[str, Any], digest: str) -> PolicyConfig:
         # [server] belongs to `signoff serve` (signoff.server.settings), which checks it.
-        self.known(data, {"policy", "workspace", "tools", "rules", "review", "server"}, None)
+        self.known(data, {"policy", "workspace", "tools", "rules", "review", "server", "mcp"},
+                   None)
         policy = self.table(data.get("policy", {}), "[policy]")
         self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",
                             "clarification_tool", "unattended_asks", "default_expires",
@@ -284,6 +287,7 @@ class _Loader:
             tools=tools,
             rules=rules,
             review=self.review(data.get("review")),
+            mcp=parse_mcp(data.get("mcp"), self.error),
         )
 
     # ---- sections -------------------------------------------------------------------------

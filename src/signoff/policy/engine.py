@@ -18,6 +18,7 @@ from typing import Any
 from signoff.model import Reason, RunContext, Step, ToolCall, Verdict
 from signoff.policy.config import PolicyConfig, Rule, load_policy_file, parse_policy
 from signoff.policy.evaluation import Evaluation
+from signoff.policy.hints import HintBook
 from signoff.policy.matching import ToolView, build_view
 from signoff.policy.memory import DecisionMemory, Memory
 from signoff.policy.quick import quick_verdict
@@ -38,8 +39,13 @@ class Policy:
         memory: DecisionMemory | None = None,
         reviewer: Reviewer | None = None,
         clock: Callable[[], float] = time.time,
+        hints: HintBook | None = None,
     ) -> None:
         self.config = config
+        # What an MCP server's annotations add (signoff.policy.hints); shared by the
+        # policies of one gate, filled by the MCP proxy from the server's tool list.
+        self.hints = hints if hints is not None else HintBook()
+        self._hints_seen = self.hints.generation
         self.memory: DecisionMemory = memory if memory is not None else Memory()
         # None: the reviewer [review] names, built now so a missing key or package shows at load.
         self.reviewer: Reviewer = reviewer if reviewer is not None else build_reviewer(
@@ -68,9 +74,12 @@ class Policy:
         return cls(parse_policy(text, source=source), **kwargs)
 
     def view(self, tool: str) -> ToolView:
+        if self._hints_seen != self.hints.generation:  # the server listed its tools anew
+            self._hints_seen = self.hints.generation
+            self._views = {}
         view = self._views.get(tool)
         if view is None:
-            view = build_view(self.config, tool)
+            view = build_view(self.config, tool, self.hints.get(tool))
             if len(self._views) >= _MAX_VIEWS:
                 self._views.clear()
             self._views[tool] = view

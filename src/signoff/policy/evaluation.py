@@ -125,6 +125,10 @@ class Evaluation(Asking):
         if denies:
             first = denies[0]
             return self.verdict(Effect.DENY, first.code or "denied", self.deny_message(first))
+        hinted = view.hinted
+        if hinted is not None and hinted.treatment == "mandatory" and not forced:
+            forced = [Reason(step=Step.MANDATORY_ASK, code="mcp_hint", text=hinted.text)]
+            self.reasons.append(forced[0])
         if mandatory or forced or (scope.outside and ws is not None and ws.mandatory):
             if forced and not mandatory:
                 return self.human(mandatory=True, rules=(), code=forced[0].code or "mandatory_ask",
@@ -140,6 +144,9 @@ class Evaluation(Asking):
         if decided is not None:
             return decided
         if view.gated:
+            if hinted is not None and name not in self.config.gated:
+                self.reasons.append(Reason(step=Step.GATED, code="mcp_hint", text=hinted.text))
+                return self.by_mode("mcp_hint", (), hinted.text)
             self.reasons.append(Reason(step=Step.GATED, code="gated",
                                        text=f"{name} is a gated tool"))
             return self.by_mode("gated", (), f"gated tool {name}")

@@ -18,6 +18,7 @@ from signoff.model import Effect, Grant, GrantScope, Reason, Risk, Step
 from signoff.policy.commands import Part, model_for
 from signoff.policy.commands.admit import blocking, is_exact, named
 from signoff.policy.config import ArgRule, PolicyConfig, Rule, ToolSpec
+from signoff.policy.hints import HintEffect, ToolHints, hint_effect
 from signoff.policy.patterns import (
     CommandPattern,
     ValuePattern,
@@ -49,21 +50,28 @@ class ToolView:
     # (no rules, no paths, no working directory, no shell, not gated, not asked about as
     # unknown, not the clarification tool); ``None`` otherwise.
     quick: tuple[Reason, ...] | None = None
+    hinted: HintEffect | None = None  # what the MCP server's annotations add (hints.py)
 
 
-def build_view(config: PolicyConfig, tool: str) -> ToolView:
+def build_view(config: PolicyConfig, tool: str, hints: ToolHints | None = None) -> ToolView:
     rules = [r for r in config.rules if tool_matches(r.tool, tool)]
     spec = config.tools.get(tool)
-    gated = tool in config.gated
     clarification = tool == config.clarification_tool
-    known = (spec is not None or gated or clarification
+    # A hint never makes a tool known: an unknown tool the policy denies stays denied
+    # (a hint can only add care, and nothing is more careful than the deny).
+    known = (spec is not None or tool in config.gated or clarification
              or any(r.tool == tool for r in config.rules))
+    hinted = None if not known and config.unknown_tools == "deny" else hint_effect(
+        config.mcp, tool, hints)
+    gated = tool in config.gated or hinted is not None
     if spec is not None and spec.risk is not None:
         base = spec.risk
     elif gated or not known or (spec is not None and spec.writes):
         base = Risk.MEDIUM
     else:
         base = Risk.LOW
+    if hinted is not None:
+        base = Risk.highest(base, hinted.risk)
     quick: tuple[Reason, ...] | None = None
     if not (rules or gated or clarification) and (spec is None or (
             spec.shell is None and not spec.paths and spec.cwd is None)):
@@ -78,7 +86,7 @@ def build_view(config: PolicyConfig, tool: str) -> ToolView:
         mandatory_ask=tuple(r for r in rules if r.effect is Effect.ASK and r.mandatory),
         ordered=tuple(r for r in rules if r.effect is Effect.ALLOW
                       or (r.effect is Effect.ASK and not r.mandatory)),
-        quick=quick,
+        quick=quick, hinted=hinted,
     )
 
 
