@@ -4,6 +4,11 @@ One template (``templates/signoff.toml``) holds the policy, the workspace and th
 a preset swaps its tool declarations (between ``# @tools`` and ``# @end tools``) for
 those of a harness, and renames the path argument its rules match on. So the rules a
 newcomer reads are the same whichever agent they start from.
+
+An MCP server's preset (``mcp-filesystem``, ``mcp-git``) has no shell, so the template's
+rules, which are about shell commands, cannot apply: its file brings the ``[mcp]`` table,
+the server's tools under their namespaced names (``fs__write_file``) and its own rules in
+their place, and keeps the template's ``[policy]`` and ``[workspace]``.
 """
 
 from __future__ import annotations
@@ -13,20 +18,42 @@ from importlib import resources
 
 from signoff.errors import ConfigurationError
 
+_OUTSIDE = 'outside = "approve"'
+_EXAMPLE = """--tool execute --args '{"command": "ls -la"}'"""
+
 
 @dataclass(frozen=True, slots=True)
 class Preset:
     tools: str | None  # the template file of its [tools.*] tables; None: the template's own
-    path_argument: str  # what the file tools call their path argument
     gated: tuple[str, ...]
+    # what the file tools call their path argument, for the template's env-files rule
+    path_argument: str = "path"
+    # True: the tools file also holds the [mcp] table and the rules, which replace the
+    # template's (shell) rules; the tool names it gates are the namespaced ones.
+    own_rules: bool = False
+    outside: str = "approve"  # [workspace] outside: allow | approve | deny
+    example: str = _EXAMPLE  # the `signoff check` arguments the header shows
 
 
 GATED = ("execute", "run_in_background", "schedule_task")
 PRESETS = {
-    "default": Preset(tools=None, path_argument="path", gated=GATED),
+    "default": Preset(tools=None, gated=GATED),
     # deepagents (create_deep_agent): virtual file paths, `task` subagents, `delete` reviewed
     "deepagents": Preset(tools="deepagents.toml", path_argument="file_path",
                          gated=(*GATED, "delete")),
+    # @modelcontextprotocol/server-filesystem behind signoff mcp-proxy: the tools that
+    # change a file's content are reviewed, a path outside the workspace is denied
+    "mcp-filesystem": Preset(
+        tools="mcp-filesystem.toml", own_rules=True, outside="deny",
+        gated=("fs__write_file", "fs__edit_file", "fs__move_file"),
+        example="""--tool fs__read_text_file --args '{"path": "README.md"}'"""),
+    # mcp-server-git behind signoff mcp-proxy: reads allowed, the tools that change the
+    # repository reviewed, a repo_path outside the workspace denied
+    "mcp-git": Preset(
+        tools="mcp-git.toml", own_rules=True, outside="deny",
+        gated=("git__git_add", "git__git_commit", "git__git_reset", "git__git_create_branch",
+               "git__git_checkout"),
+        example="""--tool git__git_status --args '{"repo_path": "."}'"""),
 }
 
 
@@ -41,10 +68,16 @@ def starter_toml(root: str, preset: str = "default") -> str:
     if chosen.tools is not None:
         head, rest = text.split("# @tools", 1)
         _, tail = rest.split("# @end tools", 1)
-        text = f"{head}{_template(chosen.tools)}{tail}"
-        text = text.replace('args = { path = "**/.env" }',
-                            f'args = {{ {chosen.path_argument} = "**/.env" }}')
+        if chosen.own_rules:
+            text = f"{head}{_template(chosen.tools)}"
+        else:
+            text = f"{head}{_template(chosen.tools)}{tail}"
+            text = text.replace('args = { path = "**/.env" }',
+                                f'args = {{ {chosen.path_argument} = "**/.env" }}')
     text = text.replace(_gated_line(GATED), _gated_line(chosen.gated))
+    # the same width, so the comment after the value stays where it was
+    text = text.replace(_OUTSIDE, f'outside = "{chosen.outside}"'.ljust(len(_OUTSIDE)), 1)
+    text = text.replace(_EXAMPLE, chosen.example, 1)
     return text.replace("__ROOT__", root.replace("\\", "\\\\").replace('"', '\\"'))
 
 
