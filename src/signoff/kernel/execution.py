@@ -182,6 +182,25 @@ class Executing:
                 error=error)
         return outcome_of(moved)
 
+    def abandon(self, execution: Execution, *, reason: str, actor: str | None = None) -> Outcome:
+        """The run lost sight of its call mid-way (the server that ran it died, its client
+        cancelled it): it may or may not have happened. ``unknown`` at once, for ``verify``
+        or a human to settle (``signoff recover``), never run again. Only the holder of the
+        fencing token may; a request that moved on meanwhile keeps its state."""
+        now = self.clock()
+        with self.store.transaction() as tx:
+            locked = tx.get_request(execution.request_id, lock=True)
+            if locked is None:
+                raise NotFound(f"no approval request {execution.request_id!r}")
+            if locked.status is RequestStatus.EXECUTING \
+                    and locked.fencing_token == execution.fencing_token:
+                locked = lifecycle.transition(
+                    tx, locked, RequestStatus.UNKNOWN, now=now, actor=actor or self.executor_id,
+                    outcome_code="outcome_lost",
+                    outcome_reason=inputs.stored_text(reason, inputs.ERROR_MAX))
+                tx.notify(execution.request_id)
+        return outcome_of(locked)
+
     def execute(self, request_id: str, *, request: ApprovalRequest | None = None) -> Outcome:
         """Claim, run the registered tool, record. Never runs a request twice."""
         return self._execute(request_id, request)[0]
