@@ -21,6 +21,7 @@ from typing import Any
 from signoff import __version__
 from signoff.canonical import parse_args
 from signoff.cli_kernel import add_commands, close_opened
+from signoff.cli_mcp import add_mcp_proxy
 from signoff.cli_server import add_serve
 from signoff.cli_users import add_users
 from signoff.demo import run_demo
@@ -136,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(commands)
     add_users(commands)
     add_serve(commands)
+    add_mcp_proxy(commands)
     return parser
 
 

@@ -1,0 +1,23 @@
+"""``signoff mcp-proxy``: any MCP client, any MCP server, every ``tools/call`` gated.
+
+* ``relay`` — the session between client and server, message by message;
+* ``calls`` — ``tools/call`` through the gate (allow / deny / ask, run once);
+* ``asking`` — an asked call's wait: the inbox, elicitation, progress;
+* ``results`` — the tool results signoff writes itself;
+* ``proxy`` — sessions and transports (stdio, streamable HTTP), and the options.
+
+See docs/mcp.md.
+"""
+
+from signoff.adapters.mcp.asking import ApproverSpec, default_approver
+from signoff.adapters.mcp.proxy import (
+    ProxyOptions,
+    http_app,
+    run_session,
+    run_stdio,
+    upstream_command,
+    upstream_url,
+)
+
+__all__ = ["ApproverSpec", "ProxyOptions", "default_approver", "http_app", "run_session",
+           "run_stdio", "upstream_command", "upstream_url"]

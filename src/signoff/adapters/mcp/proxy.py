@@ -1,0 +1,173 @@
+"""The proxy's sessions and transports: stdio or streamable HTTP on each side.
+
+``run_stdio`` speaks MCP on this process's stdin/stdout to one client (what
+Claude Desktop, Cursor and VS Code start); ``serve_http`` serves streamable
+HTTP to any number of clients, one session each. The upstream is a child
+process (``upstream_command``), started per session, or a streamable-HTTP
+server (``upstream_url``). Both sides use the official SDK's transports; the
+relay (``relay.py``) sits between them.
+
+Each session is a thread of its own (``mcp-<session id>``): its review mode is
+the thread's, its interaction mode the command line's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.stdio import stdio_server
+from mcp_types import JSONRPCRequest, JSONRPCResponse
+
+from signoff.adapters.mcp.asking import ApproverSpec, Asker
+from signoff.adapters.mcp.calls import CallGate, Session
+from signoff.adapters.mcp.relay import Relay
+from signoff.kernel.gate import Gate
+from signoff.model import InteractionMode, ReviewMode
+from signoff.policy.modes import trusted_context
+
+log = logging.getLogger("signoff.mcp")
+Upstream = Callable[[], contextlib.AbstractAsyncContextManager[tuple[Any, Any]]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProxyOptions:
+    server: str | None = None  # the policy namespace; None: [mcp] server
+    interaction: InteractionMode = InteractionMode.INTERACTIVE
+    review_mode: ReviewMode | None = None
+    wait_seconds: float = 300.0
+    approver: ApproverSpec | None = None  # None: no elicitation, the inbox only
+    inbox_url: str | None = None
+    principal: str | None = None
+    progress_every: float = 5.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def upstream_command(command: str, args: list[str], *, cwd: str | None = None,
+                     errlog: Any = None) -> Upstream:
+    """A child process per session, with this process's whole environment (the SDK's
+    default would pass only a few variables)."""
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ), cwd=cwd)
+
+    @contextlib.asynccontextmanager
+    async def connect() -> AsyncIterator[tuple[Any, Any]]:
+        async with stdio_client(params, errlog=errlog or sys.stderr) as streams:
+            yield streams
+
+    return connect
+
+
+def upstream_url(url: str) -> Upstream:
+    @contextlib.asynccontextmanager
+    async def connect() -> AsyncIterator[tuple[Any, Any]]:
+        async with streamable_http_client(url) as streams:
+            yield streams[0], streams[1]
+
+    return connect
+
+
+async def run_session(gate: Gate, options: ProxyOptions, client: tuple[Any, Any],
+                      upstream: tuple[Any, Any], *, session_id: str) -> None:
+    """Relay one session until the client leaves (or the server does)."""
+    context = trusted_context(thread_id=f"mcp-{session_id}"[:128], session_id=None,
+                              review_mode=options.review_mode,
+                              interaction_mode=options.interaction,
+                              principal=options.principal)
+    session = Session(context=context)
+    asker = Asker(gate, wait_seconds=options.wait_seconds, approver=options.approver,
+                  inbox_url=options.inbox_url, progress_every=options.progress_every)
+    calls = CallGate(gate, asker, server=options.server)
+
+    async def on_call(relay: Relay, message: JSONRPCRequest) -> None:
+        await calls.handle(relay, session, message)
+
+    def on_tools(_relay: Relay, asked: JSONRPCRequest | None, reply: JSONRPCResponse) -> None:
+        if asked is None:
+            calls.tools_changed()
+        else:
+            calls.learn_tools(reply.result)
+
+    relay = Relay(client, upstream, on_call=on_call, on_tools=on_tools)
+    await relay.run()
+
+
+async def run_stdio(gate: Gate, options: ProxyOptions, upstream: Upstream) -> None:
+    async with stdio_server() as client, upstream() as up:
+        await run_session(gate, options, client, up, session_id=uuid.uuid4().hex[:16])
+    gate.flush()
+
+
+def http_app(gate: Gate, options: ProxyOptions, upstream: Upstream, *,
+             allowed_hosts: list[str] | None = None) -> Any:
+    """A Starlette app serving the proxy over streamable HTTP at ``/mcp``."""
+    from mcp.server.streamable_http import (  # noqa: PLC0415 (only for --listen)
+        MCP_SESSION_ID_HEADER,
+        StreamableHTTPServerTransport,
+    )
+    from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
+    from starlette.applications import Starlette  # noqa: PLC0415
+    from starlette.responses import JSONResponse, Response  # noqa: PLC0415
+    from starlette.routing import Mount, Route  # noqa: PLC0415
+
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=allowed_hosts is not None,
+        allowed_hosts=allowed_hosts or [], allowed_origins=[])
+    sessions: dict[str, StreamableHTTPServerTransport] = {}
+    holder: dict[str, Any] = {}
+
+    async def run_one(transport: StreamableHTTPServerTransport, session_id: str, *,
+                      task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        try:
+            async with transport.connect() as client:
+                task_status.started()
+                async with upstream() as up:
+                    await run_session(gate, options, client, up, session_id=session_id)
+        except Exception:
+            log.exception("MCP session %s ended with an error", session_id)
+        finally:
+            sessions.pop(session_id, None)
+            with anyio.CancelScope(shield=True):
+                await transport.terminate()
+
+    async def handle(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict((k.decode("latin-1").lower(), v.decode("latin-1"))
+                       for k, v in scope.get("headers", []))
+        session_id = headers.get(MCP_SESSION_ID_HEADER.lower())
+        if session_id is not None:
+            transport = sessions.get(session_id)
+            if transport is None:
+                await Response("Session not found", status_code=404)(scope, receive, send)
+                return
+            await transport.handle_request(scope, receive, send)
+            return
+        session_id = uuid.uuid4().hex
+        transport = StreamableHTTPServerTransport(mcp_session_id=session_id,
+                                                  security_settings=security)
+        sessions[session_id] = transport
+        await holder["tg"].start(run_one, transport, session_id)
+        await transport.handle_request(scope, receive, send)
+
+    async def health(_request: Any) -> Any:
+        return JSONResponse({"ok": True, "sessions": len(sessions)})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            holder["tg"] = tg
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+                gate.flush()
+
+    return Starlette(routes=[Route("/healthz", health), Mount("/mcp", app=handle)],
+                     lifespan=lifespan)

@@ -1,0 +1,501 @@
+"""``signoff mcp-proxy`` over stdio, between the official client and an SDK server.
+
+The upstream is ``upstream.py`` (the official SDK's low-level server): a paged
+tool list, a ledger tool, a slow tool with progress, a tool that kills its own
+process, a tool that asks the client back. Every test runs the proxy as a real
+process and talks to it with the real ``mcp`` client.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcpkit import (
+    EXE,
+    UPSTREAM,
+    Site,
+    direct,
+    dump,
+    make_site,
+    pending,
+    proxied,
+    proxy_args,
+    wait_for,
+)
+
+from mcp import types
+from signoff import Decision
+from signoff.model import RequestStatus
+
+pytestmark = pytest.mark.slow
+
+
+def run(main: Any) -> Any:
+    return anyio.run(main)
+
+
+def accept(answer: str = "accept") -> Any:
+    seen: list[str] = []
+
+    async def callback(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        seen.append(params.message)
+        return types.ElicitResult(action=answer, content={} if answer == "accept" else None)  # type: ignore[arg-type]
+
+    callback.seen = seen  # type: ignore[attr-defined]
+    return callback
+
+
+def text(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def signoff_meta(result: types.CallToolResult) -> dict[str, Any]:
+    return dict((result.meta or {}).get("signoff") or {})
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Site:
+    return make_site(tmp_path, extra='[[rules]]\nid = "slow-ok"\neffect = "allow"\n'
+                     'tool = "t__slow"\n[[rules]]\nid = "confirm-ok"\neffect = "allow"\n'
+                     'tool = "t__confirm"\n')
+
+
+# ---- passthrough --------------------------------------------------------------------------------
+
+
+def test_lists_pages_resources_prompts_and_ping_pass_through_untouched(site: Site) -> None:
+    async def walk(client: Any) -> dict[str, Any]:
+        pages, cursor = [], None
+        while True:
+            page = await client.list_tools(cursor=cursor)
+            pages.append(dump(page))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return {
+            "init": dump(client.session.initialize_result.capabilities),
+            "server": dump(client.session.initialize_result.server_info),
+            "pages": pages,
+            "resources": dump(await client.list_resources()),
+            "read": dump(await client.read_resource("mem://greeting")),
+            "prompts": dump(await client.list_prompts()),
+            "prompt": dump(await client.get_prompt("greet", {"who": "ann"})),
+            "ping": dump(await client.session.send_ping()),
+        }
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with direct(site, mode="legacy") as plain:
+            baseline = await walk(plain)
+        async with proxied(site, mode="legacy") as client:
+            through = await walk(client)
+        return baseline, through
+
+    baseline, through = run(main)
+    assert through == baseline
+    assert len(through["pages"]) == 3  # 7 tools, 3 a page: the cursors went through
+    assert through["read"]["contents"][0]["text"] == "hello from upstream\u00e9"
+    assert site.requests() == []
+
+
+def test_a_modern_client_and_server_talk_through_the_proxy(site: Site) -> None:
+    # mode="auto" probes server/discover: this SDK server answers it, so the session is
+    # 2026-07-28 (no initialize; capabilities ride in each request's _meta). Its asks are
+    # put to the user as an InputRequiredResult, which the client answers and retries.
+    callback = accept()
+
+    async def main() -> tuple[Any, str, types.CallToolResult]:
+        async with proxied(site, elicitation_callback=callback) as client:
+            peeked = await client.call_tool("peek", {"name": "x"})
+            noted = await client.call_tool("note", {"text": "modern"})
+            return client.session.discover_result, text(peeked), noted
+
+    discovered, peeked, noted = run(main)
+    assert discovered is not None and "2026-07-28" in discovered.supported_versions
+    assert peeked == "peeked x"
+    assert text(noted) == "noted modern"
+    [question] = callback.seen
+    [request] = site.requests()
+    assert request.id in question and request.status is RequestStatus.SUCCEEDED
+    assert site.ledger_lines() == ["note:modern"]
+
+
+# ---- verdicts -----------------------------------------------------------------------------------
+
+
+def test_allowed_denied_and_blocked_calls(tmp_path: Path) -> None:
+    site = make_site(tmp_path, extra='[[rules]]\nid = "no-peek-secret"\neffect = "deny"\n'
+                     'tool = "t__peek"\nargs = { name = "secret*" }\nreason = "secrets stay put"\n')
+
+    async def main() -> list[types.CallToolResult]:
+        async with proxied(site, mode="legacy") as client:
+            allowed = await client.call_tool("peek", {"name": "plain"})
+            denied = await client.call_tool("peek", {"name": "secret-key"})
+        async with proxied(site, "--interaction", "scheduled", mode="legacy") as client:
+            blocked = await client.call_tool("note", {"text": "unattended"})
+        return [allowed, denied, blocked]
+
+    allowed, denied, blocked = run(main)
+    assert not allowed.is_error and text(allowed) == "peeked plain"
+    assert denied.is_error and "secrets stay put" in text(denied)
+    assert signoff_meta(denied) == {"outcome": "denied", "code": "rule_deny"}
+    assert blocked.is_error and signoff_meta(blocked)["outcome"] == "blocked"
+    assert site.ledger_lines() == []  # neither refused call reached the server
+    gate = site.gate()
+    try:
+        gate.flush()
+        kinds = [e.kind for e in gate.store.audit_events()]
+    finally:
+        gate.close()
+    assert "call.allowed" in kinds and "call.denied" in kinds and "call.blocked" in kinds
+    assert "call.result" in kinds  # the allowed call's result, by hash
+
+
+def test_destructive_hints_ask_even_unlisted_and_read_only_lies_change_nothing(
+        site: Site) -> None:
+    # unknown_tools = "allow": without hints every t__ tool would run. `note` is marked
+    # destructive (asked), `liar` claims read-only (allowed, as without any hint).
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with proxied(site, "--no-elicit", mode="legacy", wait=1) as client:
+            noted = await client.call_tool("note", {"text": "a"})  # never listed by the client
+            lied = await client.call_tool("liar", {"text": "b"})
+            return noted, lied
+
+    noted, lied = run(main)
+    assert noted.is_error and signoff_meta(noted)["outcome"] == "pending"
+    [request] = site.requests()
+    assert request.tool == "t__note" and request.risk.value == "high"
+    assert any(r.get("code") == "mcp_hint" for r in request.reasons)
+    assert not lied.is_error
+    assert site.ledger_lines() == ["liar:b"]
+
+
+# ---- asks: elicitation --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline", "cancel"])
+def test_an_ask_answered_by_elicitation(site: Site, answer: str) -> None:
+    callback = accept(answer)
+
+    async def main() -> types.CallToolResult:
+        async with proxied(site, mode="legacy", wait=2, elicitation_callback=callback) as c:
+            return await c.call_tool("note", {"text": "hello"})
+
+    result = run(main)
+    [request] = site.requests()
+    [question] = callback.seen
+    assert request.id in question and '{"text":"hello"}' in question and "t__note" in question
+    assert "risk: high" in question
+    if answer == "accept":
+        assert not result.is_error and text(result) == "noted hello"
+        assert site.ledger_lines() == ["note:hello"]
+        assert request.status is RequestStatus.SUCCEEDED
+        gate = site.gate()
+        try:
+            [decision] = gate.store.decisions(request.id)
+            events = list(gate.store.audit_events())
+        finally:
+            gate.close()
+        assert decision.approver.startswith("local:")
+        recorded = [e for e in events if e.kind == "decision.recorded"]
+        assert recorded and json.loads(recorded[0].data).get("via") == "mcp-elicitation"
+    elif answer == "decline":
+        assert result.is_error and "rejected" in text(result)
+        assert request.status is RequestStatus.REJECTED
+        assert site.ledger_lines() == []
+    else:  # dismissed: no decision; the call waited for the inbox and said so
+        assert result.is_error and signoff_meta(result) == {
+            "outcome": "pending", "code": "pending", "request_id": request.id}
+        assert "http://inbox.test/requests/" + request.id in text(result)
+        assert request.status is RequestStatus.PENDING
+        assert site.ledger_lines() == []
+
+
+def test_a_repeated_call_joins_its_pending_request_and_runs_once_approved(site: Site) -> None:
+    async def main() -> list[types.CallToolResult]:
+        async with proxied(site, "--no-elicit", mode="legacy", wait=1) as client:
+            first = await client.call_tool("note", {"text": "again"})
+            second = await client.call_tool("note", {"text": "again"})
+            [request] = pending(site)
+            gate = site.gate()
+            try:
+                identity, _ = gate.add_user("ann")
+                gate.decide(request.id, Decision.approve(), identity=identity)
+            finally:
+                gate.close()
+            third = await client.call_tool("note", {"text": "again"})
+            fourth = await client.call_tool("note", {"text": "again"})
+            return [first, second, third, fourth]
+
+    first, second, third, fourth = run(main)
+    ids = {signoff_meta(first)["request_id"], signoff_meta(second)["request_id"]}
+    assert len(ids) == 1  # the retry joined the first request
+    assert text(third) == "noted again"
+    # Ran once; a later identical call is a new call (asked anew).
+    assert signoff_meta(fourth)["outcome"] == "pending"
+    assert site.ledger_lines() == ["note:again"]
+    assert len(site.requests()) == 2
+
+
+def test_roles_and_quorum_the_local_approver_cannot_meet_stay_in_the_inbox(
+        tmp_path: Path) -> None:
+    site = make_site(tmp_path, extra='[[rules]]\nid = "two"\neffect = "ask"\ntool = "t__note"\n'
+                     'args = { text = "two*" }\napprovals = 2\n[[rules]]\nid = "sec"\n'
+                     'effect = "ask"\ntool = "t__note"\nroles = ["security"]\n')
+    callback = accept()
+
+    async def main() -> list[types.CallToolResult]:
+        async with proxied(site, mode="legacy", wait=1, elicitation_callback=callback) as c:
+            out = [await c.call_tool("note", {"text": "two-people"}),
+                   await c.call_tool("note", {"text": "needs-security"})]
+        async with proxied(site, "--approver", "sec-officer", "--approver-roles", "security",
+                           mode="legacy", wait=5, elicitation_callback=callback) as c:
+            out.append(await c.call_tool("note", {"text": "with-role"}))
+        return out
+
+    two, sec, with_role = run(main)
+    assert signoff_meta(two)["outcome"] == "pending"
+    assert signoff_meta(sec)["outcome"] == "pending"
+    assert len(callback.seen) == 1  # only the approver holding the role was asked
+    assert text(with_role) == "noted with-role"
+    assert site.ledger_lines() == ["note:with-role"]
+
+
+# ---- the inbox decides --------------------------------------------------------------------------
+
+
+def _decide_when_asked(site: Site, decision: Decision) -> threading.Thread:
+    def decide() -> None:
+        [request] = wait_for(lambda: pending(site), what="a pending request")
+        gate = site.gate()
+        try:
+            identity, _ = gate.add_user("ann")
+            gate.decide(request.id, decision, identity=identity)
+        finally:
+            gate.close()
+
+    thread = threading.Thread(target=decide, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_inbox_decision_beats_an_open_elicitation(site: Site) -> None:
+    opened = threading.Event()
+
+    async def never(_ctx: Any, _params: Any) -> types.ElicitResult:
+        opened.set()
+        await anyio.sleep(60)  # the person never answers the dialog
+        return types.ElicitResult(action="cancel")
+
+    async def main() -> types.CallToolResult:
+        thread = _decide_when_asked(site, Decision.approve())
+        async with proxied(site, mode="legacy", wait=30, elicitation_callback=never) as c:
+            result = await c.call_tool("note", {"text": "inbox wins"})
+        thread.join(10)
+        return result
+
+    result = run(main)
+    assert opened.is_set()
+    assert text(result) == "noted inbox wins"
+    assert site.ledger_lines() == ["note:inbox wins"]
+
+
+def test_parallel_calls_do_not_wait_for_an_asked_one(site: Site) -> None:
+    async def main() -> tuple[list[str], str]:
+        done: list[str] = []
+        async with proxied(site, "--no-elicit", mode="legacy", wait=30) as client:
+            async def asked() -> None:
+                done.append("note:" + text(await client.call_tool("note", {"text": "later"})))
+
+            async def quick(i: int) -> None:
+                done.append(text(await client.call_tool("peek", {"name": str(i)})))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(asked)
+                await anyio.to_thread.run_sync(lambda: wait_for(lambda: pending(site)))
+                async with anyio.create_task_group() as quick_group:
+                    for i in range(6):
+                        quick_group.start_soon(quick, i)
+                snapshot = list(done)
+                _decide_when_asked(site, Decision.approve())
+        return snapshot, done[-1]
+
+    before_approval, last = run(main)
+    assert sorted(before_approval) == sorted(f"peeked {i}" for i in range(6))
+    assert last == "note:noted later"
+    assert site.ledger_lines() == ["note:later"]
+
+
+def test_an_edit_runs_the_edited_arguments(site: Site) -> None:
+    async def main() -> types.CallToolResult:
+        thread = _decide_when_asked(site, Decision.edit({"text": "edited"}, reason="nicer"))
+        async with proxied(site, "--no-elicit", mode="legacy", wait=30) as client:
+            result = await client.call_tool("note", {"text": "original"})
+        thread.join(10)
+        return result
+
+    result = run(main)
+    assert text(result) == "noted edited"
+    assert site.ledger_lines() == ["note:edited"]
+
+
+# ---- progress, cancellation, the server's own requests ------------------------------------------
+
+
+def test_progress_is_forwarded_and_a_waiting_call_reports_its_own(site: Site) -> None:
+    async def main() -> tuple[list[Any], list[Any]]:
+        upstream: list[Any] = []
+        waiting: list[Any] = []
+
+        async def on_upstream(progress: float, total: float | None, message: str | None) -> None:
+            upstream.append((progress, total, message))
+
+        async def on_waiting(progress: float, total: float | None, message: str | None) -> None:
+            waiting.append(message)
+
+        async with proxied(site, "--no-elicit", mode="legacy", wait=1.5) as client:
+            await client.call_tool("slow", {"steps": 3, "delay": 0.05},
+                                   progress_callback=on_upstream)
+            await client.call_tool("note", {"text": "w"}, progress_callback=on_waiting)
+        return upstream, waiting
+
+    upstream, waiting = run(main)
+    assert upstream == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    assert waiting and all("waiting for a human to approve request" in m for m in waiting)
+
+
+def test_cancellation_reaches_the_server_and_withdraws_a_waiting_ask(site: Site) -> None:
+    async def main() -> None:
+        async with proxied(site, "--no-elicit", mode="legacy", wait=30) as client:
+            with anyio.move_on_after(1.0):
+                await client.call_tool("slow", {"steps": 100, "delay": 0.1})
+            await anyio.to_thread.run_sync(lambda: wait_for(
+                lambda: any(e.startswith("slow-cancelled") for e in site.event_lines()),
+                what="the server to see the cancellation"))
+            with anyio.move_on_after(1.5):
+                await client.call_tool("note", {"text": "never mind"})
+            await anyio.to_thread.run_sync(lambda: wait_for(
+                lambda: [r for r in site.requests() if r.status is RequestStatus.CANCELLED],
+                what="the request withdrawn"))
+            still = await client.call_tool("peek", {"name": "after"})
+            assert text(still) == "peeked after"
+
+    run(main)
+    assert not any(e.startswith("slow-done") for e in site.event_lines())
+    [request] = site.requests()
+    assert request.status is RequestStatus.CANCELLED
+    assert site.ledger_lines() == []
+
+
+def test_the_servers_own_elicitation_passes_through(site: Site) -> None:
+    asked: list[str] = []
+
+    async def answer(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async def main() -> types.CallToolResult:
+        async with proxied(site, mode="legacy", elicitation_callback=answer) as client:
+            return await client.call_tool("confirm", {"question": "upstream asks: ok?"})
+
+    result = run(main)
+    assert asked == ["upstream asks: ok?"]
+    assert text(result) == "upstream heard accept {'ok': True}"
+
+
+def test_a_tool_error_and_a_protocol_error_come_back_as_the_server_sent_them(site: Site) -> None:
+    async def errors(client: Any) -> tuple[dict[str, Any], str]:
+        failed = dump(await client.call_tool("fail", {}))
+        try:
+            await client.call_tool("nope", {})
+        except MCPError as exc:
+            return failed, f"{exc.error.code} {exc.error.message}"
+        raise AssertionError("an unknown tool was answered")
+
+    async def main() -> tuple[Any, Any]:
+        async with direct(site, mode="legacy") as plain:
+            baseline = await errors(plain)
+        async with proxied(site, mode="legacy") as client:
+            through = await errors(client)
+        return baseline, through
+
+    baseline, through = run(main)
+    assert through == baseline
+    assert through[0]["isError"] is True and "no tool nope" in through[1]
+
+
+# ---- the server dies, the client leaves ---------------------------------------------------------
+
+
+def test_an_approved_call_whose_server_dies_mid_call_is_unknown_never_retried(
+        site: Site) -> None:
+    async def main() -> types.CallToolResult:
+        async with proxied(site, mode="legacy", wait=10, elicitation_callback=accept()) as c:
+            return await c.call_tool("die", {"text": "boom"})
+
+    result = run(main)
+    [request] = site.requests()
+    assert result.is_error and signoff_meta(result) == {
+        "outcome": "error", "code": "outcome_unknown", "request_id": request.id}
+    assert "may or may not have happened" in text(result)
+    assert request.status is RequestStatus.UNKNOWN
+    assert site.ledger_lines() == ["die:boom"]  # it ran once, and only once
+
+
+def test_an_allowed_call_whose_server_dies_is_reported_unknown(tmp_path: Path) -> None:
+    site = make_site(tmp_path, extra='[[rules]]\nid = "die-ok"\neffect = "allow"\n'
+                     'tool = "t__die"\n')
+
+    async def main() -> types.CallToolResult:
+        async with proxied(site, mode="legacy") as client:
+            return await client.call_tool("die", {"text": "allowed"})
+
+    result = run(main)
+    assert result.is_error and signoff_meta(result)["code"] == "outcome_unknown"
+    assert site.ledger_lines() == ["die:allowed"]
+    assert site.requests() == []
+
+
+def test_a_client_gone_while_waiting_leaves_the_request_to_expire_and_nothing_runs(
+        tmp_path: Path) -> None:
+    # A client that goes away without cancelling (its process ended: stdin closes). The
+    # official client would cancel the call first, which withdraws the request instead.
+    site = make_site(tmp_path, expires="3s")
+    args = [str(EXE), *proxy_args(site, "--no-elicit", wait=60), "--", *UPSTREAM]
+    proc = subprocess.Popen(args, cwd=site.dir, env=site.env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for line in (
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "note", "arguments": {"text": "abandoned"}}}):
+            proc.stdin.write(json.dumps(line) + "\n")
+            proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        [request] = wait_for(lambda: pending(site), what="the request")
+        proc.stdin.close()  # the client is gone
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        proc.stdout.close()
+    assert site.gate().store.get_request(request.id).status is RequestStatus.PENDING  # type: ignore[union-attr]
+    gate = site.gate()
+    try:
+        outcome = wait_for(lambda: (o := gate.outcome(request.id)).kind.value == "expired"
+                           and o, timeout=10, what="the request to expire")
+    finally:
+        gate.close()
+    assert outcome.kind.value == "expired"
+    assert site.ledger_lines() == []
