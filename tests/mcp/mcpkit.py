@@ -101,8 +101,9 @@ def proxy_args(site: Site, *extra: str, wait: float = 20) -> list[str]:
 
 def proxy_params(site: Site, upstream: Sequence[str], *extra: str,
                  wait: float = 20) -> StdioServerParameters:
+    command = [] if "--upstream" in extra else ["--", *upstream]  # else a URL is the upstream
     return StdioServerParameters(command=str(EXE), args=[*proxy_args(site, *extra, wait=wait),
-                                                         "--", *upstream],
+                                                         *command],
                                  env=site.env(), cwd=str(site.dir))
 
 

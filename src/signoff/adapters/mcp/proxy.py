@@ -116,7 +116,7 @@ def http_app(gate: Gate, options: ProxyOptions, upstream: Upstream, *,
     from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
     from starlette.applications import Starlette  # noqa: PLC0415
     from starlette.responses import JSONResponse, Response  # noqa: PLC0415
-    from starlette.routing import Mount, Route  # noqa: PLC0415
+    from starlette.routing import Route  # noqa: PLC0415
 
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=allowed_hosts is not None,
@@ -169,5 +169,10 @@ def http_app(gate: Gate, options: ProxyOptions, upstream: Upstream, *,
                 tg.cancel_scope.cancel()
                 gate.flush()
 
-    return Starlette(routes=[Route("/healthz", health), Mount("/mcp", app=handle)],
+    class Endpoint:  # an ASGI app at exactly /mcp (a Mount would redirect /mcp to /mcp/)
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            await handle(scope, receive, send)
+
+    return Starlette(routes=[Route("/healthz", health),
+                             Route("/mcp", Endpoint(), methods=["GET", "POST", "DELETE"])],
                      lifespan=lifespan)

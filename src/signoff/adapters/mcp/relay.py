@@ -33,6 +33,7 @@ import anyio
 from anyio.abc import TaskGroup
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
+    CONNECTION_CLOSED,
     ErrorData,
     JSONRPCError,
     JSONRPCMessage,
@@ -305,9 +306,14 @@ class Relay:
             self.upstream_gone = True
             raise UpstreamGone("the MCP server closed") from None
         try:
-            return await reply.wait()
+            answer = await reply.wait()
         finally:
             self._upstream_replies.pop(request.id, None)
+        if isinstance(answer, JSONRPCError) and answer.error.code == CONNECTION_CLOSED:
+            # The HTTP transport's stand-in for an answer that can never come (the
+            # connection dropped mid-request): the call's outcome is lost, not an error.
+            raise UpstreamGone(answer.error.message)
+        return answer
 
     async def cancel_upstream(self, request_id: RequestId, reason: str) -> None:
         """Tell the server a forwarded request is no longer wanted."""
