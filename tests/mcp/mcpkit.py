@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from mcp.client.stdio import stdio_client
@@ -109,11 +110,23 @@ def proxy_params(site: Site, upstream: Sequence[str], *extra: str,
 
 @contextlib.asynccontextmanager
 async def proxied(site: Site, *extra: str, upstream: Sequence[str] = UPSTREAM,
-                  wait: float = 20, **client: Any) -> AsyncIterator[Client]:
-    """The official client, over stdio, to ``signoff mcp-proxy -- upstream``."""
-    params = proxy_params(site, upstream, *extra, wait=wait)
-    async with Client(stdio_client(params), **client) as session:
-        yield session
+                  wait: float = 20, via: str = "stdio", **client: Any) -> AsyncIterator[Client]:
+    """The official client to ``signoff mcp-proxy -- upstream``: over stdio, or (``via=
+    "http"``) to the proxy serving streamable HTTP (``--listen``)."""
+    if via == "stdio":
+        params = proxy_params(site, upstream, *extra, wait=wait)
+        async with Client(stdio_client(params), **client) as session:
+            yield session
+        return
+    assert via == "http", via
+    port = free_port()
+    command = [] if "--upstream" in extra else ["--", *upstream]
+    args = [str(EXE), *proxy_args(site, *extra, wait=wait), "--listen", f"127.0.0.1:{port}",
+            *command]
+    with process(args, cwd=site.dir, env=site.env()) as proc:
+        await anyio.to_thread.run_sync(wait_http, f"http://127.0.0.1:{port}/healthz", proc)
+        async with Client(f"http://127.0.0.1:{port}/mcp", **client) as session:
+            yield session
 
 
 @contextlib.asynccontextmanager

@@ -220,3 +220,24 @@ def test_the_command_line_refuses_bad_setups(site: Site) -> None:
         assert done.returncode == 2, (args, done.stderr)
         assert code in done.stderr, (args, done.stderr)
     assert site.requests() == []
+
+
+def test_the_default_client_opens_one_session_and_leaves_none_behind(site: Site) -> None:
+    # mode="auto" first probes server/discover without a session: answered 400 (only an
+    # initialize opens a session, each with its own upstream process), so it falls back.
+    import httpx
+
+    with listening(site) as url:
+        health = url.removesuffix("/mcp") + "/healthz"
+
+        async def main() -> tuple[str, int]:
+            async with Client(url) as client:
+                peeked = text(await client.call_tool("peek", {"name": "auto"}))
+                during = httpx.get(health).json()["sessions"]
+            return peeked, during
+
+        peeked, during = anyio.run(main)
+        after = wait_for(lambda: httpx.get(health).json()["sessions"] == 0 or None,
+                         what="the session to end")
+    assert peeked == "peeked auto"
+    assert during == 1 and after

@@ -1,4 +1,5 @@
-"""``signoff mcp-proxy`` over stdio, between the official client and an SDK server.
+"""``signoff mcp-proxy`` between the official client and an SDK server, the client on stdio
+and (``via``) on streamable HTTP.
 
 The upstream is ``upstream.py`` (the official SDK's low-level server): a paged
 tool list, a ledger tool, a slow tool with progress, a tool that kills its own
@@ -60,6 +61,12 @@ def signoff_meta(result: types.CallToolResult) -> dict[str, Any]:
     return dict((result.meta or {}).get("signoff") or {})
 
 
+@pytest.fixture(params=["stdio", "http"])
+def via(request: pytest.FixtureRequest) -> str:
+    """How the client reaches the proxy: stdio, or streamable HTTP (--listen)."""
+    return str(request.param)
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Site:
     return make_site(tmp_path, extra='[[rules]]\nid = "slow-ok"\neffect = "allow"\n'
@@ -70,7 +77,8 @@ def site(tmp_path: Path) -> Site:
 # ---- passthrough --------------------------------------------------------------------------------
 
 
-def test_lists_pages_resources_prompts_and_ping_pass_through_untouched(site: Site) -> None:
+def test_lists_pages_resources_prompts_and_ping_pass_through_untouched(site: Site,
+                                                                       via: str) -> None:
     async def walk(client: Any) -> dict[str, Any]:
         pages, cursor = [], None
         while True:
@@ -93,7 +101,7 @@ def test_lists_pages_resources_prompts_and_ping_pass_through_untouched(site: Sit
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
         async with direct(site, mode="legacy") as plain:
             baseline = await walk(plain)
-        async with proxied(site, mode="legacy") as client:
+        async with proxied(site, via=via, mode="legacy") as client:
             through = await walk(client)
         return baseline, through
 
@@ -129,15 +137,15 @@ def test_a_modern_client_and_server_talk_through_the_proxy(site: Site) -> None:
 # ---- verdicts -----------------------------------------------------------------------------------
 
 
-def test_allowed_denied_and_blocked_calls(tmp_path: Path) -> None:
+def test_allowed_denied_and_blocked_calls(tmp_path: Path, via: str) -> None:
     site = make_site(tmp_path, extra='[[rules]]\nid = "no-peek-secret"\neffect = "deny"\n'
                      'tool = "t__peek"\nargs = { name = "secret*" }\nreason = "secrets stay put"\n')
 
     async def main() -> list[types.CallToolResult]:
-        async with proxied(site, mode="legacy") as client:
+        async with proxied(site, via=via, mode="legacy") as client:
             allowed = await client.call_tool("peek", {"name": "plain"})
             denied = await client.call_tool("peek", {"name": "secret-key"})
-        async with proxied(site, "--interaction", "scheduled", mode="legacy") as client:
+        async with proxied(site, "--interaction", "scheduled", via=via, mode="legacy") as client:
             blocked = await client.call_tool("note", {"text": "unattended"})
         return [allowed, denied, blocked]
 
@@ -180,11 +188,12 @@ def test_destructive_hints_ask_even_unlisted_and_read_only_lies_change_nothing(
 
 
 @pytest.mark.parametrize("answer", ["accept", "decline", "cancel"])
-def test_an_ask_answered_by_elicitation(site: Site, answer: str) -> None:
+def test_an_ask_answered_by_elicitation(site: Site, answer: str, via: str) -> None:
     callback = accept(answer)
 
     async def main() -> types.CallToolResult:
-        async with proxied(site, mode="legacy", wait=2, elicitation_callback=callback) as c:
+        async with proxied(site, via=via, mode="legacy", wait=2,
+                           elicitation_callback=callback) as c:
             return await c.call_tool("note", {"text": "hello"})
 
     result = run(main)
@@ -285,7 +294,7 @@ def _decide_when_asked(site: Site, decision: Decision) -> threading.Thread:
     return thread
 
 
-def test_an_inbox_decision_beats_an_open_elicitation(site: Site) -> None:
+def test_an_inbox_decision_beats_an_open_elicitation(site: Site, via: str) -> None:
     opened = threading.Event()
 
     async def never(_ctx: Any, _params: Any) -> types.ElicitResult:
@@ -295,7 +304,7 @@ def test_an_inbox_decision_beats_an_open_elicitation(site: Site) -> None:
 
     async def main() -> types.CallToolResult:
         thread = _decide_when_asked(site, Decision.approve())
-        async with proxied(site, mode="legacy", wait=30, elicitation_callback=never) as c:
+        async with proxied(site, via=via, mode="legacy", wait=30, elicitation_callback=never) as c:
             result = await c.call_tool("note", {"text": "inbox wins"})
         thread.join(10)
         return result
@@ -306,10 +315,10 @@ def test_an_inbox_decision_beats_an_open_elicitation(site: Site) -> None:
     assert site.ledger_lines() == ["note:inbox wins"]
 
 
-def test_parallel_calls_do_not_wait_for_an_asked_one(site: Site) -> None:
+def test_parallel_calls_do_not_wait_for_an_asked_one(site: Site, via: str) -> None:
     async def main() -> tuple[list[str], str]:
         done: list[str] = []
-        async with proxied(site, "--no-elicit", mode="legacy", wait=30) as client:
+        async with proxied(site, "--no-elicit", via=via, mode="legacy", wait=30) as client:
             async def asked() -> None:
                 done.append("note:" + text(await client.call_tool("note", {"text": "later"})))
 
@@ -332,10 +341,10 @@ def test_parallel_calls_do_not_wait_for_an_asked_one(site: Site) -> None:
     assert site.ledger_lines() == ["note:later"]
 
 
-def test_an_edit_runs_the_edited_arguments(site: Site) -> None:
+def test_an_edit_runs_the_edited_arguments(site: Site, via: str) -> None:
     async def main() -> types.CallToolResult:
         thread = _decide_when_asked(site, Decision.edit({"text": "edited"}, reason="nicer"))
-        async with proxied(site, "--no-elicit", mode="legacy", wait=30) as client:
+        async with proxied(site, "--no-elicit", via=via, mode="legacy", wait=30) as client:
             result = await client.call_tool("note", {"text": "original"})
         thread.join(10)
         return result
@@ -348,7 +357,7 @@ def test_an_edit_runs_the_edited_arguments(site: Site) -> None:
 # ---- progress, cancellation, the server's own requests ------------------------------------------
 
 
-def test_progress_is_forwarded_and_a_waiting_call_reports_its_own(site: Site) -> None:
+def test_progress_is_forwarded_and_a_waiting_call_reports_its_own(site: Site, via: str) -> None:
     async def main() -> tuple[list[Any], list[Any]]:
         upstream: list[Any] = []
         waiting: list[Any] = []
@@ -359,7 +368,7 @@ def test_progress_is_forwarded_and_a_waiting_call_reports_its_own(site: Site) ->
         async def on_waiting(progress: float, total: float | None, message: str | None) -> None:
             waiting.append(message)
 
-        async with proxied(site, "--no-elicit", mode="legacy", wait=1.5) as client:
+        async with proxied(site, "--no-elicit", via=via, mode="legacy", wait=1.5) as client:
             await client.call_tool("slow", {"steps": 3, "delay": 0.05},
                                    progress_callback=on_upstream)
             await client.call_tool("note", {"text": "w"}, progress_callback=on_waiting)
@@ -370,9 +379,9 @@ def test_progress_is_forwarded_and_a_waiting_call_reports_its_own(site: Site) ->
     assert waiting and all("waiting for a human to approve request" in m for m in waiting)
 
 
-def test_cancellation_reaches_the_server_and_withdraws_a_waiting_ask(site: Site) -> None:
+def test_cancellation_reaches_the_server_and_withdraws_a_waiting_ask(site: Site, via: str) -> None:
     async def main() -> None:
-        async with proxied(site, "--no-elicit", mode="legacy", wait=30) as client:
+        async with proxied(site, "--no-elicit", via=via, mode="legacy", wait=30) as client:
             with anyio.move_on_after(1.0):
                 await client.call_tool("slow", {"steps": 100, "delay": 0.1})
             await anyio.to_thread.run_sync(lambda: wait_for(
@@ -393,7 +402,7 @@ def test_cancellation_reaches_the_server_and_withdraws_a_waiting_ask(site: Site)
     assert site.ledger_lines() == []
 
 
-def test_the_servers_own_elicitation_passes_through(site: Site) -> None:
+def test_the_servers_own_elicitation_passes_through(site: Site, via: str) -> None:
     asked: list[str] = []
 
     async def answer(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -401,7 +410,7 @@ def test_the_servers_own_elicitation_passes_through(site: Site) -> None:
         return types.ElicitResult(action="accept", content={"ok": True})
 
     async def main() -> types.CallToolResult:
-        async with proxied(site, mode="legacy", elicitation_callback=answer) as client:
+        async with proxied(site, via=via, mode="legacy", elicitation_callback=answer) as client:
             return await client.call_tool("confirm", {"question": "upstream asks: ok?"})
 
     result = run(main)
@@ -434,9 +443,10 @@ def test_a_tool_error_and_a_protocol_error_come_back_as_the_server_sent_them(sit
 
 
 def test_an_approved_call_whose_server_dies_mid_call_is_unknown_never_retried(
-        site: Site) -> None:
+        site: Site, via: str) -> None:
     async def main() -> types.CallToolResult:
-        async with proxied(site, mode="legacy", wait=10, elicitation_callback=accept()) as c:
+        async with proxied(site, via=via, mode="legacy", wait=10,
+                           elicitation_callback=accept()) as c:
             return await c.call_tool("die", {"text": "boom"})
 
     result = run(main)

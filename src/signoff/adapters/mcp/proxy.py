@@ -14,6 +14,7 @@ the thread's, its interaction mode the command line's.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import sys
@@ -149,12 +150,38 @@ def http_app(gate: Gate, options: ProxyOptions, upstream: Upstream, *,
                 return
             await transport.handle_request(scope, receive, send)
             return
+        # Only an initialize opens a session (a 2026-07-28 client's server/discover probe
+        # is answered 400, and it falls back to the handshake): read the body, then hand
+        # it on unchanged.
+        received: list[Any] = []
+        body = b""
+        while scope.get("method") == "POST":
+            message = await receive()
+            received.append(message)
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        try:
+            opening = json.loads(body) if body else None
+        except ValueError:
+            opening = None
+        if not (isinstance(opening, dict) and opening.get("method") == "initialize"):
+            rid = opening.get("id") if isinstance(opening, dict) else None
+            await JSONResponse({"jsonrpc": "2.0", "id": rid, "error": {
+                "code": -32600, "message": "no session: this proxy serves sessions opened "
+                "by initialize (send Mcp-Session-Id with every later request)"}},
+                status_code=400)(scope, receive, send)
+            return
+
+        async def replay() -> Any:
+            return received.pop(0) if received else await receive()
+
         session_id = uuid.uuid4().hex
         transport = StreamableHTTPServerTransport(mcp_session_id=session_id,
                                                   security_settings=security)
         sessions[session_id] = transport
         await holder["tg"].start(run_one, transport, session_id)
-        await transport.handle_request(scope, receive, send)
+        await transport.handle_request(scope, replay, send)
 
     async def health(_request: Any) -> Any:
         return JSONResponse({"ok": True, "sessions": len(sessions)})

@@ -144,12 +144,15 @@ class Relay:
     # ---- client → upstream -------------------------------------------------------------------
 
     async def _from_client(self) -> None:
-        async with self.client_read:
-            async for item in self.client_read:
-                if isinstance(item, Exception):  # a line the transport could not parse
-                    log.warning("unreadable message from the client: %s", item)
-                    continue
-                await self._client_message(item.message)
+        try:
+            async with self.client_read:
+                async for item in self.client_read:
+                    if isinstance(item, Exception):  # a line the transport could not parse
+                        log.warning("unreadable message from the client: %s", item)
+                        continue
+                    await self._client_message(item.message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the transport went away (an HTTP session ended): the client is gone
 
     async def _client_message(self, message: JSONRPCMessage) -> None:
         if isinstance(message, JSONRPCRequest):
