@@ -107,7 +107,7 @@ def test_lists_pages_resources_prompts_and_ping_pass_through_untouched(site: Sit
 
     baseline, through = run(main)
     assert through == baseline
-    assert len(through["pages"]) == 3  # 7 tools, 3 a page: the cursors went through
+    assert len(through["pages"]) == 3  # 8 tools, 3 a page: the cursors went through
     assert through["read"]["contents"][0]["text"] == "hello from upstream\u00e9"
     assert site.requests() == []
 
@@ -182,6 +182,30 @@ def test_destructive_hints_ask_even_unlisted_and_read_only_lies_change_nothing(
     assert any(r.get("code") == "mcp_hint" for r in request.reasons)
     assert not lied.is_error
     assert site.ledger_lines() == ["liar:b"]
+
+
+def test_a_tool_list_change_reaches_the_client_and_the_hints_are_read_again(
+        site: Site, via: str) -> None:
+    notes: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            notes.append(message.method)
+
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with proxied(site, "--no-elicit", via=via, mode="legacy", wait=1,
+                           message_handler=on_message) as client:
+            before = await client.call_tool("note", {"text": "before"})
+            await client.call_tool("shuffle", {})
+            await anyio.to_thread.run_sync(lambda: wait_for(lambda: notes))
+            after = await client.call_tool("note", {"text": "after"})  # hints re-read
+            return before, after
+
+    before, after = run(main)
+    assert notes == ["notifications/tools/list_changed"]
+    assert signoff_meta(before)["outcome"] == "pending"  # destructive: asked
+    assert not after.is_error and text(after) == "noted after"  # no longer marked
+    assert site.ledger_lines() == ["note:after"]
 
 
 # ---- asks: elicitation --------------------------------------------------------------------------
