@@ -1,6 +1,7 @@
 """The install extras are enough for what their docs promise: a fresh virtual environment
 with only ``pip install 'signoff[langchain]'`` runs examples/langchain_agent.py, and one
-with ``signoff[deepagents]`` runs examples/deepagents_agent.py (docs/langchain.md)."""
+with ``signoff[deepagents]`` runs examples/deepagents_agent.py (docs/langchain.md), and one
+with ``signoff[mcp]`` runs examples/mcp_proxy.py through ``signoff mcp-proxy`` (docs/mcp.md)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ ROOT = Path(__file__).parents[1]
 @pytest.mark.parametrize(("extra", "example", "says"), [
     ("langchain", "langchain_agent.py", "audit verified: True"),
     ("deepagents", "deepagents_agent.py", "[full] ask_user offered to the model: False"),
+    ("mcp", "mcp_proxy.py", "todo.md still there: False"),
 ])
 def test_a_fresh_venv_with_only_the_extra_runs_its_example(
         tmp_path: Path, extra: str, example: str, says: str) -> None:

@@ -118,13 +118,16 @@ def test_a_modern_client_and_server_talk_through_the_proxy(site: Site) -> None:
     # put to the user as an InputRequiredResult, which the client answers and retries.
     callback = accept()
 
-    async def main() -> tuple[Any, str, types.CallToolResult]:
+    async def main() -> tuple[Any, str, types.CallToolResult, types.CallToolResult]:
         async with proxied(site, elicitation_callback=callback) as client:
             peeked = await client.call_tool("peek", {"name": "x"})
             noted = await client.call_tool("note", {"text": "modern"})
-            return client.session.discover_result, text(peeked), noted
+            async with proxied(site, "--interaction", "autonomous") as unattended:
+                blocked = await unattended.call_tool("note", {"text": "nobody"})
+            return client.session.discover_result, text(peeked), noted, blocked
 
-    discovered, peeked, noted = run(main)
+    discovered, peeked, noted, blocked = run(main)
+    assert blocked.is_error and signoff_meta(blocked)["outcome"] == "blocked"
     assert discovered is not None and "2026-07-28" in discovered.supported_versions
     assert peeked == "peeked x"
     assert text(noted) == "noted modern"

@@ -56,6 +56,7 @@ INVALID_PARAMS = -32602
 MAX_PAGES = 100  # of a tool list the proxy reads itself
 STATE_PREFIX = "signoff:"  # the requestState of our approval question (modern clients)
 INPUT_KEY = "signoff-approval"  # its key among the input requests
+RESERVED_META = "io.modelcontextprotocol/"  # the envelope keys of a 2026-07-28 request
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,7 @@ class CallGate:
         self.listed.clear()
         self.fetched = False
 
-    async def _ensure_hints(self, relay: Relay, tool: str) -> None:
+    async def _ensure_hints(self, relay: Relay, tool: str, meta: object = None) -> None:
         """A call to a tool no listing has shown yet: read the whole list once (the client
         may never list, or list only a page), so that its hints count."""
         if tool in self.listed or self.fetched:
@@ -139,15 +140,22 @@ class CallGate:
         async with self._fetching:
             if tool in self.listed or self.fetched:
                 return
+            # A 2026-07-28 server needs each request's envelope: the calling request's.
+            envelope = {k: v for k, v in meta.items() if k.startswith(RESERVED_META)} \
+                if isinstance(meta, dict) else {}
             cursor: str | None = None
             for _ in range(MAX_PAGES):
                 params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+                if envelope:
+                    params["_meta"] = envelope
                 try:
                     reply = await relay.ask_upstream(JSONRPCRequest(
                         jsonrpc="2.0", id=relay.own_id(), method="tools/list", params=params))
                 except UpstreamGone:
                     return
                 if not isinstance(reply, JSONRPCResponse):
+                    log.warning("the server did not list its tools (%s): its annotations "
+                                "are not known", reply.error.message)
                     break
                 self.learn_tools(reply.result)
                 following = reply.result.get("nextCursor")
@@ -167,7 +175,7 @@ class CallGate:
                 code=INVALID_PARAMS, message="tools/call needs a tool name and an arguments "
                 "object")))
             return
-        await self._ensure_hints(relay, name)
+        await self._ensure_hints(relay, name, params.get("_meta"))
         call = ToolCall(id=_call_id(message.id), name=self.policy_name(name), args=raw_args)
         era = Era.of(relay, params)
         state = params.get("requestState")
@@ -195,6 +203,8 @@ class CallGate:
         except SignoffError as exc:  # bad input the verdict could not carry
             result = error_result(f"signoff refused this call: {exc.message}", code=exc.code)
         if result is not None:
+            if era.modern and "resultType" not in result:  # 2026-07-28 results say their kind
+                result = {**result, "resultType": "complete"}
             await relay.to_client(JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result),
                                   related=message.id)
 
