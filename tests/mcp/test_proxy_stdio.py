@@ -536,3 +536,44 @@ def test_a_client_gone_while_waiting_leaves_the_request_to_expire_and_nothing_ru
         gate.close()
     assert outcome.kind.value == "expired"
     assert site.ledger_lines() == []
+
+
+def test_a_client_cannot_pass_an_answer_off_as_the_proxys_own(tmp_path: Path) -> None:
+    # The proxy lists the tools itself before the first call to an unlisted tool. A client
+    # that sends requests under ids like the proxy's must not get a resources list taken
+    # for that tool list (which would lose the destructive hint of `note`).
+    site = make_site(tmp_path)
+    args = [str(EXE), *proxy_args(site, "--no-elicit", wait=1), "--", *UPSTREAM]
+    proc = subprocess.Popen(args, cwd=site.dir, env=site.env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                     "params": {"protocolVersion": "2025-11-25",
+                                                "capabilities": {},
+                                                "clientInfo": {"name": "raw", "version": "1"}}})
+                         + "\n")
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                         + "\n")
+        for n in range(1, 4):
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": f"signoff-{n}",
+                                         "method": "resources/list"}) + "\n")
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                                     "params": {"name": "note", "arguments": {"text": "x"}}})
+                         + "\n")
+        proc.stdin.flush()
+        answers: dict[Any, Any] = {}
+        while 9 not in answers:
+            message = json.loads(proc.stdout.readline())
+            if "id" in message:
+                answers[message["id"]] = message
+        proc.stdin.close()
+        proc.wait(20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        proc.stdout.close()
+    assert all("resources" in answers[f"signoff-{n}"]["result"] for n in range(1, 4))
+    assert answers[9]["result"]["_meta"]["signoff"]["outcome"] == "pending"
+    assert site.ledger_lines() == []

@@ -328,7 +328,8 @@ class CallGate:
         relay.forwarding(message.id)
         try:
             reply = await relay.ask_upstream(message)
-        except CallCancelled:
+        except CallCancelled:  # the server was told; it may have done some of it
+            self._audit_result(session, call, None, lost=True, cancelled=True)
             return None
         except UpstreamGone:
             self._audit_result(session, call, None, lost=True)
@@ -343,13 +344,16 @@ class CallGate:
         return reply.result
 
     def _audit_result(self, session: Session, call: ToolCall, result: dict[str, Any] | None,
-                      *, lost: bool = False, error: str | None = None) -> None:
+                      *, lost: bool = False, cancelled: bool = False,
+                      error: str | None = None) -> None:
         """An allowed call's result, by hash (batched with the verdicts: it changes no
         request)."""
         data: dict[str, Any] = {"tool": call.name, "call_id": call.id,
                                 "thread_id": session.context.thread_id}
         if lost:
             data["outcome"] = "unknown"
+            if cancelled:
+                data["cancelled"] = True
         elif error is not None:
             data["outcome"] = "protocol_error"
             data["error"] = error[:500]

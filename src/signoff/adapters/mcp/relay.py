@@ -17,7 +17,7 @@ annotations are hints for the policy, ``signoff.policy.hints``), progress
 tokens (to route the server's progress to the call's HTTP stream), and
 cancellations (of a call waiting for a decision, which never reached the
 server). Requests the proxy makes itself (an elicitation to the client, a
-``tools/list`` to the server) carry ids of their own, ``signoff-N``.
+``tools/list`` to the server) carry ids of their own, ``signoff-<random>-N``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +98,7 @@ class Relay:
         self.upstream_gone = False
         self.client_gone = False
         self._ids = itertools.count(1)
+        self._nonce = secrets.token_hex(8)
         self._upstream_replies: dict[RequestId, Reply] = {}  # forwarded calls, own requests
         self._client_replies: dict[RequestId, Reply] = {}  # the proxy's own requests
         self._forwarded: dict[RequestId, JSONRPCRequest] = {}  # other client requests
@@ -350,7 +352,10 @@ class Relay:
             raise
 
     def own_id(self) -> str:
-        return f"signoff-{next(self._ids)}"
+        """An id for the proxy's own requests that neither side can guess: a client that
+        sent a request under it could otherwise have the server's answer taken for the
+        proxy's (a tool list without the hints, say)."""
+        return f"signoff-{self._nonce}-{next(self._ids)}"
 
     def related_progress(self, request: JSONRPCRequest) -> Any:
         """The progress token the client gave with ``request``, if any."""
