@@ -427,6 +427,14 @@ def test_cancellation_reaches_the_server_and_withdraws_a_waiting_ask(site: Site,
     [request] = site.requests()
     assert request.status is RequestStatus.CANCELLED
     assert site.ledger_lines() == []
+    gate = site.gate()
+    try:
+        results = [json.loads(e.data) for e in gate.store.audit_events()
+                   if e.kind == "call.result"]
+    finally:
+        gate.close()
+    slow = [r for r in results if r["tool"] == "t__slow"]
+    assert slow and slow[0]["outcome"] == "unknown" and slow[0]["cancelled"] is True
 
 
 def test_the_servers_own_elicitation_passes_through(site: Site, via: str) -> None:
