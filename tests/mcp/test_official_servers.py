@@ -158,8 +158,14 @@ def decide_when_asked(site: Site, decision: Decision) -> threading.Thread:
 # ---- filesystem: passthrough, allow, deny -------------------------------------------------------
 
 
+
+@pytest.fixture(params=["stdio", "http"])
+def via(request: pytest.FixtureRequest) -> str:
+    """How the client reaches the proxy: stdio, or streamable HTTP (--listen)."""
+    return str(request.param)
+
 def test_filesystem_handshake_and_tool_list_are_the_servers_own(bins: Path,
-                                                                tmp_path: Path) -> None:
+                                                                tmp_path: Path, via: str) -> None:
     site = fs_site(tmp_path)
 
     async def walk(client: Any) -> dict[str, Any]:
@@ -172,7 +178,7 @@ def test_filesystem_handshake_and_tool_list_are_the_servers_own(bins: Path,
     async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         async with direct(site, upstream=fs(bins, site), mode="legacy") as plain:
             baseline = await walk(plain)
-        async with proxied(site, upstream=fs(bins, site), mode="legacy") as client:
+        async with proxied(site, upstream=fs(bins, site), via=via, mode="legacy") as client:
             through = await walk(client)
         # The default client probes server/discover first; through the proxy the server's
         # refusal reaches it and it falls back to the handshake, as it does directly.
@@ -226,7 +232,7 @@ def test_the_servers_roots_request_reaches_the_client(bins: Path, tmp_path: Path
 
 
 def test_filesystem_reads_inside_are_allowed_and_outside_denied(bins: Path,
-                                                                tmp_path: Path) -> None:
+                                                                tmp_path: Path, via: str) -> None:
     site = fs_site(tmp_path)
     (site.root / "notes.txt").write_text("line one\nline two\n", "utf-8")
     (site.root / "escape").symlink_to("/etc/hostname")
@@ -236,7 +242,7 @@ def test_filesystem_reads_inside_are_allowed_and_outside_denied(bins: Path,
         async with direct(site, upstream=fs(bins, site), mode="legacy") as plain:
             baseline = dump(await plain.call_tool("read_text_file", inside))
             baseline_head = dump(await plain.call_tool("read_text_file", {**inside, "head": 1}))
-        async with proxied(site, upstream=fs(bins, site), mode="legacy") as client:
+        async with proxied(site, upstream=fs(bins, site), via=via, mode="legacy") as client:
             return {
                 "baseline": baseline, "baseline_head": baseline_head,
                 "read": dump(await client.call_tool("read_text_file", inside)),
@@ -276,18 +282,18 @@ def test_filesystem_reads_inside_are_allowed_and_outside_denied(bins: Path,
 
 
 def test_filesystem_write_accepted_in_the_dialog_is_written_once(bins: Path,
-                                                                 tmp_path: Path) -> None:
+                                                                 tmp_path: Path, via: str) -> None:
     site = fs_site(tmp_path)
     target = site.root / "hello.txt"
     callback = answering("accept")
 
     async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
-        async with proxied(site, upstream=fs(bins, site), mode="legacy", wait=20,
+        async with proxied(site, upstream=fs(bins, site), via=via, mode="legacy", wait=20,
                            elicitation_callback=callback) as client:
             result = await client.call_tool("write_file", {"path": str(target),
                                                            "content": "hello, world\n"})
         # An .env file needs two approvers with role security: not one person's dialog.
-        async with proxied(site, upstream=fs(bins, site), mode="legacy", wait=1,
+        async with proxied(site, upstream=fs(bins, site), via=via, mode="legacy", wait=1,
                            elicitation_callback=callback) as client:
             env = await client.call_tool("write_file", {"path": str(site.root / ".env"),
                                                         "content": "TOKEN=x\n"})
@@ -448,14 +454,14 @@ def inbox(tmp_path: Path) -> Any:
         server.stop()
 
 
-def test_filesystem_write_approved_in_the_inbox_over_http(bins: Path, inbox: Any) -> None:
+def test_filesystem_write_approved_in_the_inbox_over_http(bins: Path, inbox: Any, via: str) -> None:
     site, server, token = inbox
     target = site.root / "approved.txt"
     answers: list[httpx.Response] = []
 
     async def main() -> types.CallToolResult:
         thread = decide_over_http(server, token, site, answers, {"kind": "approve"})
-        async with proxied(site, "--no-elicit", upstream=fs(bins, site), mode="legacy",
+        async with proxied(site, "--no-elicit", upstream=fs(bins, site), via=via, mode="legacy",
                            wait=30) as client:
             result = await client.call_tool("write_file", {"path": str(target),
                                                            "content": "via the inbox\n"})
@@ -570,7 +576,7 @@ def ev_site(tmp_path: Path) -> Site:
     return site
 
 
-def test_everything_resources_and_prompts_pass_through(bins: Path, ev_site: Site) -> None:
+def test_everything_resources_and_prompts_pass_through(bins: Path, ev_site: Site, via: str) -> None:
     site = ev_site
 
     async def walk(client: Any) -> dict[str, Any]:
@@ -598,7 +604,7 @@ def test_everything_resources_and_prompts_pass_through(bins: Path, ev_site: Site
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
         async with direct(site, upstream=everything(bins), mode="legacy") as plain:
             baseline = await walk(plain)
-        async with proxied(site, upstream=everything(bins), mode="legacy") as client:
+        async with proxied(site, upstream=everything(bins), via=via, mode="legacy") as client:
             through = await walk(client)
         return baseline, through
 
@@ -638,7 +644,7 @@ def test_everything_tools_allowed_and_denied(bins: Path, ev_site: Site) -> None:
                                                   "ev__get-sum"]
 
 
-def test_everything_progress_comes_through(bins: Path, ev_site: Site) -> None:
+def test_everything_progress_comes_through(bins: Path, ev_site: Site, via: str) -> None:
     site = ev_site
     args = {"duration": 0.8, "steps": 4}
 
@@ -655,7 +661,7 @@ def test_everything_progress_comes_through(bins: Path, ev_site: Site) -> None:
     async def main() -> tuple[Any, Any]:
         async with direct(site, upstream=everything(bins), mode="legacy") as plain:
             baseline = await long_run(plain)
-        async with proxied(site, upstream=everything(bins), mode="legacy") as client:
+        async with proxied(site, upstream=everything(bins), via=via, mode="legacy") as client:
             through = await long_run(client)
         return baseline, through
 
