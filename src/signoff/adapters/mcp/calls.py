@@ -29,18 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from mcp_types import (
-    CLIENT_CAPABILITIES_META_KEY,
-    CLIENT_INFO_META_KEY,
-    PROTOCOL_VERSION_META_KEY,
-    ErrorData,
-    JSONRPCError,
-    JSONRPCRequest,
-    JSONRPCResponse,
-)
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
-from signoff.adapters.mcp.asking import Asker, elicitation_params, takes_elicitation
+from signoff.adapters.mcp.asking import Asker, takes_elicitation
+from signoff.adapters.mcp.era import INPUT_KEY, RESERVED_META, STATE_PREFIX, Era, input_required
 from signoff.adapters.mcp.relay import CallCancelled, Relay, RequestId, UpstreamGone
 from signoff.adapters.mcp.results import error_result, outcome_result, refusal_result
 from signoff.canonical import args_hash, canonical_bytes, parse_args
@@ -54,41 +46,6 @@ from signoff.policy.hints import ToolHints
 log = logging.getLogger("signoff.mcp")
 INVALID_PARAMS = -32602
 MAX_PAGES = 100  # of a tool list the proxy reads itself
-STATE_PREFIX = "signoff:"  # the requestState of our approval question (modern clients)
-INPUT_KEY = "signoff-approval"  # its key among the input requests
-RESERVED_META = "io.modelcontextprotocol/"  # the envelope keys of a 2026-07-28 request
-
-
-@dataclass(frozen=True, slots=True)
-class Era:
-    """How this call's client speaks: the initialize handshake, or the per-request
-    envelope of 2026-07-28 (capabilities in each request's ``_meta``)."""
-
-    modern: bool
-    capabilities: dict[str, Any]
-    client_info: dict[str, Any]
-
-    @classmethod
-    def of(cls, relay: Relay, params: dict[str, Any]) -> Era:
-        meta = params.get("_meta")
-        if isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_META_KEY) \
-                in MODERN_PROTOCOL_VERSIONS:
-            caps = meta.get(CLIENT_CAPABILITIES_META_KEY)
-            info = meta.get(CLIENT_INFO_META_KEY)
-            return cls(True, dict(caps) if isinstance(caps, dict) else {},
-                       dict(info) if isinstance(info, dict) else {})
-        return cls(False, relay.client_capabilities, relay.client_info)
-
-
-def input_required(request: ApprovalRequest, inbox: str | None) -> dict[str, Any]:
-    """The approval question as a 2026-07-28 ``InputRequiredResult``: the client asks its
-    user and calls again with the answer and this state."""
-    return {"resultType": "input_required",
-            "inputRequests": {INPUT_KEY: {"method": "elicitation/create", "params": {
-                "mode": "form", **elicitation_params(request, inbox)}}},
-            "requestState": STATE_PREFIX + request.id}
-
-
 @dataclass
 class Session:
     """What one MCP session keeps: its run context and the requests its calls made."""
