@@ -6,14 +6,16 @@ An allow, deny or block changes nothing and is audited through the batched
 verdict log (``signoff.kernel.verdicts``) — unless it used a grant, whose use count is
 committed first. An ask becomes an approval request, inserted with its audit
 event in one transaction; proposing the same call id again in the thread finds
-that request instead (a LangGraph node re-run, or another process).
+that request instead (a LangGraph node re-run, or another process). ``propose_now``
+is ``propose`` for the calls it can answer without the database (a quick allowed
+verdict, the thread's memory remembered), for an event loop that must not wait on it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff import inputs
 from signoff.audit import to_us
@@ -29,7 +31,11 @@ from signoff.kernel.writes import WriteEvidence, write_evidence
 from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
+from signoff.policy.quick import quick_verdict
 from signoff.store.base import Store
+
+if TYPE_CHECKING:
+    from signoff.store.recall import ThreadMemory
 
 
 class Proposing:
@@ -50,19 +56,53 @@ class Proposing:
         asker raised it itself: ``signoff.kernel.ownership``), else default."""
         context = context or RunContext()
         if context.review_mode is None and context.thread_id:
-            memory = self.store.thread_memory(context.thread_id)
-            if memory.mode is not None:
-                config = self.policy.config
-                # A mode the asker raised itself does not count for its own calls.
-                mode = mode_counts(parse_review_mode(memory.mode), memory.mode_by,
-                                   (context.principal, self.agent),
-                                   config.default_review_mode,
-                                   self_service=config.self_service_modes)
-                return _replace(context, review_mode=mode)
+            return self._stored_mode(context, self.store.thread_memory(context.thread_id))
         return context
+
+    def _stored_mode(self, context: RunContext, memory: ThreadMemory) -> RunContext:
+        if memory.mode is None:
+            return context
+        config = self.policy.config
+        # A mode the asker raised itself does not count for its own calls.
+        mode = mode_counts(parse_review_mode(memory.mode), memory.mode_by,
+                           (context.principal, self.agent), config.default_review_mode,
+                           self_service=config.self_service_modes)
+        return _replace(context, review_mode=mode)
 
     def check(self, call: ToolCall, context: RunContext | None = None) -> Verdict:
         return self.policy.evaluate(call, self.context_for(context))
+
+    def propose_now(self, call: ToolCall, context: RunContext | None = None) -> Proposal | None:
+        """``propose`` for a call it can answer from memory alone, else ``None`` with
+        nothing done: an allowed verdict of the quick path (``signoff.policy.quick``: a
+        tool whose arguments cannot change it), the thread's memory remembered
+        (``Store.remembered_thread_memory``) and its audit event batched (``verdicts``).
+        The same verdict and audit event as ``propose``, without waiting on the database,
+        so an event loop may call it before sending ``propose`` to a worker thread (the
+        MCP proxy does for every call)."""
+        verdicts = self.verdicts
+        if verdicts is None:
+            return None
+        context = context or RunContext()
+        if context.thread_id:
+            memory = self.store.remembered_thread_memory(context.thread_id)
+            if memory is None:  # propose would read it (its mode, its rejections)
+                return None
+            if context.review_mode is None:
+                context = self._stored_mode(context, memory)
+        verdict = quick_verdict(self.policy, call, context)
+        if verdict is None or verdict.effect is not Effect.ALLOW or verdict.review is not None \
+                or verdict.grant_id:
+            return None
+        now = self.clock()
+        args = parse_args(call.args)  # well-formed: the quick path has parsed it
+        if call.name in self.tools:
+            # A call its own tool would refuse is bad input, whatever the verdict.
+            self.tools[call.name].validate(args, edit=False)
+        verdicts.add(f"call.{ProposalKind.ALLOWED.value}", at_us=to_us(now),
+                     actor=context.principal or self.agent,
+                     data=_call_record(call, verdict, context))
+        return Proposal(kind=ProposalKind.ALLOWED, verdict=verdict)
 
     def propose(self, call: ToolCall, context: RunContext | None = None, *,
                 evidence: Sequence[str] = ()) -> Proposal:

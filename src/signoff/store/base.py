@@ -192,6 +192,11 @@ class Store(Protocol):
         ``memory_token`` allows (``fresh``: read now)."""
         ...
 
+    def remembered_thread_memory(self, thread_id: str) -> ThreadMemory | None:
+        """``thread_memory`` if it is remembered and still fresh, else ``None``; never
+        reads the database (for callers that must not wait on it)."""
+        ...
+
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]: ...
 
     def count_requests(self) -> dict[str, int]:

@@ -132,6 +132,11 @@ class SqlStore(AccountReads, abc.ABC):
         (``signoff.store.recall``); ``fresh``: read now (and remember that)."""
         return self._recall.thread(thread_id, self._read_thread, fresh=fresh)
 
+    def remembered_thread_memory(self, thread_id: str) -> ThreadMemory | None:
+        """``thread_memory`` if it is remembered and fresh, else ``None``: never reads
+        the database."""
+        return self._recall.remembered(thread_id)
+
     def rejected_tools(self, thread_id: str) -> frozenset[str]:
         """The tools with a remembered rejection in this thread: the common answer, "none",
         spares the policy hashing the arguments and reading the rejection itself."""

@@ -151,6 +151,13 @@ class Recall:
                fresh: bool = False) -> ThreadMemory:
         return self._get(self._current()[0], thread_id, read, fresh=fresh)
 
+    def remembered(self, thread_id: str) -> ThreadMemory | None:
+        """The thread's memory if it is kept and still fresh, else ``None``: never reads."""
+        entry = self._current()[0].get(thread_id)
+        if entry is not None and self._fresh(entry, time.monotonic()):
+            return entry[1]
+        return None
+
     def session(self, session_id: str,
                 read: Callable[[str], tuple[tuple[float, Grant], ...]]
                 ) -> tuple[tuple[float, Grant], ...]:

@@ -187,7 +187,8 @@ class CallGate:
 
     async def _decide_and_run(self, relay: Relay, session: Session, message: JSONRPCRequest,
                               call: ToolCall, era: Era) -> dict[str, Any] | None:
-        key = _join_key(call)
+        # Only a request this session asked can be joined: no hashing before the first.
+        key = _join_key(call) if session.asked else None
         request_id = session.asked.get(key) if key is not None else None
         if request_id is not None:
             request = await anyio.to_thread.run_sync(self.gate.store_get, request_id)
@@ -195,13 +196,20 @@ class CallGate:
                 session.asked.pop(key, None)  # type: ignore[arg-type]
                 request_id = None
         if request_id is None:
-            proposal = await anyio.to_thread.run_sync(self.gate.propose, call, session.context)
+            # A quick allowed verdict needs no database: decided here, without a thread hop
+            # (the same verdict and audit event); anything else is proposed in a worker.
+            proposal = self.gate.propose_now(call, session.context)
+            if proposal is None:
+                proposal = await anyio.to_thread.run_sync(self.gate.propose, call,
+                                                          session.context)
             if proposal.kind is ProposalKind.ALLOWED:
                 return await self._forward_allowed(relay, session, message, call)
             if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
                 return refusal_result(proposal.verdict)
             assert proposal.request is not None
             request = proposal.request
+            if key is None:
+                key = _join_key(call)
             if key is not None:
                 session.asked[key] = request.id
         try:
@@ -297,8 +305,12 @@ class CallGate:
             self._audit_result(session, call, None, error=reply.error.message)
             await relay.to_client(reply)
             return None
-        self._audit_result(session, call, reply.result)
-        return reply.result
+        try:  # the answer first: its audit event is batched, hashing it would only delay it
+            await relay.to_client(JSONRPCResponse(jsonrpc="2.0", id=message.id,
+                                                  result=reply.result), related=message.id)
+        finally:
+            self._audit_result(session, call, reply.result)
+        return None
 
     def _audit_result(self, session: Session, call: ToolCall, result: dict[str, Any] | None,
                       *, lost: bool = False, cancelled: bool = False,
