@@ -84,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     init.add_argument("--preset", choices=sorted(PRESETS), default="default",
                       help="the agent harness whose tools it declares: default (read_file, "
-                      "write_file, execute) or deepagents (create_deep_agent's tools, virtual "
-                      "paths, task subagents)")
+                      "write_file, execute), deepagents (create_deep_agent's tools, virtual "
+                      "paths, task subagents), mcp-filesystem or mcp-git (the official MCP "
+                      "servers' tools behind signoff mcp-proxy)")
     init.add_argument("--json", action="store_true", help="machine-readable output")
     init.set_defaults(handler=cmd_init)
 
