@@ -64,8 +64,13 @@ class Site:
     db: Path
     ledger: Path
     events: Path
+    url: str | None = None  # a postgresql:// database instead of the SQLite file ``db``
 
     def gate(self) -> Gate:
+        if self.url is not None:
+            from signoff import PostgresStore
+
+            return Gate(Policy.load(self.policy), PostgresStore(self.url))
         return Gate(Policy.load(self.policy), SqliteStore(str(self.db)))
 
     def requests(self) -> list[ApprovalRequest]:
@@ -96,7 +101,7 @@ def make_site(tmp_path: Path, *, extra: str = "", expires: str = "1h") -> Site:
 
 
 def proxy_args(site: Site, *extra: str, wait: float = 20) -> list[str]:
-    return ["mcp-proxy", "--policy", str(site.policy), "--db", str(site.db),
+    return ["mcp-proxy", "--policy", str(site.policy), "--db", site.url or str(site.db),
             "--wait", str(wait), "--inbox-url", "http://inbox.test", *extra]
 
 

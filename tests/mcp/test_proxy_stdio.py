@@ -9,8 +9,10 @@ process and talks to it with the real ``mcp`` client.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -585,3 +587,26 @@ def test_a_client_cannot_pass_an_answer_off_as_the_proxys_own(tmp_path: Path) ->
     assert all("resources" in answers[f"signoff-{n}"]["result"] for n in range(1, 4))
     assert answers[9]["result"]["_meta"]["signoff"]["outcome"] == "pending"
     assert site.ledger_lines() == []
+
+
+def test_the_proxy_on_postgresql(tmp_path: Path) -> None:
+    # Two proxies (one per client) on one PostgreSQL: one asked in the dialog, one waiting.
+    sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
+    from procs import database, signoff
+
+    with database("postgres", tmp_path) as url:
+        signoff("db", "migrate", "--db", url, cwd=tmp_path)
+        site = dataclasses.replace(make_site(tmp_path), url=url)
+        callback = accept()
+
+        async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+            async with proxied(site, mode="legacy", elicitation_callback=callback) as one, \
+                    proxied(site, "--no-elicit", mode="legacy", wait=1) as two:
+                return (await one.call_tool("note", {"text": "pg"}),
+                        await two.call_tool("note", {"text": "waits"}))
+
+        noted, waiting = run(main)
+        requests = {r.status for r in site.requests()}
+    assert text(noted) == "noted pg" and signoff_meta(waiting)["outcome"] == "pending"
+    assert requests == {RequestStatus.SUCCEEDED, RequestStatus.PENDING}
+    assert site.ledger_lines() == ["note:pg"]
