@@ -308,9 +308,12 @@ def test_roles_and_quorum_the_local_approver_cannot_meet_stay_in_the_inbox(
 # ---- the inbox decides --------------------------------------------------------------------------
 
 
-def _decide_when_asked(site: Site, decision: Decision) -> threading.Thread:
+def _decide_when_asked(site: Site, decision: Decision,
+                       after: threading.Event | None = None) -> threading.Thread:
     def decide() -> None:
         [request] = wait_for(lambda: pending(site), what="a pending request")
+        if after is not None:
+            assert after.wait(20), "the dialog never opened"
         gate = site.gate()
         try:
             identity, _ = gate.add_user("ann")
@@ -332,7 +335,7 @@ def test_an_inbox_decision_beats_an_open_elicitation(site: Site, via: str) -> No
         return types.ElicitResult(action="cancel")
 
     async def main() -> types.CallToolResult:
-        thread = _decide_when_asked(site, Decision.approve())
+        thread = _decide_when_asked(site, Decision.approve(), after=opened)  # dialog open
         async with proxied(site, via=via, mode="legacy", wait=30, elicitation_callback=never) as c:
             result = await c.call_tool("note", {"text": "inbox wins"})
         thread.join(10)
