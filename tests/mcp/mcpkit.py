@@ -228,3 +228,35 @@ def npm_servers() -> Path:
 def dump(result: Any) -> Any:
     """A result as JSON-able data, for comparing proxied with direct."""
     return json.loads(result.model_dump_json(by_alias=True, exclude_none=True))
+
+
+# ---- what the tests read in results ------------------------------------------------------------
+
+
+def run(main: Any) -> Any:
+    return anyio.run(main)
+
+
+def answering(action: str = "accept") -> Any:
+    """An elicitation callback that answers ``action`` and remembers the questions."""
+    from mcp import types
+
+    seen: list[str] = []
+
+    async def callback(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        seen.append(params.message)
+        return types.ElicitResult(action=action,  # type: ignore[arg-type]
+                                  content={} if action == "accept" else None)
+
+    callback.seen = seen  # type: ignore[attr-defined]
+    return callback
+
+
+def text(result: Any) -> str:
+    from mcp import types
+
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def signoff_meta(result: Any) -> dict[str, Any]:
+    return dict((result.meta or {}).get("signoff") or {})

@@ -13,14 +13,26 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from mcpkit import Site, direct, dump, make_site, npm_servers, pending, proxied, wait_for
+from mcpkit import (
+    Site,
+    answering,
+    direct,
+    dump,
+    make_site,
+    npm_servers,
+    pending,
+    proxied,
+    run,
+    signoff_meta,
+    text,
+    wait_for,
+)
 
 from mcp import types
 from signoff import Decision
@@ -77,30 +89,6 @@ sys.exit(child.wait())
 
 
 # ---- helpers ------------------------------------------------------------------------------------
-
-
-def run(main: Callable[[], Any]) -> Any:
-    return anyio.run(main)
-
-
-def answering(action: str = "accept") -> Any:
-    """An elicitation callback that answers ``action`` and remembers the questions."""
-    seen: list[str] = []
-
-    async def callback(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        seen.append(params.message)
-        return types.ElicitResult(action=action, content={} if action == "accept" else None)  # type: ignore[arg-type]
-
-    callback.seen = seen  # type: ignore[attr-defined]
-    return callback
-
-
-def text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-def signoff_meta(result: types.CallToolResult) -> dict[str, Any]:
-    return dict((result.meta or {}).get("signoff") or {})
 
 
 def audit(site: Site) -> list[tuple[str, str | None, dict[str, Any]]]:

@@ -19,6 +19,7 @@ from mcpkit import (
     HERE,
     UPSTREAM,
     Site,
+    answering,
     direct,
     dump,
     free_port,
@@ -27,8 +28,12 @@ from mcpkit import (
     process,
     proxied,
     proxy_args,
+    text,
     wait_for,
     wait_http,
+)
+from mcpkit import (
+    signoff_meta as meta,
 )
 
 from mcp import Client, types
@@ -36,24 +41,6 @@ from signoff import Decision
 from signoff.model import RequestStatus
 
 pytestmark = pytest.mark.slow
-
-
-def text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-def meta(result: types.CallToolResult) -> dict[str, Any]:
-    return dict((result.meta or {}).get("signoff") or {})
-
-
-def answering(action: str) -> Any:
-    async def callback(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        callback.seen.append(params.message)  # type: ignore[attr-defined]
-        return types.ElicitResult(action=action,  # type: ignore[arg-type]
-                                  content={} if action == "accept" else None)
-
-    callback.seen = []  # type: ignore[attr-defined]
-    return callback
 
 
 @pytest.fixture

@@ -30,7 +30,13 @@ from mcpkit import (
     pending,
     proxied,
     proxy_args,
+    run,
+    signoff_meta,
+    text,
     wait_for,
+)
+from mcpkit import (
+    answering as accept,
 )
 
 from mcp import types
@@ -38,29 +44,6 @@ from signoff import Decision
 from signoff.model import RequestStatus
 
 pytestmark = pytest.mark.slow
-
-
-def run(main: Any) -> Any:
-    return anyio.run(main)
-
-
-def accept(answer: str = "accept") -> Any:
-    seen: list[str] = []
-
-    async def callback(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        seen.append(params.message)
-        return types.ElicitResult(action=answer, content={} if answer == "accept" else None)  # type: ignore[arg-type]
-
-    callback.seen = seen  # type: ignore[attr-defined]
-    return callback
-
-
-def text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-def signoff_meta(result: types.CallToolResult) -> dict[str, Any]:
-    return dict((result.meta or {}).get("signoff") or {})
 
 
 @pytest.fixture(params=["stdio", "http"])
