@@ -32,6 +32,7 @@ def add_serve(commands: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from signoff.notify.config import load_notify  # noqa: PLC0415
     from signoff.server import create_app, load_settings  # noqa: PLC0415 (heavy imports)
     from signoff.server.running import serve  # noqa: PLC0415
 
@@ -40,6 +41,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Settings first: a bad [server] table must not create or open a database.
     settings = load_settings(policy_path=policy_path, host=args.host, port=args.port,
                              public_url=args.public_url)
+    notify = load_notify(policy_path)
     try:
         gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True)
     except PolicyError as exc:
@@ -52,8 +54,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"with `signoff init {policy_path}` or pass --policy FILE", file=policy_path,
             code="policy_unreadable") from exc
     try:
-        serve(create_app(gate, settings), settings, gate=gate, log_level=args.log_level,
-              as_json=args.json)
+        serve(create_app(gate, settings, notify=notify), settings, gate=gate,
+              log_level=args.log_level, as_json=args.json)
     finally:
         gate.store.close()
     return 0

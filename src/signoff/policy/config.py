@@ -241,8 +241,10 @@ class _Loader:
                 raise self.error(f"unknown key{extra}", rule=where, field=key)
 
     def load(self, data: dict[str, Any], digest: str) -> PolicyConfig:
-        # [server] belongs to `signoff serve` (signoff.server.settings), which checks it.
-        self.known(data, {"policy", "workspace", "tools", "rules", "review", "server", "mcp"},
+        # [server] belongs to `signoff serve` (signoff.server.settings), [notify] to its
+        # notifier (signoff.notify.config): each checks its own table.
+        self.known(data, {"policy", "workspace", "tools", "rules", "review", "server", "mcp",
+                          "notify"},
                    None)
         policy = self.table(data.get("policy", {}), "[policy]")
         self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",

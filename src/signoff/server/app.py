@@ -8,13 +8,16 @@ Starlette, which the inbox pages and the SSE stream use directly.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
 from signoff import __version__
 from signoff.kernel.gate import Gate
+from signoff.notify.channels import Channel
+from signoff.notify.config import NotifyConfig
+from signoff.notify.notifier import Notifier
 from signoff.server import api, inbox, problems
 from signoff.server.feed import ChangeFeed
 from signoff.server.guard import Guard
@@ -24,19 +27,29 @@ from signoff.server.state import AppState
 
 
 def create_app(gate: Gate, settings: ServerSettings | None = None, *,
-               feed_poll: float = 1.0) -> FastAPI:
-    """The server for ``gate``. The change feed starts with the app and stops with it."""
+               feed_poll: float = 1.0, notify: NotifyConfig | None = None,
+               channels: Sequence[Channel] = ()) -> FastAPI:
+    """The server for ``gate``. The change feed and the notifier (``notify``: the
+    ``[notify]`` table; ``channels``: more of them) start with the app and stop with it."""
     settings = settings or ServerSettings()
     feed = ChangeFeed(gate.store, poll=feed_poll)
-    state = AppState(gate=gate, feed=feed, settings=settings,
-                     metrics=Metrics(gate.store, lambda: feed.subscribers))
+    metrics = Metrics(gate.store, lambda: feed.subscribers)
+    state = AppState(gate=gate, feed=feed, settings=settings, metrics=metrics)
+    notifier = Notifier(gate.store, notify or NotifyConfig(), clock=gate.clock,
+                        owner=gate.worker_id,
+                        base_url=lambda: state.settings.base_url, channels=channels,
+                        on_settled=metrics.settled)
+    state.notifier = notifier
+    feed.listeners.append(lambda _events: notifier.wake())
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         feed.start()
+        notifier.start()
         try:
             yield
         finally:
+            notifier.stop()
             feed.stop()
 
     app = FastAPI(title="signoff", version=__version__, lifespan=lifespan,

@@ -1,7 +1,9 @@
 """``/metrics`` in the Prometheus text format: requests by status (read from the
 database at scrape time, so every server reports the shared truth), decisions
 and proposals counted here, decision latency (request created → the decision
-that settled it) and the agents waiting on this server right now."""
+that settled it), the agents waiting on this server right now, and
+notifications: deliveries by channel and status (from the database), the
+attempts this server made and how long an event took to reach its channel."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from prometheus_client.registry import Collector
 
 from signoff.model import RequestStatus
 from signoff.store.base import Store
+from signoff.store.deliveries import Delivery
 
+DELIVERY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
 LATENCY_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 86400)
 
 
@@ -28,6 +32,18 @@ class _Requests(Collector):
         counts = self.store.count_requests()
         for status in RequestStatus:
             family.add_metric([status.value], counts.get(status.value, 0))
+        yield family
+
+
+class _Deliveries(Collector):
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily("signoff_deliveries", "Notification deliveries in the "
+                                   "log, by channel and status", labels=["channel", "status"])
+        for (channel, status), count in sorted(self.store.delivery_counts().items()):
+            family.add_metric([channel, status], count)
         yield family
 
 
@@ -47,6 +63,21 @@ class Metrics:
         self.streams = Gauge("signoff_event_streams", "Open SSE streams on this server",
                              registry=self.registry)
         self.streams.set_function(subscribers)
+        self.registry.register(_Deliveries(store))
+        self.attempts = Counter("signoff_delivery_attempts", "Notification attempts made by "
+                                "this server, by channel and what came of them",
+                                ["channel", "outcome"], registry=self.registry)
+        self.delivery_latency = Histogram(
+            "signoff_delivery_latency_seconds", "From an event to its delivery on a channel",
+            ["channel"], buckets=DELIVERY_BUCKETS, registry=self.registry)
+
+    def settled(self, delivery: Delivery, status: str, now: float) -> None:
+        """A notification attempt's outcome (``signoff.notify.notifier.Settled``)."""
+        outcome = {"pending": "retry"}.get(status, status)
+        self.attempts.labels(delivery.channel, outcome).inc()
+        if status == "delivered":
+            self.delivery_latency.labels(delivery.channel).observe(
+                max(0.0, now - delivery.event_at))
 
     def render(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST

@@ -1,9 +1,10 @@
 """What every handler needs, hung on ``app.state``: the gate, the change feed, the
-settings and the metrics."""
+settings, the metrics and the notifier."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from starlette.requests import HTTPConnection
 
@@ -12,6 +13,9 @@ from signoff.server.feed import ChangeFeed
 from signoff.server.metrics import Metrics
 from signoff.server.settings import ServerSettings
 
+if TYPE_CHECKING:
+    from signoff.notify.notifier import Notifier
+
 
 @dataclass(slots=True)
 class AppState:
@@ -19,6 +23,7 @@ class AppState:
     feed: ChangeFeed
     settings: ServerSettings
     metrics: Metrics
+    notifier: Notifier | None = field(default=None)
 
 
 def state_of(conn: HTTPConnection) -> AppState:

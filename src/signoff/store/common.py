@@ -11,6 +11,7 @@ from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountReads
+from signoff.store.deliveries import DeliveryReads
 from signoff.store.recall import (
     Recall,
     ThreadMemory,
@@ -23,9 +24,9 @@ from signoff.store.sqltx import _SELECT_REQUEST, SqlTx, audit_from_row, request_
 _AUDIT_PAGE = 1000
 
 
-class SqlStore(AccountReads, abc.ABC):
+class SqlStore(AccountReads, DeliveryReads, abc.ABC):
     """Read helpers over a short read from ``_reader()``, which each backend supplies
-    (accounts and sessions: ``AccountReads``)."""
+    (accounts and sessions: ``AccountReads``; notifications: ``DeliveryReads``)."""
 
     backend = "sql"
 

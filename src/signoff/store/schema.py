@@ -310,4 +310,45 @@ MIGRATIONS: tuple[Migration, ...] = (
         # against the file at proposal time, or a description; a JSON list.
         statements=("ALTER TABLE requests ADD COLUMN changes <TEXT> NOT NULL DEFAULT '[]'",),
     ),
+    Migration(
+        name="notifications",
+        # The audit log drives notifications (signoff.notify): a cursor per channel says how
+        # far events were fanned out to it; a delivery per (channel, event) is retried until
+        # it lands or goes dead; webhook endpoints may also be registered by admins (API).
+        statements=(
+            """CREATE TABLE notify_cursor (
+                name <TEXT> PRIMARY KEY,
+                idx <BIGINT> NOT NULL
+            )""",
+            """CREATE TABLE deliveries (
+                id <TEXT> PRIMARY KEY,
+                channel <TEXT> NOT NULL,
+                event_index <BIGINT> NOT NULL,
+                event_type <TEXT> NOT NULL,
+                request_key <TEXT> NOT NULL,
+                payload <TEXT> NOT NULL,
+                status <TEXT> NOT NULL,
+                attempts <INT> NOT NULL,
+                next_at <REAL> NOT NULL,
+                lease_until <REAL>,
+                lease_owner <TEXT>,
+                event_at <REAL> NOT NULL,
+                created_at <REAL> NOT NULL,
+                delivered_at <REAL>,
+                last_status <INT>,
+                last_error <TEXT>,
+                UNIQUE (channel, event_index)
+            )""",
+            "CREATE INDEX deliveries_due ON deliveries (status, next_at)",
+            "CREATE INDEX deliveries_order ON deliveries (channel, request_key, event_index)",
+            """CREATE TABLE webhook_endpoints (
+                name <TEXT> PRIMARY KEY,
+                url <TEXT> NOT NULL,
+                secret <TEXT> NOT NULL,
+                filters <TEXT> NOT NULL,
+                created_at <REAL> NOT NULL,
+                created_by <TEXT>
+            )""",
+        ),
+    ),
 )

@@ -33,6 +33,7 @@ from signoff.model import (
 )
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountRows
+from signoff.store.deliveries import DeliveryRows
 from signoff.store.faults import classify
 
 REQUEST_COLUMNS = (
@@ -216,9 +217,9 @@ def _identity(name: str, kind: str, roles: str, disabled: Any) -> Identity:
                     disabled=bool(disabled))
 
 
-class SqlTx(AccountRows):
+class SqlTx(AccountRows, DeliveryRows):
     """A transaction over one DB-API cursor, in one dialect (accounts, links and sessions:
-    ``AccountRows``)."""
+    ``AccountRows``; notifications: ``DeliveryRows``)."""
 
     def __init__(self, cursor: Any, dialect: Dialect,
                  head_hint: tuple[int, str] | None = None) -> None:
@@ -243,6 +244,13 @@ class SqlTx(AccountRows):
 
     def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
         return self._exec(statement, params).fetchone()
+
+    def audit_after(self, index: int, limit: int) -> list[AuditEvent]:
+        """Up to ``limit`` audit events after ``index``, in order, read in this transaction."""
+        rows = self._exec("SELECT idx, at_us, kind, request_id, actor, data, prev_hash, hash "
+                          "FROM audit WHERE idx > ? ORDER BY idx LIMIT ?",
+                          (index, limit)).fetchall()
+        return [audit_from_row(r) for r in rows]
 
     # ---- requests ----------------------------------------------------------------------------
 

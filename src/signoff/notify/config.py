@@ -1,0 +1,232 @@
+"""The ``[notify]`` table of ``signoff.toml``: channels, what each is told, and retries.
+
+A notification setting with a typo must not load any more than a policy rule
+with one: unknown keys, wrong types, an unknown event type or risk, a secret
+that is not a Standard Webhooks secret — each is a ``ConfigurationError``
+naming the key. Secrets are best given by environment variable
+(``secret_env``); a secret written in the file works too.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import os
+import re
+import secrets
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from standardwebhooks.webhooks import Webhook
+
+from signoff.errors import ConfigurationError
+from signoff.model import Risk
+from signoff.policy.config import parse_duration
+
+EVENT_TYPES = ("request.created", "request.decided", "request.expired", "request.cancelled",
+               "request.invalidated", "request.executed", "request.failed", "request.unknown")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Filters:
+    """What a channel is told: each list empty means everything."""
+
+    events: tuple[str, ...] = ()
+    risks: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()  # glob patterns (fnmatch), on the tool's policy name
+    threads: tuple[str, ...] = ()  # glob patterns on the thread id
+
+    def wants(self, event_type: str, *, risk: str, tool: str, thread_id: str | None) -> bool:
+        if self.events and event_type not in self.events:
+            return False
+        if self.risks and risk not in self.risks:
+            return False
+        if self.tools and not any(fnmatch.fnmatchcase(tool, p) for p in self.tools):
+            return False
+        return not self.threads or (thread_id is not None and any(
+            fnmatch.fnmatchcase(thread_id, p) for p in self.threads))
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"events": list(self.events), "risks": list(self.risks),
+                "tools": list(self.tools), "threads": list(self.threads)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WebhookEndpoint:
+    name: str
+    url: str
+    secret: str = field(repr=False)
+    filters: Filters = Filters()
+    source: str = "config"  # "config" (signoff.toml) or "api" (registered by an admin)
+
+    @property
+    def channel(self) -> str:
+        return f"webhook:{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """What an admin is shown: never the secret."""
+        return {"name": self.name, "url": self.url, "source": self.source,
+                "channel": self.channel, **self.filters.to_dict()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Retry:
+    base: float = 5.0  # the first retry waits about this long; each next one twice as long
+    cap: float = 3600.0  # no wait is longer
+    max_attempts: int = 12  # then the delivery is dead (``signoff webhooks replay``)
+    timeout: float = 10.0  # one attempt
+
+    def delay(self, attempts: int, jitter: float) -> float:
+        """The wait after ``attempts`` failed attempts; ``jitter`` in [0, 1) spreads
+        retries of many deliveries (full jitter over the upper half)."""
+        wait: float = min(self.cap, self.base * 2.0 ** max(0, attempts - 1))
+        return wait * (0.5 + jitter / 2)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyConfig:
+    webhooks: tuple[WebhookEndpoint, ...] = ()
+    retry: Retry = Retry()
+
+    @property
+    def empty(self) -> bool:
+        return not self.webhooks
+
+
+def load_notify(policy_path: str | None, *,
+                environ: Mapping[str, str] | None = None) -> NotifyConfig:
+    """The ``[notify]`` table of the policy file (nothing to notify without one)."""
+    if not policy_path or not Path(policy_path).is_file():
+        return NotifyConfig()
+    try:
+        with open(policy_path, "rb") as fh:
+            table = tomllib.load(fh).get("notify", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return NotifyConfig()  # loading the policy itself reports it, with the line
+    return parse_notify(table, where=f"{policy_path}: [notify]", environ=environ)
+
+
+def parse_notify(table: object, *, where: str = "[notify]",
+                 environ: Mapping[str, str] | None = None) -> NotifyConfig:
+    env = os.environ if environ is None else environ
+    t = _table(table, where)
+    _known(t, {"retry_base", "retry_max", "max_attempts", "timeout", "webhooks"}, where)
+    retry = Retry(base=_duration(t, "retry_base", 5.0, where),
+                  cap=_duration(t, "retry_max", 3600.0, where),
+                  max_attempts=_count(t, "max_attempts", 12, where),
+                  timeout=_duration(t, "timeout", 10.0, where))
+    hooks = _table(t.get("webhooks", {}), f"{where}.webhooks")
+    return NotifyConfig(retry=retry, webhooks=tuple(
+        _webhook(name, raw, f"{where}.webhooks.{name}", env) for name, raw in hooks.items()))
+
+
+def check_name(name: str, where: str) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigurationError(f"{where}: {name!r} is not a name (letters, digits, '_', "
+                                 "'.', '-'; up to 64)", code="invalid_webhook")
+    return name
+
+
+def check_url(url: object, where: str) -> str:
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")) \
+            or any(c.isspace() or ord(c) < 32 for c in url) or len(url) > 2000:
+        raise ConfigurationError(f"{where}: url must be an http:// or https:// URL",
+                                 code="invalid_webhook")
+    return url
+
+
+def new_secret() -> str:
+    """A fresh Standard Webhooks secret: ``whsec_`` and 32 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def check_secret(secret: object, where: str) -> str:
+    """A Standard Webhooks secret (``whsec_`` and base64 of 24 to 64 bytes)."""
+    try:
+        if not isinstance(secret, str) or not secret.startswith("whsec_"):
+            raise ValueError
+        key = Webhook(secret)._whsecret
+        if not 24 <= len(key) <= 64:
+            raise ValueError
+    except Exception:
+        raise ConfigurationError(f"{where}: the secret must be 'whsec_' and the base64 of "
+                                 "24 to 64 random bytes (signoff webhooks add makes one)",
+                                 code="invalid_webhook") from None
+    return secret
+
+
+def parse_filters(raw: Mapping[str, Any], where: str) -> Filters:
+    events = _strings(raw, "events", where)
+    for event in events:
+        if event not in EVENT_TYPES:
+            raise ConfigurationError(f"{where}: unknown event {event!r} (one of "
+                                     f"{', '.join(EVENT_TYPES)})", code="invalid_webhook")
+    risks = _strings(raw, "risks", where)
+    for risk in risks:
+        if risk not in {r.value for r in Risk}:
+            raise ConfigurationError(f"{where}: unknown risk {risk!r}", code="invalid_webhook")
+    return Filters(events=events, risks=risks, tools=_strings(raw, "tools", where),
+                   threads=_strings(raw, "threads", where))
+
+
+def _webhook(name: str, raw: object, where: str, env: Mapping[str, str]) -> WebhookEndpoint:
+    check_name(name, where)
+    t = _table(raw, where)
+    _known(t, {"url", "secret", "secret_env", "events", "risks", "tools", "threads"}, where)
+    if ("secret" in t) == ("secret_env" in t):
+        raise ConfigurationError(f"{where}: give exactly one of secret_env (an environment "
+                                 "variable's name) or secret", code="invalid_webhook")
+    if "secret_env" in t:
+        variable = t["secret_env"]
+        if not isinstance(variable, str) or variable not in env:
+            raise ConfigurationError(f"{where}: secret_env = {variable!r}: no such environment "
+                                     "variable is set", code="invalid_webhook")
+        secret = env[variable]
+    else:
+        secret = t["secret"]
+    return WebhookEndpoint(name=name, url=check_url(t.get("url"), where),
+                           secret=check_secret(secret, where), filters=parse_filters(t, where))
+
+
+def _table(raw: object, where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ConfigurationError(f"{where} must be a table", code="policy_invalid")
+    return raw
+
+
+def _known(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise ConfigurationError(f"{where}: unknown key {key!r}", code="policy_invalid")
+
+
+def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigurationError(f"{where}: {key} must be a list of strings",
+                                 code="policy_invalid")
+    return tuple(value)
+
+
+def _duration(table: Mapping[str, Any], key: str, default: float, where: str) -> float:
+    if key not in table:
+        return default
+    try:
+        value = parse_duration(table[key])
+    except ValueError as exc:
+        raise ConfigurationError(f"{where}: {key}: {exc}", code="policy_invalid") from None
+    if value is None:
+        raise ConfigurationError(f"{where}: {key} cannot be 'never'", code="policy_invalid")
+    return value
+
+
+def _count(table: Mapping[str, Any], key: str, default: int, where: str) -> int:
+    value = table.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
+        raise ConfigurationError(f"{where}: {key} must be a whole number from 1 to 1000",
+                                 code="policy_invalid")
+    return value

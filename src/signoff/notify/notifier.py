@@ -1,0 +1,137 @@
+"""The notifier: one thread per server that keeps the outbox moving.
+
+It wakes when the change feed sees new audit events (from this server or any
+other on the same database), when a retry falls due, and every ``poll``
+seconds regardless; each time it fans out, then claims and sends due
+deliveries on a small pool of threads until none is due. Sending never
+happens inside a database transaction. ``tick()`` does one such pass on the
+caller's thread — what tests drive, with a clock of their own.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+from signoff.notify.channels import Attempt, Channel
+from signoff.notify.config import NotifyConfig, WebhookEndpoint, parse_filters
+from signoff.notify.outbox import Outbox
+from signoff.notify.webhook import WebhookChannel
+from signoff.store.base import Store
+from signoff.store.deliveries import DELIVERED, Delivery
+
+log = logging.getLogger("signoff.notify")
+RELEASE_EVERY = 30.0  # seconds between looks for leases of dead notifiers on this host
+Settled = Callable[[Delivery, str, float], None]  # (delivery, new status, now)
+
+
+class Notifier:
+    def __init__(self, store: Store, config: NotifyConfig, *, base_url: Callable[[], str],
+                 clock: Callable[[], float] = time.time, owner: str | None = None,
+                 channels: Sequence[Channel] = (), poll: float = 1.0, workers: int = 8,
+                 on_settled: Settled | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.clock = clock
+        self.poll = poll
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.outbox = Outbox(store, owner=self.owner, base_url=base_url, retry=config.retry,
+                             clock=clock)
+        self.client = httpx.Client(timeout=config.retry.timeout, follow_redirects=False)
+        self.extra = tuple(channels)
+        self.on_settled = on_settled
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="signoff-notify")
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._next_release = 0.0
+
+    # ---- channels ------------------------------------------------------------------------
+
+    def channels(self) -> list[Channel]:
+        """The file's webhooks, the ones admins registered (a file's name wins), the rest."""
+        chosen: dict[str, Channel] = {}
+        for endpoint in self.config.webhooks:
+            chosen[endpoint.channel] = WebhookChannel(endpoint, self.client)
+        for stored in self.store.webhook_endpoints():
+            endpoint = WebhookEndpoint(name=stored.name, url=stored.url, secret=stored.secret,
+                                       filters=parse_filters(stored.filters, stored.name),
+                                       source="api")
+            chosen.setdefault(endpoint.channel, WebhookChannel(endpoint, self.client))
+        for channel in self.extra:
+            chosen.setdefault(channel.channel, channel)
+        return list(chosen.values())
+
+    # ---- one pass ------------------------------------------------------------------------
+
+    def tick(self) -> int:
+        """Fan out, then send what is due until nothing is; how many attempts were made."""
+        channels = {c.channel: c for c in self.channels()}
+        now = time.monotonic()
+        if now >= self._next_release:
+            self._next_release = now + RELEASE_EVERY
+            self.outbox.release_gone()
+        self.outbox.fan_out(list(channels.values()))
+        attempts = 0
+        while not self._stop.is_set():
+            claimed = self.outbox.claim(list(channels), limit=32)
+            if not claimed:
+                return attempts
+            list(self._pool.map(lambda d: self._attempt(channels[d.channel], d), claimed))
+            attempts += len(claimed)
+        return attempts
+
+    def _attempt(self, channel: Channel, delivery: Delivery) -> None:
+        try:
+            attempt = channel.send(delivery)
+        except Exception as exc:  # a channel's bug is a failed attempt, not a dead notifier
+            log.exception("notify: %s failed on %s", channel.channel, delivery.id)
+            attempt = Attempt(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
+        status = self.outbox.settle(delivery, attempt)
+        if status is not None and self.on_settled is not None:
+            self.on_settled(delivery, status, self.clock())
+        if status is not None and status != DELIVERED:
+            log.warning("notify: %s %s attempt %d: %s", delivery.channel, delivery.event_id,
+                        delivery.attempts, attempt.error)
+
+    # ---- the thread ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="signoff-notifier", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.client.close()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self.tick()
+                wait = self._until_due()
+            except Exception:  # the database went away: keep trying, never kill the server
+                log.exception("notify: store unavailable; retrying")
+                wait = self.poll
+            self._wake.wait(wait)
+
+    def _until_due(self) -> float:
+        due = self.store.next_delivery_due()
+        if due is None:
+            return self.poll
+        return max(0.0, min(self.poll, due - self.clock()))

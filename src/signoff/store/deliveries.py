@@ -1,0 +1,289 @@
+"""Rows of notifications: channel cursors, deliveries and admin-registered webhook endpoints.
+
+``DeliveryRows`` is mixed into ``SqlTx``, ``DeliveryReads`` into ``SqlStore``.
+A delivery is one event for one channel. It is claimed under a lease (the
+claim commits before anything is sent, so no request transaction ever waits
+on a network call), and settled only by the claim that holds the lease — an
+attempt that outlived its lease and was claimed again elsewhere can't
+overwrite the newer attempt's result. The claim query keeps a request's events
+in order per channel: an event waits while an earlier one of the same request
+is still undelivered on that channel.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from signoff.store.sqltx import Dialect, SqlTx
+
+PENDING, DELIVERED, DEAD = "pending", "delivered", "dead"
+_COLUMNS = ("id, channel, event_index, event_type, request_key, payload, status, attempts, "
+            "next_at, lease_until, lease_owner, event_at, created_at, delivered_at, "
+            "last_status, last_error")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delivery:
+    id: str  # "<channel>/<event id>"
+    channel: str  # "webhook:<name>", "slack", "email:<name>"
+    event_index: int
+    event_type: str
+    request_key: str  # the request's id ('' for none): the unit of ordering
+    payload: str  # JSON text, as sent
+    status: str = PENDING
+    attempts: int = 0
+    next_at: float
+    lease_until: float | None = None
+    lease_owner: str | None = None
+    event_at: float
+    created_at: float
+    delivered_at: float | None = None
+    last_status: int | None = None
+    last_error: str | None = None
+
+    @property
+    def event_id(self) -> str:
+        """The event's id, the same on every channel and every attempt: the idempotency key
+        (Standard Webhooks' ``webhook-id``)."""
+        return event_id(self.event_index)
+
+    def to_dict(self, *, payload: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id, "event_id": self.event_id, "channel": self.channel,
+            "event_index": self.event_index,
+            "type": self.event_type, "request_id": self.request_key or None,
+            "status": self.status, "attempts": self.attempts, "next_at": self.next_at,
+            "event_at": self.event_at, "created_at": self.created_at,
+            "delivered_at": self.delivered_at, "last_status": self.last_status,
+            "last_error": self.last_error}
+        if payload:
+            out["payload"] = json.loads(self.payload)
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredEndpoint:
+    """A webhook endpoint an admin registered over the API or the CLI."""
+
+    name: str
+    url: str
+    secret: str
+    filters: dict[str, Any]
+    created_at: float
+    created_by: str | None
+
+
+def event_id(index: int) -> str:
+    return f"evt_{index}"
+
+
+def delivery_id(channel: str, index: int) -> str:
+    return f"{channel}/{event_id(index)}"
+
+
+def delivery_from_row(row: Sequence[Any]) -> Delivery:
+    (id_, channel, index, type_, key, payload, status, attempts, next_at, lease_until,
+     owner, event_at, created_at, delivered_at, last_status, last_error) = row
+    return Delivery(id=id_, channel=channel, event_index=int(index), event_type=type_,
+                    request_key=key, payload=payload, status=status, attempts=int(attempts),
+                    next_at=float(next_at), lease_until=lease_until, lease_owner=owner,
+                    event_at=float(event_at), created_at=float(created_at),
+                    delivered_at=delivered_at, last_status=last_status, last_error=last_error)
+
+
+def _endpoint(row: Sequence[Any]) -> StoredEndpoint:
+    name, url, secret, filters, created_at, created_by = row
+    return StoredEndpoint(name=name, url=url, secret=secret, filters=json.loads(filters),
+                          created_at=float(created_at), created_by=created_by)
+
+
+class DeliveryRows:
+    """Transaction methods; ``SqlTx`` supplies ``_exec``, ``_one`` and ``dialect``."""
+
+    dialect: Dialect
+
+    def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        raise NotImplementedError
+
+    def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        raise NotImplementedError
+
+    # ---- fan-out ---------------------------------------------------------------------------
+
+    def channel_cursor(self, channel: str) -> int:
+        """How far events were fanned out to ``channel``, its row held until commit. A
+        channel seen for the first time starts at the audit's head: it is told of what
+        happens from now on, not of the past."""
+        self._exec("INSERT INTO notify_cursor (name, idx) SELECT ?, idx FROM audit_head "
+                   "WHERE id = 1 ON CONFLICT (name) DO NOTHING", (channel,))
+        row = self._one(f"SELECT idx FROM notify_cursor WHERE name = ?"
+                        f"{self.dialect.lock_suffix}", (channel,))
+        return int(row[0])
+
+    def set_channel_cursor(self, channel: str, index: int) -> None:
+        self._exec("UPDATE notify_cursor SET idx = ? WHERE name = ?", (index, channel))
+
+    def insert_delivery(self, delivery: Delivery) -> None:
+        self._exec(f"INSERT INTO deliveries ({_COLUMNS}) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                   "ON CONFLICT (channel, event_index) DO NOTHING", (
+                       delivery.id, delivery.channel, delivery.event_index,
+                       delivery.event_type, delivery.request_key, delivery.payload,
+                       delivery.status, delivery.attempts, delivery.next_at,
+                       delivery.lease_until, delivery.lease_owner, delivery.event_at,
+                       delivery.created_at, delivery.delivered_at, delivery.last_status,
+                       delivery.last_error))
+
+    # ---- claims ----------------------------------------------------------------------------
+
+    def due_deliveries(self, channels: Sequence[str], *, now: float,
+                       limit: int) -> list[Delivery]:
+        """Pending deliveries of ``channels`` due at ``now`` and not leased, each the first
+        undelivered event of its request on its channel; their rows held until commit
+        (skipping rows another server holds)."""
+        if not channels:
+            return []
+        marks = ", ".join("?" for _ in channels)
+        rows = self._exec(
+            f"SELECT {_COLUMNS} FROM deliveries d WHERE d.status = 'pending' "
+            f"AND d.channel IN ({marks}) AND d.next_at <= ? "
+            "AND (d.lease_until IS NULL OR d.lease_until <= ?) "
+            "AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.channel = d.channel "
+            "AND e.request_key = d.request_key AND e.request_key <> '' "
+            "AND e.status = 'pending' AND e.event_index < d.event_index) "
+            f"ORDER BY d.event_index LIMIT ?{self.dialect.skip_locked_suffix}",
+            (*channels, now, now, limit)).fetchall()
+        return [delivery_from_row(r) for r in rows]
+
+    def lease_delivery(self, delivery: Delivery, *, owner: str, until: float) -> bool:
+        cursor = self._exec("UPDATE deliveries SET lease_owner = ?, lease_until = ?, "
+                            "attempts = attempts + 1 WHERE id = ? AND status = 'pending' "
+                            "AND attempts = ?", (owner, until, delivery.id, delivery.attempts))
+        return bool(cursor.rowcount == 1)
+
+    def lease_owners(self) -> list[str]:
+        rows = self._exec("SELECT DISTINCT lease_owner FROM deliveries WHERE status = 'pending' "
+                          "AND lease_owner IS NOT NULL").fetchall()
+        return [r[0] for r in rows]
+
+    def release_leases(self, owner: str) -> int:
+        """Free the leases ``owner`` holds (it is known to be gone): due again at once."""
+        cursor = self._exec("UPDATE deliveries SET lease_owner = NULL, lease_until = NULL "
+                            "WHERE status = 'pending' AND lease_owner = ?", (owner,))
+        return int(cursor.rowcount)
+
+    def settle_delivery(self, delivery_id: str, *, owner: str, attempts: int, status: str,
+                        next_at: float, at: float, last_status: int | None,
+                        last_error: str | None) -> bool:
+        """Record an attempt's result, if that attempt still holds the lease."""
+        cursor = self._exec(
+            "UPDATE deliveries SET status = ?, next_at = ?, lease_owner = NULL, "
+            "lease_until = NULL, delivered_at = ?, last_status = ?, last_error = ? "
+            "WHERE id = ? AND lease_owner = ? AND attempts = ? AND status = 'pending'",
+            (status, next_at, at if status == DELIVERED else None, last_status,
+             last_error, delivery_id, owner, attempts))
+        return bool(cursor.rowcount == 1)
+
+    def replay_deliveries(self, *, now: float, ids: Sequence[str] = (),
+                          channel: str | None = None, status: str | None = None,
+                          after_index: int | None = None) -> list[str]:
+        """Send again: the deliveries named, or those matching the filters, become pending and
+        due now with a fresh count of attempts. Their ids (the events' ids) do not change."""
+        clauses: list[str] = ["status <> 'pending'"]  # a pending one is sent anyway
+        params: list[Any] = []
+        if ids:
+            clauses.append(f"id IN ({', '.join('?' for _ in ids)})")
+            params.extend(ids)
+        if channel is not None:
+            clauses.append("channel = ?")
+            params.append(channel)
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if after_index is not None:
+            clauses.append("event_index > ?")
+            params.append(after_index)
+        where = " AND ".join(clauses)
+        rows = self._exec(f"SELECT id FROM deliveries WHERE {where} ORDER BY event_index"
+                          f"{self.dialect.lock_suffix}", params).fetchall()
+        chosen = [r[0] for r in rows]
+        for start in range(0, len(chosen), 500):
+            part = chosen[start:start + 500]
+            self._exec(f"UPDATE deliveries SET status = 'pending', attempts = 0, next_at = ?, "
+                       "lease_owner = NULL, lease_until = NULL, last_error = NULL "
+                       f"WHERE id IN ({', '.join('?' for _ in part)})", (now, *part))
+        return chosen
+
+    # ---- endpoints -------------------------------------------------------------------------
+
+    def insert_endpoint(self, endpoint: StoredEndpoint) -> bool:
+        cursor = self._exec("INSERT INTO webhook_endpoints (name, url, secret, filters, "
+                            "created_at, created_by) VALUES (?, ?, ?, ?, ?, ?) "
+                            "ON CONFLICT (name) DO NOTHING",
+                            (endpoint.name, endpoint.url, endpoint.secret,
+                             json.dumps(endpoint.filters, sort_keys=True), endpoint.created_at,
+                             endpoint.created_by))
+        return bool(cursor.rowcount == 1)
+
+    def delete_endpoint(self, name: str) -> bool:
+        cursor = self._exec("DELETE FROM webhook_endpoints WHERE name = ?", (name,))
+        return bool(cursor.rowcount == 1)
+
+
+class DeliveryReads:
+    """Short reads; ``SqlStore`` supplies ``_reader``."""
+
+    def _reader(self) -> AbstractContextManager[SqlTx]:
+        raise NotImplementedError
+
+    def deliveries(self, *, channel: str | None = None, status: str | None = None,
+                   request_id: str | None = None, before_index: int | None = None,
+                   limit: int = 100) -> list[Delivery]:
+        """The delivery log, newest event first (``before_index``: the next page)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, value in (("channel", channel), ("status", status),
+                              ("request_key", request_id)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if before_index is not None:
+            clauses.append("event_index < ?")
+            params.append(before_index)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._reader() as tx:
+            rows = tx._exec(f"SELECT {_COLUMNS} FROM deliveries{where} "
+                            "ORDER BY event_index DESC, channel LIMIT ?",
+                            (*params, limit)).fetchall()
+        return [delivery_from_row(r) for r in rows]
+
+    def delivery(self, delivery_id: str) -> Delivery | None:
+        with self._reader() as tx:
+            row = tx._one(f"SELECT {_COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,))
+        return None if row is None else delivery_from_row(row)
+
+    def delivery_counts(self) -> dict[tuple[str, str], int]:
+        """``(channel, status) → count`` over the whole log."""
+        with self._reader() as tx:
+            rows = tx._exec("SELECT channel, status, COUNT(*) FROM deliveries "
+                            "GROUP BY channel, status").fetchall()
+        return {(r[0], r[1]): int(r[2]) for r in rows}
+
+    def next_delivery_due(self) -> float | None:
+        """When the earliest pending delivery may next be attempted (a wake-up hint)."""
+        with self._reader() as tx:
+            row = tx._one("SELECT MIN(CASE WHEN lease_until IS NOT NULL AND lease_until > "
+                          "next_at THEN lease_until ELSE next_at END) FROM deliveries "
+                          "WHERE status = 'pending'")
+        return None if row is None or row[0] is None else float(row[0])
+
+    def webhook_endpoints(self) -> list[StoredEndpoint]:
+        with self._reader() as tx:
+            rows = tx._exec("SELECT name, url, secret, filters, created_at, created_by "
+                            "FROM webhook_endpoints ORDER BY name").fetchall()
+        return [_endpoint(r) for r in rows]
