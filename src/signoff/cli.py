@@ -24,6 +24,7 @@ from signoff.cli_kernel import add_commands, close_opened
 from signoff.cli_mcp import add_mcp_proxy
 from signoff.cli_server import add_serve
 from signoff.cli_users import add_users
+from signoff.cli_webhooks import add_webhooks
 from signoff.demo import run_demo
 from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
@@ -137,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=cmd_demo)
     add_commands(commands)
     add_users(commands)
+    add_webhooks(commands)
     add_serve(commands)
     add_mcp_proxy(commands)
     return parser

@@ -97,9 +97,11 @@ class NotifyConfig:
         return not self.webhooks
 
 
-def load_notify(policy_path: str | None, *,
-                environ: Mapping[str, str] | None = None) -> NotifyConfig:
-    """The ``[notify]`` table of the policy file (nothing to notify without one)."""
+def load_notify(policy_path: str | None, *, environ: Mapping[str, str] | None = None,
+                read_secrets: bool = True) -> NotifyConfig:
+    """The ``[notify]`` table of the policy file (nothing to notify without one).
+    ``read_secrets=False``: for commands that list or manage endpoints but send nothing — the
+    secrets' environment variables need not be set, and no secret is read."""
     if not policy_path or not Path(policy_path).is_file():
         return NotifyConfig()
     try:
@@ -107,11 +109,13 @@ def load_notify(policy_path: str | None, *,
             table = tomllib.load(fh).get("notify", {})
     except (OSError, tomllib.TOMLDecodeError):
         return NotifyConfig()  # loading the policy itself reports it, with the line
-    return parse_notify(table, where=f"{policy_path}: [notify]", environ=environ)
+    return parse_notify(table, where=f"{policy_path}: [notify]", environ=environ,
+                        read_secrets=read_secrets)
 
 
 def parse_notify(table: object, *, where: str = "[notify]",
-                 environ: Mapping[str, str] | None = None) -> NotifyConfig:
+                 environ: Mapping[str, str] | None = None,
+                 read_secrets: bool = True) -> NotifyConfig:
     env = os.environ if environ is None else environ
     t = _table(table, where)
     _known(t, {"retry_base", "retry_max", "max_attempts", "timeout", "webhooks"}, where)
@@ -121,7 +125,8 @@ def parse_notify(table: object, *, where: str = "[notify]",
                   timeout=_duration(t, "timeout", 10.0, where))
     hooks = _table(t.get("webhooks", {}), f"{where}.webhooks")
     return NotifyConfig(retry=retry, webhooks=tuple(
-        _webhook(name, raw, f"{where}.webhooks.{name}", env) for name, raw in hooks.items()))
+        _webhook(name, raw, f"{where}.webhooks.{name}", env, read_secrets)
+        for name, raw in hooks.items()))
 
 
 def check_name(name: str, where: str) -> str:
@@ -173,14 +178,17 @@ def parse_filters(raw: Mapping[str, Any], where: str) -> Filters:
                    threads=_strings(raw, "threads", where))
 
 
-def _webhook(name: str, raw: object, where: str, env: Mapping[str, str]) -> WebhookEndpoint:
+def _webhook(name: str, raw: object, where: str, env: Mapping[str, str],
+             read_secrets: bool) -> WebhookEndpoint:
     check_name(name, where)
     t = _table(raw, where)
     _known(t, {"url", "secret", "secret_env", "events", "risks", "tools", "threads"}, where)
     if ("secret" in t) == ("secret_env" in t):
         raise ConfigurationError(f"{where}: give exactly one of secret_env (an environment "
                                  "variable's name) or secret", code="invalid_webhook")
-    if "secret_env" in t:
+    if not read_secrets:
+        secret = ""
+    elif "secret_env" in t:
         variable = t["secret_env"]
         if not isinstance(variable, str) or variable not in env:
             raise ConfigurationError(f"{where}: secret_env = {variable!r}: no such environment "
@@ -189,7 +197,8 @@ def _webhook(name: str, raw: object, where: str, env: Mapping[str, str]) -> Webh
     else:
         secret = t["secret"]
     return WebhookEndpoint(name=name, url=check_url(t.get("url"), where),
-                           secret=check_secret(secret, where), filters=parse_filters(t, where))
+                           secret=check_secret(secret, where) if read_secrets else "",
+                           filters=parse_filters(t, where))
 
 
 def _table(raw: object, where: str) -> dict[str, Any]:

@@ -21,8 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
+from signoff.notify.admin import endpoints
 from signoff.notify.channels import Attempt, Channel
-from signoff.notify.config import NotifyConfig, WebhookEndpoint, parse_filters
+from signoff.notify.config import NotifyConfig
 from signoff.notify.outbox import Outbox
 from signoff.notify.webhook import WebhookChannel
 from signoff.store.base import Store
@@ -57,15 +58,9 @@ class Notifier:
     # ---- channels ------------------------------------------------------------------------
 
     def channels(self) -> list[Channel]:
-        """The file's webhooks, the ones admins registered (a file's name wins), the rest."""
-        chosen: dict[str, Channel] = {}
-        for endpoint in self.config.webhooks:
-            chosen[endpoint.channel] = WebhookChannel(endpoint, self.client)
-        for stored in self.store.webhook_endpoints():
-            endpoint = WebhookEndpoint(name=stored.name, url=stored.url, secret=stored.secret,
-                                       filters=parse_filters(stored.filters, stored.name),
-                                       source="api")
-            chosen.setdefault(endpoint.channel, WebhookChannel(endpoint, self.client))
+        """The webhooks (the policy file's and the registered ones), then the others."""
+        chosen: dict[str, Channel] = {
+            e.channel: WebhookChannel(e, self.client) for e in endpoints(self.store, self.config)}
         for channel in self.extra:
             chosen.setdefault(channel.channel, channel)
         return list(chosen.values())
