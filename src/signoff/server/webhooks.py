@@ -88,7 +88,7 @@ class ReplayIn(Strict):
                                                                       max_length=1000)
     endpoint: EndpointName | None = None
     status: Literal["delivered", "dead"] | None = None
-    after_index: int | None = Field(None, ge=0, le=2**62)
+    after_index: int | None = Field(None, ge=0, le=2**62, strict=True)
 
 
 class Replayed(BaseModel):
