@@ -88,13 +88,27 @@ class Retry:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NotifyConfig:
-    webhooks: tuple[WebhookEndpoint, ...] = ()
-    retry: Retry = Retry()
+class SlackConfig:
+    """``[notify.slack]``: one channel of interactive approval messages."""
+
+    token: str = field(repr=False)  # the bot token (chat:write)
+    signing_secret: str = field(repr=False)  # verifies interaction callbacks
+    channel: str  # the conversation id requests are posted to
+    users: Mapping[str, str]  # Slack user id → signoff identity
+    base_url: str = "https://slack.com/api/"
+    team_id: str | None = None  # interactions from another workspace are refused
+    filters: Filters = Filters()
 
     @property
-    def empty(self) -> bool:
-        return not self.webhooks
+    def channel_name(self) -> str:
+        return "slack"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifyConfig:
+    webhooks: tuple[WebhookEndpoint, ...] = ()
+    slack: SlackConfig | None = None
+    retry: Retry = Retry()
 
 
 def load_notify(policy_path: str | None, *, environ: Mapping[str, str] | None = None,
@@ -118,13 +132,17 @@ def parse_notify(table: object, *, where: str = "[notify]",
                  read_secrets: bool = True) -> NotifyConfig:
     env = os.environ if environ is None else environ
     t = _table(table, where)
-    _known(t, {"retry_base", "retry_max", "max_attempts", "timeout", "webhooks"}, where)
+    _known(t, {"retry_base", "retry_max", "max_attempts", "timeout", "webhooks", "slack"},
+           where)
     retry = Retry(base=_duration(t, "retry_base", 5.0, where),
                   cap=_duration(t, "retry_max", 3600.0, where),
                   max_attempts=_count(t, "max_attempts", 12, where),
                   timeout=_duration(t, "timeout", 10.0, where))
     hooks = _table(t.get("webhooks", {}), f"{where}.webhooks")
-    return NotifyConfig(retry=retry, webhooks=tuple(
+    slack = None
+    if "slack" in t:
+        slack = _slack(t["slack"], f"{where}.slack", env, read_secrets)
+    return NotifyConfig(retry=retry, slack=slack, webhooks=tuple(
         _webhook(name, raw, f"{where}.webhooks.{name}", env, read_secrets)
         for name, raw in hooks.items()))
 
@@ -199,6 +217,40 @@ def _webhook(name: str, raw: object, where: str, env: Mapping[str, str],
     return WebhookEndpoint(name=name, url=check_url(t.get("url"), where),
                            secret=check_secret(secret, where) if read_secrets else "",
                            filters=parse_filters(t, where))
+
+
+def _slack(raw: object, where: str, env: Mapping[str, str], read_secrets: bool) -> SlackConfig:
+    t = _table(raw, where)
+    _known(t, {"token_env", "signing_secret_env", "channel", "users", "base_url", "team_id",
+               "risks", "tools", "threads"}, where)
+    token = _env_secret(t, "token_env", where, env) if read_secrets else ""
+    signing = _env_secret(t, "signing_secret_env", where, env) if read_secrets else ""
+    channel = t.get("channel")
+    if not isinstance(channel, str) or not channel.strip():
+        raise ConfigurationError(f"{where}: channel must name the conversation (its id, "
+                                 "e.g. C0123456789)", code="invalid_slack")
+    users = _table(t.get("users", {}), f"{where}.users")
+    for slack_user, name in users.items():
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError(f"{where}.users: {slack_user} must map to a signoff "
+                                     "user's name", code="invalid_slack")
+    base_url = t.get("base_url", "https://slack.com/api/")
+    check_url(base_url, where)
+    team_id = t.get("team_id")
+    if team_id is not None and not (isinstance(team_id, str) and team_id):
+        raise ConfigurationError(f"{where}: team_id must be a string", code="invalid_slack")
+    filters = parse_filters(t, where)
+    return SlackConfig(token=token, signing_secret=signing, channel=channel,
+                       users=dict(users), base_url=base_url.rstrip("/") + "/", team_id=team_id,
+                       filters=filters)
+
+
+def _env_secret(t: Mapping[str, Any], key: str, where: str, env: Mapping[str, str]) -> str:
+    variable = t.get(key)
+    if not isinstance(variable, str) or not env.get(variable):
+        raise ConfigurationError(f"{where}: {key} = {variable!r}: name an environment "
+                                 "variable that is set", code="invalid_slack")
+    return env[variable]
 
 
 def _table(raw: object, where: str) -> dict[str, Any]:

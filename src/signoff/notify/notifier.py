@@ -25,6 +25,7 @@ from signoff.notify.admin import endpoints
 from signoff.notify.channels import Attempt, Channel
 from signoff.notify.config import NotifyConfig
 from signoff.notify.outbox import Outbox
+from signoff.notify.slack import SlackChannel
 from signoff.notify.webhook import WebhookChannel
 from signoff.store.base import Store
 from signoff.store.deliveries import DELIVERED, Delivery
@@ -48,6 +49,8 @@ class Notifier:
                              clock=clock)
         self.client = httpx.Client(timeout=config.retry.timeout, follow_redirects=False)
         self.extra = tuple(channels)
+        self.slack = None if config.slack is None else SlackChannel(
+            config.slack, store, clock=clock, timeout=config.retry.timeout)
         self.on_settled = on_settled
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="signoff-notify")
         self._wake = threading.Event()
@@ -58,9 +61,11 @@ class Notifier:
     # ---- channels ------------------------------------------------------------------------
 
     def channels(self) -> list[Channel]:
-        """The webhooks (the policy file's and the registered ones), then the others."""
+        """The webhooks (the policy file's and the registered ones), Slack, the others."""
         chosen: dict[str, Channel] = {
             e.channel: WebhookChannel(e, self.client) for e in endpoints(self.store, self.config)}
+        if self.slack is not None:
+            chosen[self.slack.channel] = self.slack
         for channel in self.extra:
             chosen.setdefault(channel.channel, channel)
         return list(chosen.values())

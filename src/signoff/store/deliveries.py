@@ -235,6 +235,23 @@ class DeliveryRows:
         return bool(cursor.rowcount == 1)
 
 
+    # ---- slack -----------------------------------------------------------------------------
+
+    def put_slack_message(self, request_id: str, *, channel: str, ts: str, at: float) -> None:
+        self._exec("INSERT INTO slack_messages (request_id, channel, ts, created_at) "
+                   "VALUES (?, ?, ?, ?) ON CONFLICT (request_id) DO UPDATE SET "
+                   "channel = excluded.channel, ts = excluded.ts", (request_id, channel, ts, at))
+
+    def first_use_of_signature(self, signature: str, *, at: float, keep: float) -> bool:
+        """Record an interaction's signature; ``False`` if it was used before (a replay).
+        Signatures older than ``keep`` seconds are forgotten: their timestamps are out of
+        the verifier's window by then."""
+        self._exec("DELETE FROM slack_seen WHERE seen_at < ?", (at - keep,))
+        cursor = self._exec("INSERT INTO slack_seen (signature, seen_at) VALUES (?, ?) "
+                            "ON CONFLICT (signature) DO NOTHING", (signature, at))
+        return bool(cursor.rowcount == 1)
+
+
 class DeliveryReads:
     """Short reads; ``SqlStore`` supplies ``_reader``."""
 
@@ -281,6 +298,13 @@ class DeliveryReads:
                           "next_at THEN lease_until ELSE next_at END) FROM deliveries "
                           "WHERE status = 'pending'")
         return None if row is None or row[0] is None else float(row[0])
+
+    def slack_message(self, request_id: str) -> tuple[str, str] | None:
+        """``(channel, ts)`` of the request's Slack message."""
+        with self._reader() as tx:
+            row = tx._one("SELECT channel, ts FROM slack_messages WHERE request_id = ?",
+                          (request_id,))
+        return None if row is None else (row[0], row[1])
 
     def webhook_endpoints(self) -> list[StoredEndpoint]:
         with self._reader() as tx:

@@ -351,4 +351,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        name="slack",
+        # Where each request's Slack message is (to update it with the outcome), and the
+        # interaction signatures already used (a replayed callback is refused).
+        statements=(
+            """CREATE TABLE slack_messages (
+                request_id <TEXT> PRIMARY KEY,
+                channel <TEXT> NOT NULL,
+                ts <TEXT> NOT NULL,
+                created_at <REAL> NOT NULL
+            )""",
+            """CREATE TABLE slack_seen (
+                signature <TEXT> PRIMARY KEY,
+                seen_at <REAL> NOT NULL
+            )""",
+        ),
+    ),
 )

@@ -1,0 +1,128 @@
+"""What a verified Slack interaction does: a button or a modal turned into a decision.
+
+Slack tells us which Slack user clicked; ``[notify.slack.users]`` says which
+signoff identity that is. An unmapped user decides nothing (and the attempt is
+audited). A mapped one decides through ``Gate.decide_once`` — the kernel's
+rules read under the request's lock (role, quorum, no self-approval, disabled
+or removed identities) exactly as for the inbox, the refusal audited with
+``via: slack``, and a callback Slack delivers twice taken once. Approve
+carries the hash of the arguments the message showed; a hash that is not the
+request's is refused. Reject asks for a reason in a modal first; edit is not
+offered here (the message links to the inbox).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from signoff.audit import to_us
+from signoff.errors import InvalidDecision
+from signoff.kernel.gate import Gate
+from signoff.model import Decision
+from signoff.notify.config import SlackConfig
+from signoff.notify.slack import APPROVE, OPEN, REJECT
+
+REJECT_VIEW = "signoff_reject"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reply:
+    """What to tell the clicking user (an ephemeral message), and the HTTP answer."""
+
+    code: str  # "decided", "recorded", "modal", "ignored", or the refusal's code
+    message: str
+    body: dict[str, Any] | None = None  # JSON answer to Slack (a modal's errors)
+    modal_for: str | None = None  # open the reject modal for this request
+
+
+def reject_view(request_id: str) -> dict[str, Any]:
+    return {"type": "modal", "callback_id": REJECT_VIEW, "private_metadata": request_id,
+            "title": {"type": "plain_text", "text": "Reject request"},
+            "submit": {"type": "plain_text", "text": "Reject"},
+            "close": {"type": "plain_text", "text": "Cancel"},
+            "blocks": [{"type": "input", "block_id": "reason", "label": {
+                "type": "plain_text", "text": "Why? The agent is told."},
+                "element": {"type": "plain_text_input", "action_id": "reason",
+                            "multiline": True, "max_length": 2000}}]}
+
+
+def act(gate: Gate, config: SlackConfig, payload: dict[str, Any]) -> Reply:
+    """Carry out one interaction ``payload`` (already verified as Slack's)."""
+    slack_user = str(payload.get("user", {}).get("id", ""))
+    kind = payload.get("type")
+    if kind == "block_actions":
+        actions = payload.get("actions") or [{}]
+        action = actions[0]
+        action_id = action.get("action_id")
+        if action_id == OPEN:
+            return Reply(code="ignored", message="")
+        if action_id == REJECT:
+            return Reply(code="modal", message="", modal_for=str(action.get("value", "")))
+        if action_id != APPROVE:
+            return Reply(code="ignored", message="")
+        request_id, _, shown_hash = str(action.get("value", "")).partition(" ")
+        key = _key("approve", request_id, str(action.get("action_ts", "")), slack_user)
+        return _decide(gate, config, slack_user, request_id, decision=Decision.approve(),
+                       key=key, shown_hash=shown_hash)
+    if kind == "view_submission" and payload.get("view", {}).get("callback_id") == REJECT_VIEW:
+        view = payload["view"]
+        request_id = str(view.get("private_metadata", ""))
+        reason = str(view.get("state", {}).get("values", {}).get("reason", {})
+                     .get("reason", {}).get("value") or "").strip()
+        if not reason:
+            return Reply(code="reason_required", message="a rejection needs a reason",
+                         body={"response_action": "errors",
+                               "errors": {"reason": "Say why: the agent is told."}})
+        key = _key("reject", request_id, str(view.get("id", "")), slack_user)
+        reply = _decide(gate, config, slack_user, request_id, decision=Decision.reject(reason),
+                        key=key)
+        if reply.code in ("decided", "recorded"):
+            return Reply(code=reply.code, message=reply.message, body={})
+        return Reply(code=reply.code, message=reply.message, body={
+            "response_action": "errors", "errors": {"reason": reply.message[:150]}})
+    return Reply(code="ignored", message="")
+
+
+def _key(*parts: str) -> str:
+    return "slack-" + hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:40]
+
+
+def _decide(gate: Gate, config: SlackConfig, slack_user: str, request_id: str, *,
+            decision: Decision, key: str, shown_hash: str | None = None) -> Reply:
+    name = config.users.get(slack_user)
+    if name is None:
+        _unmapped(gate, slack_user, request_id, decision)
+        return Reply(code="slack_user_unmapped", message="Your Slack account is not mapped to "
+                     "a signoff identity: ask an admin, or decide in the inbox.")
+
+    def same_arguments() -> None:
+        request = gate.store.get_request(request_id)
+        if shown_hash is not None and request is not None and request.args_hash != shown_hash:
+            raise InvalidDecision("the message showed other arguments than the request's",
+                                  code="args_hash_mismatch")
+
+    once = gate.decide_once(request_id, decision, user=name, key=key, via="slack",
+                            precheck=same_arguments)
+    if once.result is None:
+        return Reply(code=once.code or "refused", message=f"Not taken: {once.message} "
+                     f"({once.code})")
+    result = once.result
+    if result.transitioned or result.request.status.value != "pending":
+        done = {"approve": "Approved", "reject": "Rejected"}.get(decision.kind.value, "Decided")
+        return Reply(code="decided", message=f"{done} as {name}.")
+    return Reply(code="recorded", message=f"Your approval is recorded as {name}: "
+                 f"{result.approvals} of {result.required}.")
+
+
+def _unmapped(gate: Gate, slack_user: str, request_id: str, decision: Decision) -> None:
+    """An authentic click by someone signoff does not know: refused, and audited."""
+    now = gate.clock()
+    with gate.store.transaction() as tx:
+        known = tx.get_request(request_id) is not None if request_id else False
+        tx.append_audit("decision.refused", at_us=to_us(now),
+                        request_id=request_id if known else None, actor=None, data={
+                            "kind": decision.kind.value, "code": "slack_user_unmapped",
+                            "via": "slack", "slack_user": slack_user[:64]})
