@@ -174,12 +174,29 @@ def test_the_cli_manages_webhooks(served: Rig) -> None:
                            "risks": ["huge"]}}}, "invalid_webhook"),
     ({"webhooks": {"o p": {"url": "http://x.test/", "secret": new_secret()}}},
      "invalid_webhook"),
+    ({"slack": {"channel": "C1"}}, "invalid_slack"),  # no token_env
+    ({"slack": {"token_env": "HOME", "signing_secret_env": "HOME"}}, "invalid_slack"),
+    ({"slack": {"token_env": "HOME", "signing_secret_env": "HOME", "channel": "C1",
+                "users": {"U1": 3}}}, "invalid_slack"),
+    ({"email": {"ops": {"to": ["a@b.test"]}}}, "invalid_email"),  # no [notify.smtp]
+    ({"smtp": {"host": "mail.test", "security": "tls"}}, "invalid_email"),
+    ({"smtp": {"host": "mail.test"}, "email": {"ops": {"to": ["not an address"]}}},
+     "invalid_email"),
+    ({"smtp": {"host": "mail.test"}, "email": {"ops": {"to": ["a@b.test"],
+                                                       "digest": "often"}}},
+     "policy_invalid"),
+    ({"escalation": [{"remind_after": "10m", "escalate_to": ["slack"]}]},
+     "invalid_escalation"),  # escalate_to without escalate_after
+    ({"escalation": [{"escalate_after": "1h", "escalate_to": ["email:nobody"]}]},
+     "invalid_escalation"),
+    ({"escalation": [{"risks": ["high"]}]}, "invalid_escalation"),
+    ({"escalation": {"remind_after": "10m"}}, "policy_invalid"),
     ({"retry_base": "soon"}, "policy_invalid"),
     ({"max_attempts": 0}, "policy_invalid"),
 ])
 def test_a_bad_notify_table_is_refused_by_name(table: dict[str, object], code: str) -> None:
     with pytest.raises(ConfigurationError) as refused:
-        parse_notify(table, environ={})
+        parse_notify(table, environ={"HOME": "/root"})
     assert refused.value.code == code
 
 

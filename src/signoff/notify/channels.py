@@ -7,6 +7,7 @@ failed; a channel only reports how one attempt went.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,6 +29,32 @@ class Channel(Protocol):
         """The channel's name in the delivery log: ``webhook:<name>``, ``slack``, …"""
         ...
 
+    @property
+    def batched(self) -> bool:
+        """Whether due deliveries are handed over together (``send_batch``)."""
+        ...
+
     def wants(self, event_type: str, request: ApprovalRequest) -> bool: ...
 
+    def due_at(self, now: float) -> float:
+        """When a delivery fanned out at ``now`` is first due."""
+        ...
+
     def send(self, delivery: Delivery) -> Attempt: ...
+
+    def send_batch(self, deliveries: Sequence[Delivery]) -> list[Attempt]: ...
+
+
+class OneByOne:
+    """The defaults of a channel that sends each delivery as soon as it is made."""
+
+    batched = False
+
+    def due_at(self, now: float) -> float:
+        return now
+
+    def send(self, delivery: Delivery) -> Attempt:
+        raise NotImplementedError
+
+    def send_batch(self, deliveries: Sequence[Delivery]) -> list[Attempt]:
+        return [self.send(d) for d in deliveries]

@@ -27,7 +27,8 @@ from signoff.model import Risk
 from signoff.policy.config import parse_duration
 
 EVENT_TYPES = ("request.created", "request.decided", "request.expired", "request.cancelled",
-               "request.invalidated", "request.executed", "request.failed", "request.unknown")
+               "request.invalidated", "request.executed", "request.failed", "request.unknown",
+               "request.reminder", "request.escalated")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -105,9 +106,51 @@ class SlackConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SmtpConfig:
+    """``[notify.smtp]``: the mail server every email channel sends through."""
+
+    host: str
+    port: int = 587
+    security: str = "starttls"  # starttls | ssl | none
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    ca_file: str | None = None  # trust this CA (a private mail server) besides the system's
+    sender: str = "signoff@localhost"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmailList:
+    """``[notify.email.<name>]``: who is mailed, about what, one by one or as a digest."""
+
+    name: str
+    to: tuple[str, ...]
+    filters: Filters = Filters(events=("request.created",))
+    digest: float | None = None  # seconds: one message per period instead of one per event
+
+    @property
+    def channel(self) -> str:
+        return f"email:{self.name}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Escalation:
+    """``[[notify.escalation]]``: for the requests it matches (the first rule that does),
+    a reminder after ``remind_after`` to every channel that hears reminders, and after
+    ``escalate_after`` a ``request.escalated`` event to the channels of ``escalate_to``."""
+
+    filters: Filters = Filters()
+    remind_after: float | None = None
+    escalate_after: float | None = None
+    escalate_to: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NotifyConfig:
     webhooks: tuple[WebhookEndpoint, ...] = ()
     slack: SlackConfig | None = None
+    smtp: SmtpConfig | None = None
+    email: tuple[EmailList, ...] = ()
+    escalation: tuple[Escalation, ...] = ()
     retry: Retry = Retry()
 
 
@@ -132,8 +175,8 @@ def parse_notify(table: object, *, where: str = "[notify]",
                  read_secrets: bool = True) -> NotifyConfig:
     env = os.environ if environ is None else environ
     t = _table(table, where)
-    _known(t, {"retry_base", "retry_max", "max_attempts", "timeout", "webhooks", "slack"},
-           where)
+    _known(t, {"retry_base", "retry_max", "max_attempts", "timeout", "webhooks", "slack",
+               "smtp", "email", "escalation"}, where)
     retry = Retry(base=_duration(t, "retry_base", 5.0, where),
                   cap=_duration(t, "retry_max", 3600.0, where),
                   max_attempts=_count(t, "max_attempts", 12, where),
@@ -142,7 +185,20 @@ def parse_notify(table: object, *, where: str = "[notify]",
     slack = None
     if "slack" in t:
         slack = _slack(t["slack"], f"{where}.slack", env, read_secrets)
-    return NotifyConfig(retry=retry, slack=slack, webhooks=tuple(
+    smtp = _smtp(t["smtp"], f"{where}.smtp", env, read_secrets) if "smtp" in t else None
+    lists = _table(t.get("email", {}), f"{where}.email")
+    email = tuple(_email(name, raw, f"{where}.email.{name}") for name, raw in lists.items())
+    if email and smtp is None:
+        raise ConfigurationError(f"{where}: email lists need [notify.smtp] (host, port, …)",
+                                 code="invalid_email")
+    rules = t.get("escalation", [])
+    if not isinstance(rules, list):
+        raise ConfigurationError(f"{where}: escalation must be [[notify.escalation]] tables",
+                                 code="policy_invalid")
+    escalation = tuple(_escalation(raw, f"{where}.escalation[{i}]", slack is not None,
+                                   {e.name for e in email}) for i, raw in enumerate(rules))
+    return NotifyConfig(retry=retry, slack=slack, smtp=smtp, email=email,
+                        escalation=escalation, webhooks=tuple(
         _webhook(name, raw, f"{where}.webhooks.{name}", env, read_secrets)
         for name, raw in hooks.items()))
 
@@ -245,11 +301,84 @@ def _slack(raw: object, where: str, env: Mapping[str, str], read_secrets: bool) 
                        filters=filters)
 
 
-def _env_secret(t: Mapping[str, Any], key: str, where: str, env: Mapping[str, str]) -> str:
+def _smtp(raw: object, where: str, env: Mapping[str, str], read_secrets: bool) -> SmtpConfig:
+    t = _table(raw, where)
+    _known(t, {"host", "port", "security", "username_env", "password_env", "ca_file", "from"},
+           where)
+    host = t.get("host")
+    if not isinstance(host, str) or not host.strip():
+        raise ConfigurationError(f"{where}: host must name the mail server",
+                                 code="invalid_email")
+    security = t.get("security", "starttls")
+    if security not in ("starttls", "ssl", "none"):
+        raise ConfigurationError(f"{where}: security must be starttls, ssl or none",
+                                 code="invalid_email")
+    port = t.get("port", {"starttls": 587, "ssl": 465, "none": 25}[security])
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        raise ConfigurationError(f"{where}: port must be a TCP port", code="invalid_email")
+    username = password = None
+    if read_secrets and "username_env" in t:
+        username = _env_secret(t, "username_env", where, env, code="invalid_email")
+    if read_secrets and "password_env" in t:
+        password = _env_secret(t, "password_env", where, env, code="invalid_email")
+    sender = t.get("from", "signoff@localhost")
+    ca_file = t.get("ca_file")
+    if not isinstance(sender, str) or "@" not in sender or (
+            ca_file is not None and not isinstance(ca_file, str)):
+        raise ConfigurationError(f"{where}: from must be an address; ca_file a path",
+                                 code="invalid_email")
+    return SmtpConfig(host=host, port=port, security=security, username=username,
+                      password=password, ca_file=ca_file, sender=sender)
+
+
+def _escalation(raw: object, where: str, slack: bool, lists: set[str]) -> Escalation:
+    t = _table(raw, where)
+    _known(t, {"risks", "tools", "threads", "remind_after", "escalate_after", "escalate_to"},
+           where)
+    filters = parse_filters(t, where)
+    remind = _duration(t, "remind_after", 0.0, where) if "remind_after" in t else None
+    escalate = _duration(t, "escalate_after", 0.0, where) if "escalate_after" in t else None
+    to = _strings(t, "escalate_to", where)
+    if (escalate is None) != (not to):
+        raise ConfigurationError(f"{where}: escalate_after and escalate_to go together",
+                                 code="invalid_escalation")
+    if remind is None and escalate is None:
+        raise ConfigurationError(f"{where}: give remind_after, escalate_after, or both",
+                                 code="invalid_escalation")
+    for channel in to:
+        kind, _, name = channel.partition(":")
+        known = (channel == "slack" and slack) or (kind == "email" and name in lists) or (
+            kind == "webhook" and _NAME.fullmatch(name) is not None)
+        if not known:
+            raise ConfigurationError(f"{where}: escalate_to names {channel!r}: not a channel "
+                                     "here ('slack', 'email:<list>', 'webhook:<name>')",
+                                     code="invalid_escalation")
+    return Escalation(filters=filters, remind_after=remind, escalate_after=escalate,
+                      escalate_to=to)
+
+
+def _email(name: str, raw: object, where: str) -> EmailList:
+    check_name(name, where)
+    t = _table(raw, where)
+    _known(t, {"to", "events", "risks", "tools", "threads", "digest"}, where)
+    to = _strings(t, "to", where)
+    if not to or not all("@" in a and not any(c in a for c in "\r\n,<>") for a in to):
+        raise ConfigurationError(f"{where}: to must list one or more addresses",
+                                 code="invalid_email")
+    filters = parse_filters(t, where)
+    if not filters.events:
+        filters = Filters(events=("request.created",), risks=filters.risks,
+                          tools=filters.tools, threads=filters.threads)
+    digest = _duration(t, "digest", 0.0, where) if "digest" in t else None
+    return EmailList(name=name, to=to, filters=filters, digest=digest)
+
+
+def _env_secret(t: Mapping[str, Any], key: str, where: str, env: Mapping[str, str], *,
+                code: str = "invalid_slack") -> str:
     variable = t.get(key)
     if not isinstance(variable, str) or not env.get(variable):
         raise ConfigurationError(f"{where}: {key} = {variable!r}: name an environment "
-                                 "variable that is set", code="invalid_slack")
+                                 "variable that is set", code=code)
     return env[variable]
 
 

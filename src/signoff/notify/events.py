@@ -31,6 +31,8 @@ TYPES = {
     "request.succeeded": "request.executed",
     "request.failed": "request.failed",
     "request.unknown": "request.unknown",
+    "notify.reminder": "request.reminder",  # written by signoff.notify.timers
+    "notify.escalated": "request.escalated",
 }
 
 
@@ -72,7 +74,11 @@ def payload(event: AuditEvent, type_: str, request: ApprovalRequest,
         "expires_at": iso(request.expires_at), "policy_version": request.policy_version,
         "url": request_url(base_url, request.id),
     }
-    if type_ != "request.created":
+    if type_ == "request.escalated" and isinstance(data, dict):
+        body["escalated_to"] = data.get("channels", [])
+    if type_ in ("request.reminder", "request.escalated"):
+        body["waiting_seconds"] = data.get("after") if isinstance(data, dict) else None
+    if type_ not in ("request.created", "request.reminder", "request.escalated"):
         body["outcome_code"] = data.get("outcome_code") if isinstance(data, dict) else None
         body["outcome_reason"] = data.get("outcome_reason") if isinstance(data, dict) else None
         body["decisions"] = [{"kind": d.kind.value, "approver": d.approver,

@@ -1,9 +1,10 @@
 """The notifier: one thread per server that keeps the outbox moving.
 
 It wakes when the change feed sees new audit events (from this server or any
-other on the same database), when a retry falls due, and every ``poll``
-seconds regardless; each time it fans out, then claims and sends due
-deliveries on a small pool of threads until none is due. Sending never
+other on the same database), when a retry or a timer falls due, and every
+``poll`` seconds regardless; each time it schedules and fires timers
+(``signoff.notify.timers``), fans out, then claims and sends due deliveries on
+a small pool of threads until none is due. Sending never
 happens inside a database transaction. ``tick()`` does one such pass on the
 caller's thread — what tests drive, with a clock of their own.
 """
@@ -24,8 +25,10 @@ import httpx
 from signoff.notify.admin import endpoints
 from signoff.notify.channels import Attempt, Channel
 from signoff.notify.config import NotifyConfig
+from signoff.notify.mail import EmailChannel
 from signoff.notify.outbox import Outbox
 from signoff.notify.slack import SlackChannel
+from signoff.notify.timers import Timers
 from signoff.notify.webhook import WebhookChannel
 from signoff.store.base import Store
 from signoff.store.deliveries import DELIVERED, Delivery
@@ -49,8 +52,11 @@ class Notifier:
                              clock=clock)
         self.client = httpx.Client(timeout=config.retry.timeout, follow_redirects=False)
         self.extra = tuple(channels)
+        self.timers = Timers(store, config.escalation, clock=clock)
         self.slack = None if config.slack is None else SlackChannel(
             config.slack, store, clock=clock, timeout=config.retry.timeout)
+        self.mail = [EmailChannel(e, config.smtp, timeout=config.retry.timeout)
+                     for e in config.email if config.smtp is not None]
         self.on_settled = on_settled
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="signoff-notify")
         self._wake = threading.Event()
@@ -61,11 +67,14 @@ class Notifier:
     # ---- channels ------------------------------------------------------------------------
 
     def channels(self) -> list[Channel]:
-        """The webhooks (the policy file's and the registered ones), Slack, the others."""
+        """The webhooks (the policy file's and the registered ones), Slack, the email
+        lists, then the others."""
         chosen: dict[str, Channel] = {
             e.channel: WebhookChannel(e, self.client) for e in endpoints(self.store, self.config)}
         if self.slack is not None:
             chosen[self.slack.channel] = self.slack
+        for mailing in self.mail:
+            chosen[mailing.channel] = mailing
         for channel in self.extra:
             chosen.setdefault(channel.channel, channel)
         return list(chosen.values())
@@ -79,28 +88,40 @@ class Notifier:
         if now >= self._next_release:
             self._next_release = now + RELEASE_EVERY
             self.outbox.release_gone()
+        self.timers.schedule()
+        self.timers.fire()
         self.outbox.fan_out(list(channels.values()))
         attempts = 0
         while not self._stop.is_set():
-            claimed = self.outbox.claim(list(channels), limit=32)
+            claimed = self.outbox.claim(list(channels))
             if not claimed:
                 return attempts
-            list(self._pool.map(lambda d: self._attempt(channels[d.channel], d), claimed))
+            work: list[tuple[Channel, list[Delivery]]] = []
+            batches: dict[str, list[Delivery]] = {}
+            for delivery in claimed:
+                if channels[delivery.channel].batched:  # a digest: one message for them all
+                    batches.setdefault(delivery.channel, []).append(delivery)
+                else:
+                    work.append((channels[delivery.channel], [delivery]))
+            work += [(channels[name], group) for name, group in batches.items()]
+            list(self._pool.map(lambda job: self._attempt(*job), work))
             attempts += len(claimed)
         return attempts
 
-    def _attempt(self, channel: Channel, delivery: Delivery) -> None:
+    def _attempt(self, channel: Channel, deliveries: list[Delivery]) -> None:
         try:
-            attempt = channel.send(delivery)
+            results = channel.send_batch(deliveries)
         except Exception as exc:  # a channel's bug is a failed attempt, not a dead notifier
-            log.exception("notify: %s failed on %s", channel.channel, delivery.id)
-            attempt = Attempt(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
-        status = self.outbox.settle(delivery, attempt)
-        if status is not None and self.on_settled is not None:
-            self.on_settled(delivery, status, self.clock())
-        if status is not None and status != DELIVERED:
-            log.warning("notify: %s %s attempt %d: %s", delivery.channel, delivery.event_id,
-                        delivery.attempts, attempt.error)
+            log.exception("notify: %s failed on %s", channel.channel, deliveries[0].id)
+            results = [Attempt(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
+                       for _ in deliveries]
+        for delivery, attempt in zip(deliveries, results, strict=True):
+            status = self.outbox.settle(delivery, attempt)
+            if status is not None and self.on_settled is not None:
+                self.on_settled(delivery, status, self.clock())
+            if status is not None and status != DELIVERED:
+                log.warning("notify: %s %s attempt %d: %s", delivery.channel,
+                            delivery.event_id, delivery.attempts, attempt.error)
 
     # ---- the thread ----------------------------------------------------------------------
 
@@ -131,7 +152,8 @@ class Notifier:
             self._wake.wait(wait)
 
     def _until_due(self) -> float:
-        due = self.store.next_delivery_due()
-        if due is None:
+        dues = [d for d in (self.store.next_delivery_due(), self.store.next_timer_due())
+                if d is not None]
+        if not dues:
             return self.poll
-        return max(0.0, min(self.poll, due - self.clock()))
+        return max(0.0, min(self.poll, min(dues) - self.clock()))

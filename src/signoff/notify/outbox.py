@@ -22,6 +22,7 @@ a server on the same host sees that the process holding it is gone.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -36,6 +37,15 @@ from signoff.store.deliveries import DEAD, DELIVERED, PENDING, Delivery, deliver
 
 FANOUT_BATCH = 500
 LEASE_MARGIN = 5.0  # seconds a claim outlives its attempt's timeout
+
+
+def _wants(channel: Channel, type_: str, request: ApprovalRequest, data: str) -> bool:
+    """An escalation goes to the channels its rule names (and only those), whatever they
+    filter; every other event to the channels whose filters want it."""
+    if type_ == "request.escalated":
+        named = json.loads(data).get("channels", [])
+        return isinstance(named, list) and channel.channel in named
+    return channel.wants(type_, request)
 
 
 class Outbox:
@@ -71,7 +81,7 @@ class Outbox:
                     if request is None:
                         continue
                     wanting = [c for c in ordered if event.index > cursors[c.channel]
-                               and c.wants(type_, request)]
+                               and _wants(c, type_, request, event.data)]
                     if not wanting:
                         continue
                     decisions = tx.decisions(request.id) if type_ != "request.created" else []
@@ -81,7 +91,8 @@ class Outbox:
                             id=delivery_id(channel.channel, event.index),
                             channel=channel.channel, event_index=event.index,
                             event_type=type_, request_key=request.id, payload=body,
-                            next_at=now, event_at=event.at_us / 1_000_000, created_at=now))
+                            next_at=channel.due_at(now), event_at=event.at_us / 1_000_000,
+                            created_at=now))
                         made += 1
                 last = events[-1].index
                 for channel in ordered:
@@ -91,7 +102,7 @@ class Outbox:
                 return made
         return made
 
-    def claim(self, channels: Sequence[str], *, limit: int = 32) -> list[Delivery]:
+    def claim(self, channels: Sequence[str], *, limit: int = 50) -> list[Delivery]:
         """Lease up to ``limit`` due deliveries of ``channels`` to this owner."""
         now = self.clock()
         until = now + self.retry.timeout + LEASE_MARGIN

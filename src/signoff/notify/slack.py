@@ -22,7 +22,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from signoff.model import ApprovalRequest
-from signoff.notify.channels import Attempt
+from signoff.notify.channels import Attempt, OneByOne
 from signoff.notify.config import SlackConfig
 from signoff.server.reveal import HIDDEN, escape_json
 from signoff.store.base import Store
@@ -124,7 +124,7 @@ def outcome_message(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
                                           f"{data['request_id']}>"}]}]
 
 
-class SlackChannel:
+class SlackChannel(OneByOne):
     def __init__(self, config: SlackConfig, store: Store, *, clock: Callable[[], float],
                  timeout: float) -> None:
         self.config = config

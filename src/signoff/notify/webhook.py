@@ -16,7 +16,7 @@ from standardwebhooks.webhooks import Webhook
 
 from signoff import __version__
 from signoff.model import ApprovalRequest
-from signoff.notify.channels import Attempt
+from signoff.notify.channels import Attempt, OneByOne
 from signoff.notify.config import WebhookEndpoint
 from signoff.store.deliveries import Delivery
 
@@ -31,7 +31,7 @@ def signed_headers(secret: str, event_id: str, body: str,
             "webhook-signature": Webhook(secret).sign(event_id, at, body)}
 
 
-class WebhookChannel:
+class WebhookChannel(OneByOne):
     def __init__(self, endpoint: WebhookEndpoint, client: httpx.Client) -> None:
         self.endpoint = endpoint
         self.client = client

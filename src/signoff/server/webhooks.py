@@ -24,7 +24,8 @@ from signoff.server.state import AppState, state_of
 router = APIRouter(prefix="/webhooks", tags=["webhooks"])
 EventType = Literal["request.created", "request.decided", "request.expired",
                     "request.cancelled", "request.invalidated", "request.executed",
-                    "request.failed", "request.unknown"]
+                    "request.failed", "request.unknown", "request.reminder",
+                    "request.escalated"]
 RiskName = Literal["low", "medium", "high", "critical"]
 Pattern = Annotated[str, Field(min_length=1, max_length=200, pattern="^[^\\x00]*$")]
 EndpointName = Annotated[str, Field(min_length=1, max_length=64,

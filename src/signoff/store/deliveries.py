@@ -235,6 +235,25 @@ class DeliveryRows:
         return bool(cursor.rowcount == 1)
 
 
+    # ---- timers ----------------------------------------------------------------------------
+
+    def add_timer(self, request_id: str, kind: str, *, due_at: float, rule: int) -> None:
+        self._exec("INSERT INTO notify_timers (request_id, kind, due_at, rule) VALUES "
+                   "(?, ?, ?, ?) ON CONFLICT (request_id, kind) DO NOTHING",
+                   (request_id, kind, due_at, rule))
+
+    def due_timers(self, *, now: float, limit: int) -> list[tuple[str, str, float, int]]:
+        """``(request_id, kind, due_at, rule)`` of timers due and not yet fired, held until
+        commit (skipping those another server holds)."""
+        rows = self._exec("SELECT request_id, kind, due_at, rule FROM notify_timers "
+                          "WHERE done_at IS NULL AND due_at <= ? ORDER BY due_at LIMIT ?"
+                          f"{self.dialect.skip_locked_suffix}", (now, limit)).fetchall()
+        return [(r[0], r[1], float(r[2]), int(r[3])) for r in rows]
+
+    def finish_timer(self, request_id: str, kind: str, *, at: float) -> None:
+        self._exec("UPDATE notify_timers SET done_at = ? WHERE request_id = ? AND kind = ?",
+                   (at, request_id, kind))
+
     # ---- slack -----------------------------------------------------------------------------
 
     def put_slack_message(self, request_id: str, *, channel: str, ts: str, at: float) -> None:
@@ -298,6 +317,18 @@ class DeliveryReads:
                           "next_at THEN lease_until ELSE next_at END) FROM deliveries "
                           "WHERE status = 'pending'")
         return None if row is None or row[0] is None else float(row[0])
+
+    def next_timer_due(self) -> float | None:
+        with self._reader() as tx:
+            row = tx._one("SELECT MIN(due_at) FROM notify_timers WHERE done_at IS NULL")
+        return None if row is None or row[0] is None else float(row[0])
+
+    def timers(self, request_id: str) -> list[tuple[str, float, float | None]]:
+        """``(kind, due_at, done_at)`` of a request's timers."""
+        with self._reader() as tx:
+            rows = tx._exec("SELECT kind, due_at, done_at FROM notify_timers WHERE "
+                            "request_id = ? ORDER BY due_at", (request_id,)).fetchall()
+        return [(r[0], float(r[1]), r[2]) for r in rows]
 
     def slack_message(self, request_id: str) -> tuple[str, str] | None:
         """``(channel, ts)`` of the request's Slack message."""

@@ -368,4 +368,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        name="reminders, escalations and expiry on timers",
+        # Timers the notifier fires once, across every server (signoff.notify.timers).
+        statements=(
+            """CREATE TABLE notify_timers (
+                request_id <TEXT> NOT NULL,
+                kind <TEXT> NOT NULL,
+                due_at <REAL> NOT NULL,
+                rule <INT> NOT NULL,
+                done_at <REAL>,
+                PRIMARY KEY (request_id, kind)
+            )""",
+            "CREATE INDEX notify_timers_due ON notify_timers (done_at, due_at)",
+        ),
+    ),
 )

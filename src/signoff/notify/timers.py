@@ -1,0 +1,115 @@
+"""Timers: reminders, escalations, and expiry recorded when it happens.
+
+A pending request that nobody answers must not wait silently. When a request
+is created, the timer pass (driven from the audit log by its own cursor, like
+a channel) schedules, in the database: its **expiry** (every request that has
+one), and for the first ``[[notify.escalation]]`` rule it matches, a
+**reminder** after ``remind_after`` and an **escalation** after
+``escalate_after``. Firing a due timer, the request still pending, writes an
+audit event in the same transaction that marks the timer done:
+``notify.reminder`` or ``notify.escalated`` (which the outbox turns into
+``request.reminder`` / ``request.escalated`` deliveries), or moves the request
+to ``expired`` (actor ``clock``, code ``expired``: never a human rejection).
+The timer rows are claimed ``FOR UPDATE SKIP LOCKED``, so with several servers
+on one PostgreSQL each timer fires once; they live in the database, so they
+survive restarts. A timer whose request was decided meanwhile just ends.
+
+Time is the notifier's clock (the gate's), so tests move it by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from signoff.audit import to_us
+from signoff.kernel import lifecycle
+from signoff.model import ApprovalRequest, RequestStatus
+from signoff.notify.config import Escalation
+from signoff.store.base import Store, Tx
+
+CURSOR = ":timers"  # a name no channel has (channel names hold no leading colon)
+REMIND, ESCALATE, EXPIRE = "remind", "escalate", "expire"
+BATCH = 200
+
+
+def rule_for(rules: tuple[Escalation, ...], request: ApprovalRequest) -> int | None:
+    for index, rule in enumerate(rules):
+        if rule.filters.wants("request.created", risk=request.risk.value, tool=request.tool,
+                              thread_id=request.thread_id):
+            return index
+    return None
+
+
+class Timers:
+    def __init__(self, store: Store, rules: tuple[Escalation, ...], *,
+                 clock: Callable[[], float]) -> None:
+        self.store = store
+        self.rules = rules
+        self.clock = clock
+
+    def schedule(self) -> int:
+        """Timers for the requests created since the last pass; how many."""
+        made = 0
+        while True:
+            with self.store.transaction() as tx:
+                cursor = tx.channel_cursor(CURSOR)
+                events = tx.audit_after(cursor, BATCH)
+                for event in events:
+                    if event.kind == "request.created" and event.request_id is not None:
+                        request = tx.get_request(event.request_id)
+                        if request is not None:
+                            made += self._schedule(tx, request)
+                if events:
+                    tx.set_channel_cursor(CURSOR, events[-1].index)
+            if len(events) < BATCH:
+                return made
+
+    def _schedule(self, tx: Tx, request: ApprovalRequest) -> int:
+        made = 0
+        if request.expires_at is not None:
+            tx.add_timer(request.id, EXPIRE, due_at=request.expires_at, rule=-1)
+            made += 1
+        index = rule_for(self.rules, request)
+        if index is None:
+            return made
+        rule = self.rules[index]
+        for kind, after in ((REMIND, rule.remind_after), (ESCALATE, rule.escalate_after)):
+            if after is not None:
+                tx.add_timer(request.id, kind, due_at=request.created_at + after, rule=index)
+                made += 1
+        return made
+
+    def fire(self) -> int:
+        """Fire every due timer once; how many fired on a still-pending request."""
+        fired = 0
+        while True:
+            now = self.clock()
+            with self.store.transaction() as tx:
+                due = tx.due_timers(now=now, limit=BATCH)
+                for request_id, kind, _, rule in due:
+                    request = tx.get_request(request_id, lock=True)
+                    if request is not None and request.status is RequestStatus.PENDING:
+                        fired += self._fire(tx, request, kind, rule, now)
+                    tx.finish_timer(request_id, kind, at=now)
+            if len(due) < BATCH:
+                return fired
+
+    def _fire(self, tx: Tx, request: ApprovalRequest, kind: str, rule: int,
+              now: float) -> int:
+        waited = round(now - request.created_at, 3)
+        if kind == EXPIRE:
+            if request.expires_at is None or now < request.expires_at:
+                return 0
+            lifecycle.transition(tx, request, RequestStatus.EXPIRED, now=now, actor="clock",
+                                 outcome_code="expired")
+            return 1
+        if not 0 <= rule < len(self.rules):  # the rule was removed from the policy file
+            return 0
+        if kind == REMIND:
+            tx.append_audit("notify.reminder", at_us=to_us(now), request_id=request.id,
+                            actor="clock", data={"rule": rule, "after": waited})
+        else:
+            tx.append_audit("notify.escalated", at_us=to_us(now), request_id=request.id,
+                            actor="clock", data={"rule": rule, "after": waited,
+                                                 "channels": list(self.rules[rule].escalate_to)})
+        return 1

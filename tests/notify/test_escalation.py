@@ -1,0 +1,201 @@
+"""Reminders, escalations and expiry on timers, on both backends, with a clock the test moves
+(no sleeping): each fires once, only while its request is pending, across a restart, and
+once with two notifiers racing."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from receiver import Receiver
+
+from kit import twin_store
+from signoff import Gate, Policy, RunContext, ToolCall
+from signoff.kernel.proposing import ProposalKind
+from signoff.model import Decision, DecisionKind
+from signoff.notify.config import (
+    Escalation,
+    Filters,
+    NotifyConfig,
+    Retry,
+    WebhookEndpoint,
+    new_secret,
+)
+from signoff.notify.notifier import Notifier
+from signoff.store.base import Store
+
+T0 = 1_700_000_000.0
+MINUTE = 60.0
+POLICY = """
+[policy]
+version = "escalation-1"
+default_expires = "2h"
+[tools.deploy]
+[tools.status]
+[[rules]]
+id = "deploys-are-high"
+effect = "ask"
+tool = "deploy"
+risk = "high"
+[[rules]]
+id = "status-is-low"
+effect = "ask"
+tool = "status"
+risk = "low"
+"""
+RULES = (Escalation(filters=Filters(risks=("high",)), remind_after=15 * MINUTE,
+                    escalate_after=60 * MINUTE, escalate_to=("webhook:leads",)),)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Rig:
+    def __init__(self, store: Store, ops: Receiver, leads: Receiver) -> None:
+        self.clock = Clock()
+        self.store = store
+        self.ops, self.leads = ops, leads
+        self.gate = Gate(Policy.from_toml(POLICY), store, clock=self.clock, agent="bot")
+        self.alice = self.gate.add_user("alice")[0]
+        self.notifiers: list[Notifier] = []
+        self.notifier = self.make(store)
+        self.notifier.tick()
+        self.calls = 0
+
+    def make(self, store: Store, owner: str | None = None) -> Notifier:
+        hooks = (WebhookEndpoint(name="ops", url=self.ops.url, secret=self.ops.secret),
+                 # leads hear only what is escalated to them: their filter says created
+                 WebhookEndpoint(name="leads", url=self.leads.url, secret=self.leads.secret,
+                                 filters=Filters(events=("request.created",),
+                                                 risks=("critical",))))
+        made = Notifier(store, NotifyConfig(webhooks=hooks, escalation=RULES,
+                                            retry=Retry(base=1.0, cap=5.0)),
+                        base_url=lambda: "http://inbox.test", clock=self.clock, owner=owner)
+        self.notifiers.append(made)
+        return made
+
+    def ask(self, tool: str = "deploy") -> str:
+        self.calls += 1
+        proposal = self.gate.propose(ToolCall(id=f"c{self.calls}", name=tool,
+                                              args={"service": f"s{self.calls}"}),
+                                     RunContext(thread_id=f"t{self.calls}", principal="paula"))
+        assert proposal.kind is ProposalKind.PENDING and proposal.request is not None
+        return proposal.request.id
+
+    def at(self, minutes: float) -> None:
+        self.clock.now = T0 + minutes * MINUTE
+        self.notifier.tick()
+
+    def close(self) -> None:
+        for notifier in self.notifiers:
+            notifier.stop()
+
+
+@pytest.fixture
+def rig(store: Store) -> Iterator[Rig]:
+    ops, leads = Receiver(new_secret()), Receiver(new_secret())
+    made = Rig(store, ops, leads)
+    yield made
+    made.close()
+    ops.close()
+    leads.close()
+
+
+def payloads(receiver: Receiver, request_id: str) -> list[dict[str, Any]]:
+    return [a.payload for a in receiver.unique().values()
+            if a.payload["data"]["request_id"] == request_id]
+
+
+def test_remind_then_escalate_then_expire(rig: Rig) -> None:
+    request_id = rig.ask()
+    rig.at(0)
+    assert rig.ops.types_of(request_id) == ["request.created"]
+    rig.at(14.9)
+    assert rig.ops.types_of(request_id) == ["request.created"]
+    rig.at(15)
+    assert rig.ops.types_of(request_id) == ["request.created", "request.reminder"]
+    assert rig.leads.types_of(request_id) == []
+    rig.at(59)
+    assert rig.leads.types_of(request_id) == []
+    rig.at(60)
+    [escalated] = payloads(rig.leads, request_id)
+    assert escalated["type"] == "request.escalated"
+    assert escalated["data"]["escalated_to"] == ["webhook:leads"]
+    assert escalated["data"]["waiting_seconds"] == 3600.0
+    assert "request.escalated" not in rig.ops.types_of(request_id)  # only the named channels
+    rig.at(119)
+    assert rig.store.get_request(request_id).status.value == "pending"  # type: ignore[union-attr]
+    rig.at(120)
+    request = rig.store.get_request(request_id)
+    assert request is not None and request.status.value == "expired"
+    expired = payloads(rig.ops, request_id)[-1]
+    assert expired["type"] == "request.expired"
+    assert expired["data"]["actor"] == "clock" and expired["data"]["decisions"] == []
+    assert expired["data"]["outcome_code"] == "expired"  # never a human rejection
+    rig.at(500)
+    assert rig.ops.types_of(request_id) == ["request.created", "request.reminder",
+                                            "request.expired"]
+
+
+def test_a_decided_request_is_not_reminded_and_low_risk_only_expires(rig: Rig) -> None:
+    decided, low = rig.ask(), rig.ask("status")
+    rig.at(1)
+    rig.gate.decide(decided, Decision(kind=DecisionKind.APPROVE), identity=rig.alice)
+    rig.at(200)
+    assert rig.ops.types_of(decided) == ["request.created", "request.decided"]
+    assert rig.leads.types_of(decided) == []
+    assert rig.ops.types_of(low) == ["request.created", "request.expired"]
+    assert [t[0] for t in rig.store.timers(decided)] == ["remind", "escalate", "expire"]
+    assert all(done is not None for _, _, done in rig.store.timers(decided))
+
+
+def test_timers_survive_a_restart(rig: Rig) -> None:
+    request_id = rig.ask()
+    rig.at(1)
+    rig.notifier.stop()  # the server goes away with its timers due later
+    reopened = twin_store(rig.store)
+    try:
+        again = rig.make(reopened, owner="host:2:restarted")
+        rig.clock.now = T0 + 16 * MINUTE
+        again.tick()
+        assert rig.ops.types_of(request_id) == ["request.created", "request.reminder"]
+        rig.clock.now = T0 + 121 * MINUTE
+        again.tick()
+        assert reopened.get_request(request_id).status.value == "expired"  # type: ignore[union-attr]
+        again.stop()
+    finally:
+        reopened.close()
+
+
+def test_two_notifiers_racing_fire_each_timer_once(rig: Rig) -> None:
+    made = [rig.ask() for _ in range(12)]
+    rig.at(1)
+    other_store = twin_store(rig.store)
+    try:
+        other = rig.make(other_store, owner="host:3:other")
+        rig.clock.now = T0 + 61 * MINUTE
+        threads = [threading.Thread(target=n.tick) for n in (rig.notifier, other)
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        kinds = [e.kind for e in rig.store.audit_events()
+                 if e.kind.startswith("notify.")]
+        assert kinds.count("notify.reminder") == 12
+        assert kinds.count("notify.escalated") == 12
+        for request_id in made:
+            assert [p["type"] for p in payloads(rig.leads, request_id)] == [
+                "request.escalated"]
+        ids = [a.webhook_id for a in rig.ops.arrivals + rig.leads.arrivals]
+        assert len(ids) == len(set(ids)), "no event sent twice"
+        other.stop()
+    finally:
+        other_store.close()
