@@ -57,16 +57,23 @@ class Outbox:
         self.retry = retry
         self.clock = clock
         self.jitter = jitter
+        # (channels, audit index) fanned out up to last time: a hint that skips idle passes
+        self._seen: tuple[tuple[str, ...], int] = ((), -1)
 
     def fan_out(self, channels: Sequence[Channel]) -> int:
         """Deliveries for every event not yet fanned out to ``channels``; how many."""
         made = 0
         ordered = sorted(channels, key=lambda c: c.channel)
+        names = tuple(c.channel for c in ordered)
+        if not ordered or (names == self._seen[0] and
+                           self.store.audit_head()[0] <= self._seen[1]):
+            return 0  # nothing new for these channels: no write transaction
         while ordered:
             with self.store.transaction() as tx:
                 cursors = {c.channel: tx.channel_cursor(c.channel) for c in ordered}
                 events = tx.audit_after(min(cursors.values()), FANOUT_BATCH)
                 if not events:
+                    self._seen = (names, min(cursors.values()))
                     return made
                 now = self.clock()
                 base_url = self.base_url()
@@ -98,6 +105,7 @@ class Outbox:
                 for channel in ordered:
                     if cursors[channel.channel] < last:
                         tx.set_channel_cursor(channel.channel, last)
+                self._seen = (names, last)
             if len(events) < FANOUT_BATCH:
                 return made
         return made

@@ -46,9 +46,12 @@ class Timers:
         self.store = store
         self.rules = rules
         self.clock = clock
+        self._seen = -1  # the audit index this pass has read up to (a hint: skips idle passes)
 
     def schedule(self) -> int:
         """Timers for the requests created since the last pass; how many."""
+        if self.store.audit_head()[0] <= self._seen:
+            return 0  # nothing new: no write transaction (SQLite's lock stays free)
         made = 0
         while True:
             with self.store.transaction() as tx:
@@ -61,6 +64,7 @@ class Timers:
                             made += self._schedule(tx, request)
                 if events:
                     tx.set_channel_cursor(CURSOR, events[-1].index)
+                self._seen = events[-1].index if events else cursor
             if len(events) < BATCH:
                 return made
 
@@ -82,6 +86,9 @@ class Timers:
     def fire(self) -> int:
         """Fire every due timer once; how many fired on a still-pending request."""
         fired = 0
+        due_first = self.store.next_timer_due()
+        if due_first is None or due_first > self.clock():
+            return 0
         while True:
             now = self.clock()
             with self.store.transaction() as tx:
