@@ -104,24 +104,27 @@ class Notifier:
                 else:
                     work.append((channels[delivery.channel], [delivery]))
             work += [(channels[name], group) for name, group in batches.items()]
-            list(self._pool.map(lambda job: self._attempt(*job), work))
+            done = [pair for pairs in self._pool.map(lambda job: self._attempt(*job), work)
+                    for pair in pairs]
+            for (delivery, attempt), status in zip(done, self.outbox.settle_all(done),
+                                                   strict=True):
+                if status is not None and self.on_settled is not None:
+                    self.on_settled(delivery, status, self.clock())
+                if status is not None and status != DELIVERED:
+                    log.warning("notify: %s %s attempt %d: %s", delivery.channel,
+                                delivery.event_id, delivery.attempts, attempt.error)
             attempts += len(claimed)
         return attempts
 
-    def _attempt(self, channel: Channel, deliveries: list[Delivery]) -> None:
+    def _attempt(self, channel: Channel, deliveries: list[Delivery]
+                 ) -> list[tuple[Delivery, Attempt]]:
         try:
             results = channel.send_batch(deliveries)
         except Exception as exc:  # a channel's bug is a failed attempt, not a dead notifier
             log.exception("notify: %s failed on %s", channel.channel, deliveries[0].id)
             results = [Attempt(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
                        for _ in deliveries]
-        for delivery, attempt in zip(deliveries, results, strict=True):
-            status = self.outbox.settle(delivery, attempt)
-            if status is not None and self.on_settled is not None:
-                self.on_settled(delivery, status, self.clock())
-            if status is not None and status != DELIVERED:
-                log.warning("notify: %s %s attempt %d: %s", delivery.channel,
-                            delivery.event_id, delivery.attempts, attempt.error)
+        return list(zip(deliveries, results, strict=True))
 
     # ---- the thread ----------------------------------------------------------------------
 

@@ -112,6 +112,8 @@ class Outbox:
 
     def claim(self, channels: Sequence[str], *, limit: int = 50) -> list[Delivery]:
         """Lease up to ``limit`` due deliveries of ``channels`` to this owner."""
+        if not channels:
+            return []
         now = self.clock()
         until = now + self.retry.timeout + LEASE_MARGIN
         with self.store.transaction() as tx:
@@ -131,17 +133,25 @@ class Outbox:
     def settle(self, delivery: Delivery, attempt: Attempt) -> str | None:
         """Record ``attempt``; the delivery's new status, or ``None`` if the lease was lost
         (the attempt overran it and another claim owns the delivery now)."""
+        return self.settle_all([(delivery, attempt)])[0]
+
+    def settle_all(self, results: Sequence[tuple[Delivery, Attempt]]) -> list[str | None]:
+        """``settle`` for a claim's attempts at once: one commit for them all."""
         now = self.clock()
-        if attempt.ok:
-            status, next_at = DELIVERED, now
-        elif attempt.final or delivery.attempts >= self.retry.max_attempts:
-            status, next_at = DEAD, now
-        else:
-            status = PENDING
-            next_at = now + self.retry.delay(delivery.attempts, self.jitter())
+        out: list[str | None] = []
         with self.store.transaction() as tx:
-            settled = tx.settle_delivery(delivery.id, owner=self.owner,
-                                         attempts=delivery.attempts, status=status,
-                                         next_at=next_at, at=now, last_status=attempt.status,
-                                         last_error=attempt.error)
-        return status if settled else None
+            for delivery, attempt in results:
+                if attempt.ok:
+                    status, next_at = DELIVERED, now
+                elif attempt.final or delivery.attempts >= self.retry.max_attempts:
+                    status, next_at = DEAD, now
+                else:
+                    status = PENDING
+                    next_at = now + self.retry.delay(delivery.attempts, self.jitter())
+                settled = tx.settle_delivery(delivery.id, owner=self.owner,
+                                             attempts=delivery.attempts, status=status,
+                                             next_at=next_at, at=now,
+                                             last_status=attempt.status,
+                                             last_error=attempt.error)
+                out.append(status if settled else None)
+        return out

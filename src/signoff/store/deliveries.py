@@ -149,14 +149,19 @@ class DeliveryRows:
         if not channels:
             return []
         marks = ", ".join("?" for _ in channels)
+        # Each (channel, request)'s first pending event, found by one grouped scan and a
+        # join — not a subquery per row, which the planner may turn into a scan per row.
+        lock = self.dialect.skip_locked_suffix.replace("FOR UPDATE", "FOR UPDATE OF d")
+        columns = ", ".join(f"d.{c.strip()}" for c in _COLUMNS.split(","))
         rows = self._exec(
-            f"SELECT {_COLUMNS} FROM deliveries d WHERE d.status = 'pending' "
-            f"AND d.channel IN ({marks}) AND d.next_at <= ? "
+            f"SELECT {columns} FROM deliveries d JOIN (SELECT channel, request_key, "
+            "MIN(event_index) AS first FROM deliveries WHERE status = 'pending' "
+            f"AND channel IN ({marks}) GROUP BY channel, request_key) f "
+            "ON f.channel = d.channel AND f.request_key = d.request_key "
+            "AND f.first = d.event_index "
+            "WHERE d.status = 'pending' AND d.next_at <= ? "
             "AND (d.lease_until IS NULL OR d.lease_until <= ?) "
-            "AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.channel = d.channel "
-            "AND e.request_key = d.request_key AND e.request_key <> '' "
-            "AND e.status = 'pending' AND e.event_index < d.event_index) "
-            f"ORDER BY d.event_index LIMIT ?{self.dialect.skip_locked_suffix}",
+            f"ORDER BY d.event_index LIMIT ?{lock}",
             (*channels, now, now, limit)).fetchall()
         return [delivery_from_row(r) for r in rows]
 
