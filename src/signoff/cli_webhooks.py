@@ -39,14 +39,18 @@ def add_webhooks(commands: Any) -> None:
     _leaf(sub, "remove", "remove a registered endpoint (its delivery log stays)",
           cmd_remove).add_argument("name")
     log = _leaf(sub, "deliveries", "the delivery log, newest event first", cmd_deliveries)
-    log.add_argument("--endpoint", help="one endpoint's deliveries")
+    which = log.add_mutually_exclusive_group()
+    which.add_argument("--endpoint", help="one webhook endpoint's deliveries")
+    which.add_argument("--channel", help="one channel's: slack, email:NAME, webhook:NAME")
     log.add_argument("--status", choices=admin.STATUSES)
     log.add_argument("--request", help="one request's deliveries")
     log.add_argument("--limit", type=int, default=50)
     replay = _leaf(sub, "replay", "send deliveries again, with their ids: the ones named, or "
                    "those the options choose", cmd_replay)
     replay.add_argument("ids", nargs="*", help="delivery ids (from `webhooks deliveries`)")
-    replay.add_argument("--endpoint", help="only this endpoint's")
+    only = replay.add_mutually_exclusive_group()
+    only.add_argument("--endpoint", help="only this webhook endpoint's")
+    only.add_argument("--channel", help="only this channel's: slack, email:NAME, webhook:NAME")
     replay.add_argument("--dead", action="store_true", help="only dead deliveries")
     replay.add_argument("--since-event", type=int, metavar="INDEX",
                         help="only events after this audit index (e.g. since an outage)")
@@ -99,7 +103,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 def cmd_deliveries(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    channel = f"webhook:{args.endpoint}" if args.endpoint else None
+    channel = f"webhook:{args.endpoint}" if args.endpoint else args.channel
     found = gate.store.deliveries(channel=channel, status=args.status,
                                   request_id=args.request, limit=max(1, args.limit))
     rows = [f"{'ID':<36} {'TYPE':<20} {'STATUS':<9} {'TRIES':>5}  {'DELIVERED':<19}  LAST"]
@@ -113,7 +117,8 @@ def cmd_deliveries(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     chosen = admin.replay(gate.store, actor=os_actor(), now=gate.clock(), ids=args.ids,
-                          endpoint=args.endpoint, status="dead" if args.dead else None,
+                          endpoint=args.endpoint, channel=args.channel,
+                          status="dead" if args.dead else None,
                           after_index=args.since_event)
     _print(args, {"replayed": chosen},
            f"{len(chosen)} deliver{'y' if len(chosen) == 1 else 'ies'} to send again"

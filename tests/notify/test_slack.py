@@ -266,12 +266,26 @@ def test_slack_errors_retry_and_a_hopeless_one_is_dead_at_once(rig: SlackRig) ->
         hopeless, _ = ask(bot, "r2", thread="t-2")
     deadline = time.monotonic() + 20
     while True:
-        log = json.loads(rig.live.cli("webhooks", "deliveries", "--request", hopeless,
-                                      "--json").stdout)
+        log = json.loads(rig.live.cli("webhooks", "deliveries", "--channel", "slack",
+                                      "--request", hopeless, "--json").stdout)
         if log and log[0]["status"] == "dead":
             break
         assert time.monotonic() < deadline, log
         time.sleep(0.1)
     assert log[0]["attempts"] == 1 and "channel_not_found" in log[0]["last_error"]
     assert log[0]["channel"] == "slack"
+    with rig.live.client("boss") as boss:
+        listed = boss.get("/api/v1/webhooks/deliveries", params={"channel": "slack"}).json()
+        assert {d["channel"] for d in listed["deliveries"]} == {"slack"}
+        rig.api.fail.clear()
+        again = boss.post("/api/v1/webhooks/deliveries/replay",
+                          json={"channel": "slack", "status": "dead"}).json()
+        assert again["replayed"] == [log[0]["id"]]
+        bad = boss.get("/api/v1/webhooks/deliveries", params={"channel": "smoke:signal"})
+        assert bad.status_code == 422
+    deadline = time.monotonic() + 20
+    while json.loads(rig.live.cli("webhooks", "deliveries", "--request", hopeless,
+                                  "--json").stdout)[0]["status"] != "delivered":
+        assert time.monotonic() < deadline, "the replayed message was posted"
+        time.sleep(0.1)
 

@@ -69,17 +69,19 @@ def remove_endpoint(store: Store, config: NotifyConfig, name: str, *, actor: str
 
 
 def replay(store: Store, *, actor: str | None, now: float, ids: Sequence[str] = (),
-           endpoint: str | None = None, status: str | None = None,
-           after_index: int | None = None) -> list[str]:
+           endpoint: str | None = None, channel: str | None = None,
+           status: str | None = None, after_index: int | None = None) -> list[str]:
     """Make deliveries pending and due now (see ``DeliveryRows.replay_deliveries``); at
-    least one of ``ids``, ``endpoint``, ``status`` or ``after_index`` must choose them."""
-    if not ids and endpoint is None and status is None and after_index is None:
+    least one of ``ids``, ``endpoint`` (a webhook's name), ``channel`` (``slack``,
+    ``email:NAME``, …), ``status`` or ``after_index`` must choose them."""
+    if endpoint is not None:
+        channel = f"webhook:{endpoint}"
+    if not ids and channel is None and status is None and after_index is None:
         raise InvalidInput("say which deliveries to replay: ids, an endpoint, a status or "
                            "an event index", code="replay_unscoped")
     if status is not None and status not in (DELIVERED, DEAD):
         raise InvalidInput(f"status {status!r}: replay delivered or dead deliveries",
                            code="invalid_status")
-    channel = f"webhook:{endpoint}" if endpoint is not None else None
     with store.transaction() as tx:
         chosen = tx.replay_deliveries(now=now, ids=ids, channel=channel, status=status,
                                       after_index=after_index)

@@ -30,6 +30,8 @@ RiskName = Literal["low", "medium", "high", "critical"]
 Pattern = Annotated[str, Field(min_length=1, max_length=200, pattern="^[^\\x00]*$")]
 EndpointName = Annotated[str, Field(min_length=1, max_length=64,
                                     pattern="^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+ChannelName = Annotated[str, Field(min_length=1, max_length=80,
+                                   pattern="^(slack|(webhook|email):[A-Za-z0-9][A-Za-z0-9_.-]{0,63})$")]
 DeliveryStatus = Literal["pending", "delivered", "dead"]
 
 
@@ -88,6 +90,7 @@ class ReplayIn(Strict):
                                    pattern="^[^\\x00]*$")]] = Field(default_factory=list,
                                                                       max_length=1000)
     endpoint: EndpointName | None = None
+    channel: ChannelName | None = None
     status: Literal["delivered", "dead"] | None = None
     after_index: int | None = Field(None, ge=0, le=2**62, strict=True)
 
@@ -150,12 +153,15 @@ async def remove_webhook(request: Request,
 async def deliveries(
         request: Request, *,
         endpoint: Annotated[EndpointName | None, Query()] = None,
+        channel: Annotated[ChannelName | None, Query(
+            description="slack, email:NAME or webhook:NAME")] = None,
         status: Annotated[DeliveryStatus | None, Query()] = None,
         request_id: Annotated[Identifier | None, Query()] = None,
         before: Annotated[int | None, Query(ge=0, le=2**62)] = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Any:
     state, _ = await _admin(request)
-    channel = f"webhook:{endpoint}" if endpoint is not None else None
+    if endpoint is not None:
+        channel = f"webhook:{endpoint}"
     found = await run_in_threadpool(lambda: state.gate.store.deliveries(
         channel=channel, status=status, request_id=request_id, before_index=before,
         limit=limit + 1))
@@ -174,7 +180,8 @@ async def replay(request: Request) -> Any:
     body = await read_body(request, ReplayIn)
     chosen = await run_in_threadpool(lambda: admin.replay(
         state.gate.store, actor=actor, now=state.gate.clock(), ids=body.ids,
-        endpoint=body.endpoint, status=body.status, after_index=body.after_index))
+        endpoint=body.endpoint, channel=body.channel, status=body.status,
+        after_index=body.after_index))
     if state.notifier is not None:
         state.notifier.wake()
     return {"replayed": chosen}
