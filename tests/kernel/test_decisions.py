@@ -418,9 +418,10 @@ def test_expiry_is_judged_by_the_server_clock(kit: Kit) -> None:
     assert kit.store.decisions(rid) == []
     assert kit.kinds(rid)[-1] == "request.expired"
     assert kit.gate.resume(rid).kind is OutcomeKind.EXPIRED
-    with pytest.raises(Conflict) as conflict:
+    with pytest.raises(Expired) as late:  # once expired, every later decision is late too
         kit.gate.decide(rid, Decision.approve(), identity=kit.alice)
-    assert conflict.value.code == "already_decided"
+    assert late.value.code == "expired" and late.value.http_status == 410
+    assert kit.kinds(rid).count("request.expired") == 1
     assert kit.ledger == []
     assert_chain_ok(kit.store)
 

@@ -150,6 +150,9 @@ class Deciding:
                 raise NotFound(f"no approval request {request_id!r}", code="not_found")
             identity = self._current_identity(tx, identity)
             self._authorize(tx, request, identity, decision)
+            if request.status is RequestStatus.EXPIRED:  # by this clock, a timer or a read:
+                raise Expired(f"request {request_id} expired before this decision",
+                              code="expired")  # late, whoever recorded the expiry first
             if request.status is not RequestStatus.PENDING:
                 raise Conflict(f"request {request_id} is already {request.status.value}",
                                code="already_decided", status=request.status.value)
