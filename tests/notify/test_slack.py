@@ -289,3 +289,13 @@ def test_slack_errors_retry_and_a_hopeless_one_is_dead_at_once(rig: SlackRig) ->
         assert time.monotonic() < deadline, "the replayed message was posted"
         time.sleep(0.1)
 
+
+
+@pytest.mark.parametrize("value", ["req_x\u0000y sha256:0", "r" * 8192 + " sha256:0",
+                                   "", "only-one-part"])
+def test_a_forged_button_value_is_a_typed_refusal(rig: SlackRig, value: str) -> None:
+    answer = rig.post(click("U0ANN", "signoff_approve", value))
+    assert answer.status_code < 500, answer.text
+    assert answer.json()["ok"] is False
+    with rig.live.client("boss") as boss:
+        assert boss.get("/healthz").status_code == 200

@@ -18,8 +18,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from signoff import inputs
 from signoff.audit import to_us
-from signoff.errors import InvalidDecision
+from signoff.errors import InvalidDecision, InvalidInput
 from signoff.kernel.gate import Gate
 from signoff.model import Decision
 from signoff.notify.config import SlackConfig
@@ -92,6 +93,10 @@ def _key(*parts: str) -> str:
 
 def _decide(gate: Gate, config: SlackConfig, slack_user: str, request_id: str, *,
             decision: Decision, key: str, shown_hash: str | None = None) -> Reply:
+    try:  # the value came back from Slack: a forged one must not reach the store as it is
+        inputs.identifier("request id", request_id)
+    except InvalidInput as exc:
+        return Reply(code=exc.code, message=f"Not taken: {exc.message}")
     name = config.users.get(slack_user)
     if name is None:
         _unmapped(gate, slack_user, request_id, decision)
