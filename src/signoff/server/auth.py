@@ -17,6 +17,7 @@ from signoff.errors import Forbidden, Unauthenticated
 from signoff.identity import Identity, IdentityKind
 from signoff.kernel.gate import Gate
 from signoff.kernel.sessions import check_csrf, csrf_for
+from signoff.server.state import AppState, state_of
 
 COOKIE = "signoff_session"
 CSRF_FIELD = "csrf"
@@ -78,3 +79,11 @@ def require_decider(identity: Identity) -> None:
 def require_admin(identity: Identity) -> None:
     if identity.kind is not IdentityKind.ADMIN:
         raise Forbidden(f"{identity.name} is not an admin", code="admin_required")
+
+
+async def admin_of(request: Request) -> tuple[AppState, Identity]:
+    """The app's state and the authenticated admin (``403 admin_required`` otherwise)."""
+    state = state_of(request)
+    identity = await authenticate(state.gate, request)
+    require_admin(identity)
+    return state, identity

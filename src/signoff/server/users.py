@@ -14,13 +14,13 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from signoff.identity import Account, Identity, Session
+from signoff.identity import Account, Session
 from signoff.kernel.admin import expiry
 from signoff.kernel.sessions import login_url
-from signoff.server.auth import authenticate, require_admin
+from signoff.server.auth import admin_of
 from signoff.server.bodies import body_doc, read_body
 from signoff.server.schemas import Identifier, Strict
-from signoff.server.state import AppState, state_of
+from signoff.server.state import AppState
 
 router = APIRouter(prefix="/users", tags=["users"])
 UserName = Annotated[Identifier, Path(description="a user name")]
@@ -83,13 +83,6 @@ class SessionList(BaseModel):
     sessions: list[SessionOut]
 
 
-async def _admin(request: Request) -> tuple[AppState, Identity]:
-    state = state_of(request)
-    identity = await authenticate(state.gate, request)
-    require_admin(identity)
-    return state, identity
-
-
 def _user(state: AppState, account: Account, sessions: list[Session] | None = None,
           **extra: Any) -> dict[str, Any]:
     """A user as the API shows it, with its live sessions (read here unless given)."""
@@ -104,7 +97,7 @@ def _user(state: AppState, account: Account, sessions: list[Session] | None = No
 async def list_users(request: Request,
                      removed: Annotated[bool, Query(description="include removed users")] = False
                      ) -> Any:
-    state, _ = await _admin(request)
+    state, _ = await admin_of(request)
 
     def read() -> dict[str, Any]:
         now = state.gate.clock()
@@ -121,7 +114,7 @@ async def list_users(request: Request,
 @router.post("", response_model=UserOut, status_code=201, openapi_extra=body_doc(UserIn),
              summary="Add a user; the answer holds its token, once")
 async def add_user(request: Request) -> Any:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
     body = await read_body(request, UserIn)
 
     def add() -> dict[str, Any]:
@@ -134,14 +127,14 @@ async def add_user(request: Request) -> Any:
 
 @router.get("/{name}", response_model=UserOut, summary="One user, with its sessions")
 async def get_user(request: Request, name: UserName) -> Any:
-    state, _ = await _admin(request)
+    state, _ = await admin_of(request)
     return await run_in_threadpool(lambda: _user(state, state.gate.user(name)))
 
 
 @router.post("/{name}/disable", response_model=UserOut,
              summary="Disable: its token and sessions stop working on every server")
 async def disable(request: Request, name: UserName) -> Any:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
 
     def run() -> dict[str, Any]:
         account, changed = state.gate.disable_user(name, actor=admin.name)
@@ -152,7 +145,7 @@ async def disable(request: Request, name: UserName) -> Any:
 
 @router.post("/{name}/enable", response_model=UserOut, summary="Enable a disabled user")
 async def enable(request: Request, name: UserName) -> Any:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
 
     def run() -> dict[str, Any]:
         account, changed = state.gate.enable_user(name, actor=admin.name)
@@ -164,7 +157,7 @@ async def enable(request: Request, name: UserName) -> Any:
 @router.delete("/{name}", response_model=UserOut,
                summary="Remove: token and sessions end; past decisions and audit stay")
 async def remove(request: Request, name: UserName) -> Any:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
     return await run_in_threadpool(
         lambda: _user(state, state.gate.remove_user(name, actor=admin.name)))
 
@@ -174,7 +167,7 @@ async def remove(request: Request, name: UserName) -> Any:
                                             "required": False}},
              summary="A new token (shown once); the old one and the sessions end")
 async def rotate(request: Request, name: UserName) -> Any:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
     body = await read_body(request, RotateIn) if await request.body() else RotateIn()
 
     def run() -> dict[str, Any]:
@@ -188,7 +181,7 @@ async def rotate(request: Request, name: UserName) -> Any:
 @router.put("/{name}/roles", response_model=UserOut, openapi_extra=body_doc(RolesIn),
             summary="Replace a user's roles")
 async def roles(request: Request, name: UserName) -> Any:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
     body = await read_body(request, RolesIn)
     return await run_in_threadpool(
         lambda: _user(state, state.gate.set_roles(name, body.roles, actor=admin.name)))
@@ -197,7 +190,7 @@ async def roles(request: Request, name: UserName) -> Any:
 @router.post("/{name}/login-links", response_model=LoginLink, status_code=201,
              summary="A one-time login link for the user (valid for login_link_ttl)")
 async def login_link(request: Request, name: UserName) -> Any:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
     code, expires_at = await run_in_threadpool(
         lambda: state.gate.mint_login_link(name, ttl=state.settings.limits.link_ttl,
                                            actor=admin.name))
@@ -207,7 +200,7 @@ async def login_link(request: Request, name: UserName) -> Any:
 
 @router.get("/{name}/sessions", response_model=SessionList, summary="A user's live sessions")
 async def sessions(request: Request, name: UserName) -> Any:
-    state, _ = await _admin(request)
+    state, _ = await admin_of(request)
     found = await run_in_threadpool(state.gate.sessions, name)
     return {"sessions": [s.to_dict() for s in found]}
 
@@ -215,7 +208,7 @@ async def sessions(request: Request, name: UserName) -> Any:
 @router.delete("/{name}/sessions", response_model=SessionList,
                summary="End all of a user's sessions; the ones ended")
 async def revoke_all(request: Request, name: UserName) -> Any:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
     ended = await run_in_threadpool(lambda: state.gate.revoke_sessions(name, actor=admin.name))
     return {"sessions": [s.to_dict() for s in ended]}
 
@@ -224,7 +217,7 @@ async def revoke_all(request: Request, name: UserName) -> Any:
                summary="End one session")
 async def revoke_one(request: Request, name: UserName,
                      session_id: Annotated[str, Path(max_length=64)]) -> Response:
-    state, admin = await _admin(request)
+    state, admin = await admin_of(request)
     await run_in_threadpool(lambda: state.gate.revoke_sessions(name, session_id=session_id,
                                                                actor=admin.name))
     return Response(status_code=204)

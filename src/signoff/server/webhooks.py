@@ -16,10 +16,10 @@ from starlette.responses import Response
 
 from signoff.notify import admin
 from signoff.notify.config import Filters, NotifyConfig
-from signoff.server.auth import authenticate, require_admin
+from signoff.server.auth import admin_of
 from signoff.server.bodies import body_doc, read_body
 from signoff.server.schemas import Identifier, Strict
-from signoff.server.state import AppState, state_of
+from signoff.server.state import AppState
 
 router = APIRouter(prefix="/webhooks", tags=["webhooks"])
 EventType = Literal["request.created", "request.decided", "request.expired",
@@ -100,9 +100,7 @@ class Replayed(BaseModel):
 
 
 async def _admin(request: Request) -> tuple[AppState, str]:
-    state = state_of(request)
-    identity = await authenticate(state.gate, request)
-    require_admin(identity)
+    state, identity = await admin_of(request)
     return state, identity.name
 
 
