@@ -410,10 +410,11 @@ class SqlTx(AccountRows, DeliveryRows):
 
     def put_rejection(self, rejection: Rejection, *, at: float) -> None:
         self.memory_changed = True
-        self._exec("DELETE FROM rejections WHERE thread_id = ? AND tool = ? AND args_hash = ?",
-                   (rejection.thread_id, rejection.tool, rejection.args_hash))
         self._exec("INSERT INTO rejections (thread_id, tool, args_hash, reason, alternatives, "
-                   "request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   "request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                   "ON CONFLICT (thread_id, tool, args_hash) DO UPDATE SET "
+                   "reason = excluded.reason, alternatives = excluded.alternatives, "
+                   "request_id = excluded.request_id, created_at = excluded.created_at",
                    (rejection.thread_id, rejection.tool, rejection.args_hash, rejection.reason,
                     json.dumps(list(rejection.alternatives)), rejection.request_id, at))
 
@@ -519,9 +520,13 @@ class SqlTx(AccountRows, DeliveryRows):
         self.memory_changed = True
         row = self._one("SELECT run_id FROM requests WHERE thread_id = ? AND status = 'pending' "
                         "AND run_id IS NOT NULL ORDER BY created_at LIMIT 1", (thread_id,))
-        self._exec("DELETE FROM threads WHERE id = ?", (thread_id,))
+        # One upsert: two transactions setting one thread's first mode at once (nothing
+        # orders them any more but this row) must not both insert it.
         self._exec("INSERT INTO threads (id, review_mode, updated_at, set_by, waiting_run) "
-                   "VALUES (?, ?, ?, ?, ?)", (thread_id, mode, at, by, row[0] if row else None))
+                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                   "review_mode = excluded.review_mode, updated_at = excluded.updated_at, "
+                   "set_by = excluded.set_by, waiting_run = excluded.waiting_run",
+                   (thread_id, mode, at, by, row[0] if row else None))
 
     def thread_executing(self, thread_id: str) -> bool:
         """A call of the thread is executing: its mode must not change under it."""
