@@ -79,10 +79,15 @@ class Verification:
     count: int
     first_bad: int | None = None
     reason: str | None = None
+    # Committed events not sealed into the chain yet (PostgreSQL seals after commit; a
+    # running transaction holds back the events of every later one): checked once sealed.
+    unsealed: int = 0
+    unsealed_since_us: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "count": self.count, "first_bad": self.first_bad,
-                "reason": self.reason}
+                "reason": self.reason, "unsealed": self.unsealed,
+                "unsealed_since_us": self.unsealed_since_us}
 
 
 def verify(events: Iterable[AuditEvent], *, head: tuple[int, str] | None = None) -> Verification:

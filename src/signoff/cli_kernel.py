@@ -297,6 +297,9 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
     result = gate.store.verify_audit()
     text = (f"audit ok: {result.count} events" if result.ok else
             f"audit BROKEN at index {result.first_bad}: {result.reason}")
+    if result.unsealed:
+        text += (f"; {result.unsealed} committed events not sealed yet (held by a running "
+                 "transaction; verified once sealed)")
     _print(args, result.to_dict(), text)
     return 0 if result.ok else 1
 

@@ -67,23 +67,24 @@ def claim(tx: Tx, request: ApprovalRequest, *, now: float, actor: str,
           lease_until: float) -> int:
     """``approved → executing`` for ``actor``; returns the fencing token.
 
-    The token is the index of the claim's own audit event: unique, increasing, issued
-    under the lock that orders the audit — so no counter row has to be written (one
-    statement and one page less in every claim). The event is appended first so its
-    index is known when the row is written; a failed compare-and-set rolls both back."""
+    The token is the number of the claim's own audit event (``Tx.append_audit``): unique,
+    and increasing between claims of one request, which its row lock orders — so no
+    counter row has to be written (one statement and one page less in every claim). The
+    event is appended first so its number is known when the row is written; a failed
+    compare-and-set rolls both back."""
     check(request.status, S.EXECUTING)
-    event = tx.append_audit(f"request.{S.EXECUTING.value}", at_us=to_us(now),
+    token = tx.append_audit(f"request.{S.EXECUTING.value}", at_us=to_us(now),
                             request_id=request.id, actor=actor,
                             data={"from": request.status.value, "to": S.EXECUTING.value,
                                   "executor": actor})
     moved = tx.update_request(request, status=S.EXECUTING, updated_at=now,
-                              fencing_token=event.index, lease_until=lease_until,
+                              fencing_token=token, lease_until=lease_until,
                               executor=actor)
     if moved is None:
         raise Conflict(f"request {request.id} changed underneath", code="already_decided",
                        status=request.status.value)
     tx.notify(request.id)
-    return event.index
+    return token
 
 
 def record_move(tx: Tx, request_id: str, source: S, target: S, *, now: float,

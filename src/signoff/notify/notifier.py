@@ -35,6 +35,7 @@ from signoff.store.deliveries import DELIVERED, Delivery
 
 log = logging.getLogger("signoff.notify")
 RELEASE_EVERY = 30.0  # seconds between looks for leases of dead notifiers on this host
+SEAL_WAIT = 1.0  # seconds a pass waits for events committed before it to be sealed
 Settled = Callable[[Delivery, str, float], None]  # (delivery, new status, now)
 
 
@@ -84,12 +85,17 @@ class Notifier:
     def tick(self) -> int:
         """Fan out, then send what is due until nothing is; how many attempts were made."""
         channels = {c.channel: c for c in self.channels()}
+        # Notifications follow the sealed audit: what was committed before this pass is
+        # fanned out by it (PostgreSQL seals after commit; a running transaction can hold
+        # events back, which the next pass picks up).
+        self.store.seal(wait=SEAL_WAIT)
         now = time.monotonic()
         if now >= self._next_release:
             self._next_release = now + RELEASE_EVERY
             self.outbox.release_gone()
         self.timers.schedule()
-        self.timers.fire()
+        if self.timers.fire():  # reminders, escalations, expiries: fanned out by this pass
+            self.store.seal(wait=SEAL_WAIT)
         self.outbox.fan_out(list(channels.values()))
         attempts = 0
         while not self._stop.is_set():

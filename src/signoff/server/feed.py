@@ -65,7 +65,7 @@ class ChangeFeed:
         while not self._stop.is_set():
             try:
                 since = self.store.change_token()
-                events = list(self.store.audit_events(after=self.last_index))
+                events = list(self.store.audit_events(after=self.last_index, seal=False))
                 if events:
                     self.last_index = events[-1].index
                     for listener in self.listeners:

@@ -60,7 +60,11 @@ class Tx(Protocol):
         ...
 
     def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
-                     actor: str | None, data: Mapping[str, Any]) -> AuditEvent: ...
+                     actor: str | None, data: Mapping[str, Any]) -> int:
+        """Append one event; its number (unique; increasing among transactions one row
+        lock orders: a claim's fencing token). Its index in the chain is given when it is
+        sealed — at once on SQLite, just after commit on PostgreSQL."""
+        ...
 
     def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
                       ) -> None:
@@ -206,7 +210,16 @@ class Store(Protocol):
 
     def decisions(self, request_id: str) -> list[DecisionRecord]: ...
 
-    def audit_events(self, *, after: int = 0, limit: int | None = None) -> Iterator[AuditEvent]:
+    def audit_events(self, *, after: int = 0, limit: int | None = None,
+                     seal: bool = True) -> Iterator[AuditEvent]:
+        ...
+
+    def seal(self, *, wait: float = 1.0) -> bool:
+        """Chain what was committed before the call; ``False``: some still held."""
+        ...
+
+    def unsealed(self) -> tuple[int, int | None]:
+        """Committed events not sealed yet: how many, and the oldest one's ``at_us``."""
         ...
 
     def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None: ...

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 
@@ -59,8 +60,23 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
         with self._reader() as tx:
             return tx.decisions(request_id)
 
-    def audit_events(self, *, after: int = 0, limit: int | None = None) -> Iterator[AuditEvent]:
-        """Events with index > ``after``, in order, fetched a page at a time."""
+    def seal(self, *, wait: float = 1.0) -> bool:
+        """Chain every event committed before the call (PostgreSQL seals after commit,
+        ``signoff.store.sealer``; SQLite chains inside the transaction: nothing to do).
+        ``False``: some are still held by a running transaction after ``wait`` seconds."""
+        return True
+
+    def unsealed(self) -> tuple[int, int | None]:
+        """How many committed events are not sealed yet, and the oldest one's ``at_us``."""
+        return 0, None
+
+    def audit_events(self, *, after: int = 0, limit: int | None = None,
+                     seal: bool = True) -> Iterator[AuditEvent]:
+        """Sealed events with index > ``after``, in order, fetched a page at a time;
+        ``seal``: seal what was committed before first (a live feed, which follows the
+        sealer's wake-ups instead, passes ``False``)."""
+        if seal:
+            self.seal()
         remaining = limit
         cursor = after
         while remaining is None or remaining > 0:
@@ -87,8 +103,14 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
         return int(row[0]), str(row[1])
 
     def verify_audit(self) -> Verification:
-        """Verify the whole chain against the recorded head."""
-        return verify(self.audit_events(), head=self.audit_head())
+        """Verify the whole sealed chain against the recorded head, and say how many
+        committed events are not sealed yet (held by a running transaction)."""
+        self.seal()
+        result = verify(self.audit_events(seal=False), head=self.audit_head())
+        count, since = self.unsealed()
+        if count:
+            result = dataclasses.replace(result, unsealed=count, unsealed_since_us=since)
+        return result
 
     def user_by_token(self, token_hash: str) -> Identity | None:
         with self._reader() as tx:

@@ -1,16 +1,18 @@
 """``PostgresStore``: for more than one process or machine. psycopg 3 with a connection pool.
 
-* Transactions lock the request row they decide on (``SELECT … FOR UPDATE``)
-  and the audit head row, so decisions on one request serialise and the audit
-  chain stays a chain; executors pick approved work with ``SKIP LOCKED``.
+* Transactions lock the request row they decide on (``SELECT … FOR UPDATE``),
+  so decisions on one request serialise; executors pick approved work with
+  ``SKIP LOCKED``. Audit events are appended to ``audit_pending`` and chained
+  after commit by the sealer (``signoff.store.sealer``): no transaction waits
+  on another's audit.
 * The schema is created by an explicit ``setup()`` (``signoff db migrate``),
   serialised across processes by an advisory lock; each migration commits
   with its row in ``signoff_migrations``.
-* Waking: every audited request event sends ``NOTIFY signoff_requests,
-  '<id>'`` and every write to thread memory ``':memory'``, from triggers in
-  the database (delivered on commit); one listener thread per store wakes the
-  local waiters, so a decision taken on one machine wakes the agent waiting on
-  another. Outside the ``public`` schema the channel is
+* Waking: every sealed request event sends ``NOTIFY signoff_requests,
+  '<id>'`` (once per request and seal) and every write to thread memory
+  ``':memory'``, from triggers in the database (delivered on commit); one
+  listener thread per store wakes the local waiters, so a decision taken on
+  one machine wakes the agent waiting on another. Outside the ``public`` schema the channel is
   ``signoff_requests_<hash of the schema>``, so stores in different schemas do
   not wake each other.
 * ``schema=`` puts every table in a named schema (tests use one per run).
@@ -35,6 +37,7 @@ from signoff.errors import Conflict, StoreError
 from signoff.store.common import SqlStore
 from signoff.store.faults import classify, reraise
 from signoff.store.schema import MIGRATIONS
+from signoff.store.sealer import Sealer, lock_key, pending
 from signoff.store.sqltx import POSTGRES, SqlTx
 
 CHANNEL = "signoff_requests"
@@ -146,9 +149,8 @@ class PostgresStore(SqlStore):
         self._memory_writes = 0  # commits of this process that changed thread memory
         self._memory_notices = 0  # other processes' (and our own) notices of such commits
         self._memory_lock = threading.Lock()
-        # The audit head as this process last committed it: the first event of a transaction
-        # is appended on that guess, checked by the insert (``SqlTx.append_audit``).
-        self._head_hint: tuple[int, str] | None = None
+        # Chains committed events into the audit after commit (signoff.store.sealer).
+        self.sealer = Sealer(self.pool.connection, lock_key(schema or "public"))
         self._schema_current = False  # checked on first use (``_check_schema``)
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
@@ -168,11 +170,10 @@ class PostgresStore(SqlStore):
         try:
             with self.pool.connection() as conn, conn.transaction():
                 # Wake-ups are sent by triggers (schema migration 4), delivered on commit.
-                tx = SqlTx(conn.cursor(), POSTGRES, head_hint=self._head_hint)
+                tx = SqlTx(conn.cursor(), POSTGRES)
                 yield tx
-            if tx.head is not None:
-                # Any thread's commit: a hint another thread outdated only costs a re-read.
-                self._head_hint = tx.head
+            if tx.appended:
+                self.sealer.poke()
             if tx.memory_changed:
                 with self._memory_lock:
                     self._memory_writes += 1
@@ -293,8 +294,25 @@ class PostgresStore(SqlStore):
             self._changed.wait_for(lambda: self._generation != generation,
                                    timeout=min(timeout, WAIT_SLICE))
 
+    def seal(self, *, wait: float = 1.0) -> bool:
+        if not self._schema_current:
+            self._check_schema()
+        try:
+            return self.sealer.seal(wait=wait)
+        except psycopg.Error as exc:
+            reraise(exc, "PostgreSQL")
+
+    def unsealed(self) -> tuple[int, int | None]:
+        with self._reader() as tx:
+            count, oldest, _ = pending(tx.cursor.connection)
+        return count, oldest
+
     def close(self) -> None:
         self._run_close_hooks()
+        self.sealer.stop()
+        with contextlib.suppress(psycopg.Error, StoreError):
+            if self._schema_current:
+                self.sealer.seal(wait=0.5)  # what this store committed, sealed before it goes
         self._closing.set()
         if self._listener is not None:
             self._listener.join(timeout=2)

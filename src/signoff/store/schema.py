@@ -383,4 +383,46 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX notify_timers_due ON notify_timers (done_at, due_at)",
         ),
     ),
+    Migration(
+        name="PostgreSQL seals the audit after commit",
+        # A transaction appends its events to audit_pending without waiting on any other
+        # (no head row to lock); the sealer chains committed events into audit, in (txid,
+        # seq) order, below the oldest running transaction (signoff.store.sealer,
+        # docs/kernel.md "Sealing"). The statement trigger moves the head and sends the
+        # wake-ups once per seal, not once per event and commit.
+        statements=(),
+        postgres_only=(
+            """CREATE TABLE audit_pending (
+                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                at_us BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                request_id TEXT,
+                actor TEXT,
+                data TEXT NOT NULL
+            )""",
+            "CREATE INDEX audit_pending_order ON audit_pending (txid, seq)",
+            # Sequence numbers (fencing tokens) go on above every index issued before.
+            """SELECT setval(pg_get_serial_sequence('audit_pending', 'seq'),
+                      (SELECT idx FROM audit_head WHERE id = 1) + 1, false)""",
+            "DROP TRIGGER audit_head_follows ON audit",
+            f"""CREATE OR REPLACE FUNCTION signoff_audit_sealed() RETURNS trigger
+               LANGUAGE plpgsql AS $$
+               DECLARE r TEXT;
+               BEGIN
+                 UPDATE audit_head SET (idx, hash) =
+                   (SELECT idx, hash FROM sealed ORDER BY idx DESC LIMIT 1)
+                   WHERE id = 1 AND EXISTS (SELECT 1 FROM sealed);
+                 FOR r IN SELECT DISTINCT request_id FROM sealed
+                          WHERE request_id IS NOT NULL LOOP
+                   PERFORM pg_notify({_CHANNEL}, r);
+                 END LOOP;
+                 RETURN NULL;
+               END $$""",
+            """CREATE TRIGGER audit_head_follows AFTER INSERT ON audit
+               REFERENCING NEW TABLE AS sealed
+               FOR EACH STATEMENT EXECUTE FUNCTION signoff_audit_sealed()""",
+            "REVOKE UPDATE, TRUNCATE ON audit_pending FROM PUBLIC",
+        ),
+    ),
 )

@@ -69,13 +69,17 @@ class Dialect:
     lock_suffix: str  # " FOR UPDATE" or ""
     skip_locked_suffix: str  # " FOR UPDATE SKIP LOCKED" or ""
     returning: bool = True  # UPDATE … RETURNING (SQLite from 3.35)
+    # Events go to audit_pending and are chained after commit (signoff.store.sealer)
+    # instead of being chained inside the transaction, under the database's write lock.
+    seals_later: bool = False
 
     def sql(self, statement: str) -> str:
         return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
 
 
 SQLITE = Dialect("sqlite", "?", "", "", returning=sqlite3.sqlite_version_info >= (3, 35))
-POSTGRES = Dialect("postgres", "%s", " FOR UPDATE", " FOR UPDATE SKIP LOCKED")
+POSTGRES = Dialect("postgres", "%s", " FOR UPDATE", " FOR UPDATE SKIP LOCKED",
+                   seals_later=True)
 
 
 def _enum_value(value: enum.Enum) -> Any:
@@ -162,6 +166,8 @@ assert _DECISION_COLUMNS == ("id", "request_id", "kind", "approver", "created_at
 
 
 _INSERT_AUDIT = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_PENDING = ("INSERT INTO audit_pending (at_us, kind, request_id, actor, data) "
+                   "VALUES (?, ?, ?, ?, ?)")
 # Appends only if the head is still (idx, hash), holding the head row while it looks
 # (PostgreSQL's FOR UPDATE waits out a concurrent append, then re-checks the head as that
 # committed it: a stale guess inserts nothing instead of racing for the index).
@@ -231,6 +237,7 @@ class SqlTx(AccountRows, DeliveryRows):
         self._head: tuple[int, str] | None = None
         # The audit head as this store last committed it (a hint, checked when used).
         self.head_hint = head_hint
+        self.appended = False  # wrote audit events (the sealer is poked after commit)
 
     def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
         try:
@@ -348,8 +355,17 @@ class SqlTx(AccountRows, DeliveryRows):
     # ---- audit -------------------------------------------------------------------------------
 
     def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
-                     actor: str | None, data: Mapping[str, Any]) -> AuditEvent:
+                     actor: str | None, data: Mapping[str, Any]) -> int:
+        """Append one event; returns its number — unique, and increasing among the
+        transactions that one row lock orders (a fencing token): on SQLite the event's
+        index in the chain, on PostgreSQL its sequence number in ``audit_pending`` (its
+        index is given when it is sealed, after commit)."""
         text = canonical_data(data)
+        self.appended = True
+        if self.dialect.seals_later:
+            row = self._one(_INSERT_PENDING + " RETURNING seq",
+                            (at_us, kind, request_id, actor, text))
+            return int(row[0])
         hint = self.head_hint if self._head is None else None
         if hint is not None:
             # The head as this store last committed it, if it is still the head: the insert
@@ -374,8 +390,7 @@ class SqlTx(AccountRows, DeliveryRows):
             self._exec(_INSERT_AUDIT, (index, at_us, kind, request_id, actor, text, prev,
                                        digest))
         self._head = (index, digest)
-        return AuditEvent(index=index, at_us=at_us, kind=kind, request_id=request_id,
-                          actor=actor, data=text, prev_hash=prev, hash=digest)
+        return index
 
     def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
                       ) -> None:
@@ -384,6 +399,12 @@ class SqlTx(AccountRows, DeliveryRows):
         verdict log flushes every 50 ms; ``append_audit`` one by one cost a statement's
         overhead per event)."""
         if not events:
+            return
+        self.appended = True
+        if self.dialect.seals_later:
+            self.cursor.executemany(self.dialect.sql(_INSERT_PENDING), [
+                (at_us, kind, None, actor, canonical_data(data))
+                for kind, at_us, actor, data in events])
             return
         if self._head is None:
             row = self._one(f"SELECT idx, hash FROM audit_head WHERE id = 1"

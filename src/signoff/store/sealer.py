@@ -1,0 +1,172 @@
+"""Sealing PostgreSQL's audit: committed events chained into ``audit`` after commit.
+
+A transaction appends its events to ``audit_pending`` (a sequence number, its own
+transaction id) and locks nothing shared. A seal pass, one at a time across every
+server (a per-schema advisory lock), takes the pending events of transactions older
+than the oldest one still running — ``txid < pg_snapshot_xmin(pg_current_snapshot())``,
+so an event whose transaction might still commit is never passed — in ``(txid, seq)``
+order, gives them the next indexes, hashes the chain, inserts them into ``audit`` and
+deletes them from ``audit_pending``, in one transaction. A pass killed half-way leaves
+nothing: its transaction rolls back and the next pass does the same work.
+
+``Sealer`` is one store's background thread: a commit that appended pokes it, it
+passes until nothing sealable is left, re-trying soon while events wait on a running
+transaction (or on another server's pass), and once a second anyway so that the events
+of a server that died before sealing are sealed by the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from signoff.audit import chain_hash
+
+BATCH = 2000  # events per pass at most: one pass is one transaction
+RETRY = 0.005  # seconds: events left, held by a running transaction or another pass
+HEARTBEAT = 1.0  # seconds: pass anyway (another server's events, a poke lost)
+BACKOFF = 0.5  # seconds: the oldest event has waited this long (a long transaction)
+
+_SEALABLE = ("SELECT seq, at_us, kind, request_id, actor, data FROM audit_pending "
+             "WHERE txid < pg_snapshot_xmin(pg_current_snapshot()) "
+             "ORDER BY txid, seq LIMIT %s")
+_INSERT = ("INSERT INTO audit (idx, at_us, kind, request_id, actor, data, prev_hash, hash) "
+           "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], "
+           "%s::text[], %s::text[], %s::text[], %s::text[])")
+
+
+def lock_key(schema: str) -> int:
+    """The advisory lock of one schema's sealer (a signed 64-bit key)."""
+    digest = hashlib.sha256(b"signoff-sealer:" + schema.encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def seal_pass(conn: Any, key: int, batch: int = BATCH,
+              before_commit: Callable[[], None] | None = None) -> int | None:
+    """One pass on ``conn`` (autocommit off): how many events it sealed, or ``None`` when
+    another sealer holds the lock. Commits what it sealed (``before_commit``: run just
+    before, with everything written — the crash tests kill a sealer there)."""
+    with conn.transaction():
+        got = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (key,)).fetchone()
+        if not got or not got[0]:
+            return None
+        rows = conn.execute(_SEALABLE, (batch,)).fetchall()
+        if not rows:
+            return 0
+        head = conn.execute("SELECT idx, hash FROM audit_head WHERE id = 1").fetchone()
+        index, prev = int(head[0]), str(head[1])
+        columns: list[list[Any]] = [[] for _ in range(8)]
+        seqs = []
+        for seq, at_us, kind, request_id, actor, data in rows:
+            index += 1
+            digest = chain_hash(prev, index=index, at_us=int(at_us), kind=kind,
+                                request_id=request_id, actor=actor, data=data)
+            for column, value in zip(columns, (index, at_us, kind, request_id, actor, data,
+                                               prev, digest), strict=True):
+                column.append(value)
+            seqs.append(seq)
+            prev = digest
+        conn.execute(_INSERT, columns)
+        conn.execute("DELETE FROM audit_pending WHERE seq = ANY(%s::bigint[])", (seqs,))
+        if before_commit is not None:
+            before_commit()
+        return len(rows)
+
+
+def pending(conn: Any) -> tuple[int, int | None, int | None]:
+    """``(count, oldest at_us, highest seq)`` of the committed events not sealed yet."""
+    row = conn.execute("SELECT COUNT(*), MIN(at_us), MAX(seq) FROM audit_pending").fetchone()
+    return int(row[0]), (None if row[1] is None else int(row[1])), (
+        None if row[2] is None else int(row[2]))
+
+
+class Sealer:
+    """One store's sealing thread (started on the first poke, stopped by ``stop``)."""
+
+    def __init__(self, connect: Callable[[], AbstractContextManager[Any]], key: int) -> None:
+        self._connect = connect
+        self._key = key
+        self._poked = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._held_since: float | None = None  # events have been left over since
+
+    def poke(self) -> None:
+        """A transaction that appended events committed."""
+        if self._thread is None or not self._thread.is_alive():
+            with self._start_lock:
+                if self._stopping.is_set():
+                    return
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._run, name="signoff-sealer",
+                                                    daemon=True)
+                    self._thread.start()
+        self._poked.set()
+
+    def seal(self, *, wait: float = 1.0) -> bool:
+        """Seal, in the caller's thread, every event committed before the call; ``False``
+        if some are still held (by a running transaction) after ``wait`` seconds."""
+        deadline = time.monotonic() + wait
+        with self._connect() as conn:
+            with conn.transaction():
+                count, _, target = pending(conn)
+            if count == 0 or target is None:
+                return True
+            while True:
+                seal_pass(conn, self._key)
+                with conn.transaction():
+                    left = conn.execute("SELECT 1 FROM audit_pending WHERE seq <= %s LIMIT 1",
+                                        (target,)).fetchone()
+                if left is None:
+                    return True
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(RETRY)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._poked.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout=5)
+
+    def _run(self) -> None:
+        delay = HEARTBEAT
+        while not self._stopping.is_set():
+            self._poked.wait(timeout=delay)
+            self._poked.clear()
+            if self._stopping.is_set():
+                return
+            try:
+                delay = self._drain()
+            except Exception:  # the database away: the heartbeat tries again
+                delay = HEARTBEAT
+                self._stopping.wait(BACKOFF)
+
+    def _drain(self) -> float:
+        """Pass until nothing sealable is left; how long to wait before the next pass."""
+        progress = False
+        with self._connect() as conn:
+            while not self._stopping.is_set():
+                sealed = seal_pass(conn, self._key)
+                if sealed is None:  # another server is sealing: look again soon
+                    return RETRY
+                progress = progress or sealed > 0
+                if sealed < BATCH:
+                    break
+            with conn.transaction():
+                count, _, _ = pending(conn)
+        now = time.monotonic()
+        if count == 0 or progress:
+            self._held_since = None if count == 0 else now
+            return HEARTBEAT if count == 0 else RETRY
+        # Nothing sealable while events wait: a transaction holds them back. Retry soon,
+        # then, once it has lasted BACKOFF, at that pace (a long transaction).
+        if self._held_since is None:
+            self._held_since = now
+        return BACKOFF if now - self._held_since > BACKOFF else RETRY
