@@ -292,3 +292,17 @@ def test_audit_verify_reports_events_a_running_transaction_holds_back(
         assert (done["ok"], done["count"], done["unsealed"]) == (True, 3, 0)
     finally:
         store.close()
+
+
+def test_rows_restored_from_another_cluster_are_sealed(postgres_store: Store) -> None:
+    """A dump restored elsewhere keeps its rows' transaction ids, which this cluster may not
+    have reached: they ended where they ran, so they are sealed, not held."""
+    store = postgres_store
+    with raw(store) as conn:
+        conn.execute("INSERT INTO audit_pending (txid, at_us, kind, actor, data) VALUES "
+                     "((pg_current_xact_id()::text::bigint + 1000000)::text::xid8, 5, "
+                     "'restored', 't', '{}')")
+    append(store, "here")
+    assert store.seal(wait=2.0) is True
+    assert sorted(sealed_kinds(store)) == ["here", "restored"]
+    assert store.verify_audit().unsealed == 0

@@ -31,9 +31,12 @@ RETRY = 0.005  # seconds: events left, held by a running transaction or another 
 HEARTBEAT = 1.0  # seconds: pass anyway (another server's events, a poke lost)
 BACKOFF = 0.5  # seconds: the oldest event has waited this long (a long transaction)
 
-_SEALABLE = ("SELECT seq, at_us, kind, request_id, actor, data FROM audit_pending "
-             "WHERE txid < pg_snapshot_xmin(pg_current_snapshot()) "
-             "ORDER BY txid, seq LIMIT %s")
+# Below the oldest running transaction: those have all ended. At or above the snapshot's
+# xmax: ids no transaction of this cluster has had yet, so rows restored from another
+# cluster's dump, whose transactions ended there (a running one's rows are never seen).
+_SEALABLE = ("SELECT seq, at_us, kind, request_id, actor, data FROM audit_pending, "
+             "pg_current_snapshot() AS s WHERE txid < pg_snapshot_xmin(s) "
+             "OR txid >= pg_snapshot_xmax(s) ORDER BY txid, seq LIMIT %s")
 _INSERT = ("INSERT INTO audit (idx, at_us, kind, request_id, actor, data, prev_hash, hash) "
            "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], "
            "%s::text[], %s::text[], %s::text[], %s::text[])")
