@@ -47,6 +47,7 @@ EVIDENCE_MAX = 2_000
 EVIDENCE_ITEMS = 50
 INTENT_MAX = 2_000
 PATTERN_MAX = 1_000  # a thread grant's argument pattern
+SEARCH_MAX = 200  # a list's text search
 ERROR_MAX = 100_000  # what a tool reports as its error
 INDEX_MAX = 2**53 - 1
 INDEX_DIGITS = len(str(INDEX_MAX))

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from signoff.identity import Identity
 from signoff.kernel.deciding import approvers_of
 from signoff.kernel.gate import Gate
-from signoff.model import Decision, RequestStatus
+from signoff.model import Decision, RequestStatus, Risk
 from signoff.server import schemas
 from signoff.server.auth import authenticate, require_decider
 from signoff.server.bodies import (
@@ -24,20 +24,42 @@ from signoff.server.bodies import (
 )
 from signoff.server.state import state_of
 from signoff.server.threads import set_mode, thread_view
+from signoff.store.pages import CURSOR_MAX, RequestQuery, cursor_of, parse_cursor
 
 router = APIRouter()
 
 
 @router.get("/requests", response_model=schemas.RequestList, summary="List approval requests")
-async def list_requests(request: Request,
+async def list_requests(request: Request, *,
                         status: Annotated[RequestStatus | None, Query()] = None,
                         thread_id: Annotated[schemas.Identifier | None, Query()] = None,
+                        risk: Annotated[Risk | None, Query()] = None,
+                        tool: Annotated[schemas.ToolName | None, Query()] = None,
+                        requester: Annotated[schemas.Identifier | None, Query(
+                            description="the principal or agent who asked")] = None,
+                        since: Annotated[float | None, Query(
+                            ge=0, le=1e11, description="created at or after (epoch s)")] = None,
+                        until: Annotated[float | None, Query(
+                            ge=0, le=1e11, description="created before (epoch s)")] = None,
+                        q: Annotated[schemas.SearchText | None, Query(
+                            description="text in the id, tool, summary, description or "
+                            "thread id (case-insensitive)")] = None,
+                        cursor: Annotated[str | None, Query(
+                            max_length=CURSOR_MAX, description="next_cursor of the page "
+                            "before")] = None,
                         limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Any:
+    """Newest first, a page at a time (a keyset: ``signoff.store.pages``)."""
     state = state_of(request)
     await authenticate(state.gate, request)
-    found = await run_in_threadpool(state.gate.store.list_requests, status=status,
-                                    thread_id=thread_id, limit=limit)
-    return {"requests": [request_fields(r) for r in found]}
+    after = parse_cursor(cursor) if cursor is not None else None
+    query = RequestQuery(status=status, thread_id=thread_id, risk=risk, tool=tool,
+                         requester=requester, since=since, until=until, text=q or None)
+    found = await run_in_threadpool(lambda: state.gate.store.list_requests(
+        query=query, after=after, limit=limit + 1))
+    more = len(found) > limit
+    page = found[:limit]
+    return {"requests": [request_fields(r) for r in page],
+            "next_cursor": cursor_of(page[-1]) if more else None}
 
 
 @router.get("/requests/{request_id}", response_model=schemas.RequestDetail,

@@ -58,6 +58,7 @@ Alternative = Annotated[str, _text(inputs.ALTERNATIVE_MAX),
                         _text_schema(inputs.ALTERNATIVE_MAX)]
 Evidence = Annotated[str, _text(inputs.EVIDENCE_MAX), _text_schema(inputs.EVIDENCE_MAX)]
 ErrorText = Annotated[str, _text(inputs.ERROR_MAX), _text_schema(inputs.ERROR_MAX)]
+SearchText = Annotated[str, _text(inputs.SEARCH_MAX), _text_schema(inputs.SEARCH_MAX)]
 
 
 class Strict(BaseModel):
@@ -207,6 +208,8 @@ class RequestDetail(Request):
 
 class RequestList(BaseModel):
     requests: list[Request]
+    next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page "
+                                    "(older requests); null on the last page")
 
 
 class DecisionResult(BaseModel):

@@ -47,7 +47,8 @@ def backup_sqlite(source: str, destination: str | Path) -> Backup:
         raise ConfigurationError(f"{target} exists: a backup never overwrites a file; "
                                  "choose a new name", code="backup_exists")
     if not target.parent.is_dir():
-        raise ConfigurationError(f"{target.parent} is not a directory", code="backup_exists")
+        raise ConfigurationError(f"{target.parent} is not a directory",
+                                 code="backup_no_directory")
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     try:
         with contextlib.closing(sqlite3.connect(source)) as src, \

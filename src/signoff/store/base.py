@@ -21,6 +21,7 @@ from signoff.identity import Account, Identity, Session
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 from signoff.policy.memory import RecalledCall
 from signoff.store.deliveries import Delivery, StoredEndpoint
+from signoff.store.pages import RequestQuery
 
 if TYPE_CHECKING:
     from signoff.store.recall import ThreadMemory
@@ -205,7 +206,10 @@ class Store(Protocol):
     def get_request(self, request_id: str) -> ApprovalRequest | None: ...
 
     def list_requests(self, *, status: RequestStatus | None = None,
-                      thread_id: str | None = None, limit: int = 100) -> list[ApprovalRequest]:
+                      thread_id: str | None = None, limit: int = 100,
+                      query: RequestQuery | None = None,
+                      after: tuple[float, str] | None = None) -> list[ApprovalRequest]:
+        """Newest first; ``query`` narrows; ``after``: the last key of the page before."""
         ...
 
     def decisions(self, request_id: str) -> list[DecisionRecord]: ...

@@ -13,6 +13,7 @@ from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, Req
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountReads
 from signoff.store.deliveries import DeliveryReads
+from signoff.store.pages import RequestQuery, after_key
 from signoff.store.recall import (
     Recall,
     ThreadMemory,
@@ -41,15 +42,20 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
             return tx.get_request(request_id)
 
     def list_requests(self, *, status: RequestStatus | None = None,
-                      thread_id: str | None = None, limit: int = 100) -> list[ApprovalRequest]:
-        clauses: list[str] = []
-        params: list[object] = []
-        if status is not None:
-            clauses.append("status = ?")
-            params.append(status.value)
-        if thread_id is not None:
-            clauses.append("thread_id = ?")
-            params.append(thread_id)
+                      thread_id: str | None = None, limit: int = 100,
+                      query: RequestQuery | None = None,
+                      after: tuple[float, str] | None = None) -> list[ApprovalRequest]:
+        """Newest first (``created_at DESC, id``); ``query`` narrows, ``after`` is the last
+        key of the page before (``signoff.store.pages``: a keyset, never an offset)."""
+        if query is None:
+            query = RequestQuery(status=status, thread_id=thread_id)
+        elif status is not None or thread_id is not None:
+            raise TypeError("give status and thread_id in the query")
+        clauses, params = query.where()
+        if after is not None:
+            clause, more = after_key(after)
+            clauses.append(clause)
+            params += more
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._reader() as tx:
             rows = tx._exec(f"{_SELECT_REQUEST}{where} ORDER BY created_at DESC, id LIMIT ?",

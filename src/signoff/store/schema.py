@@ -425,4 +425,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             "REVOKE UPDATE, TRUNCATE ON audit_pending FROM PUBLIC",
         ),
     ),
+    Migration(
+        name="keyset pages of requests",
+        # Lists are newest first, a page after the last key (signoff.store.pages): the
+        # unfiltered list reads this index backwards and stops at the page's end.
+        statements=("CREATE INDEX requests_created ON requests (created_at, id)",),
+    ),
 )

@@ -1,0 +1,63 @@
+"""``GET /api/v1/requests`` over real HTTP on both backends: keyset pages (``next_cursor``),
+filters and a text search; a cursor it did not hand out is a typed 4xx."""
+
+from __future__ import annotations
+
+from procs import Live
+
+
+def _propose(bot: object, n: int, *, tool: str, thread: str, command: str) -> list[str]:
+    ids = []
+    for i in range(n):
+        response = bot.post("/api/v1/calls", json={  # type: ignore[attr-defined]
+            "tool": tool, "args": {"command": f"{command} {i}"}, "call_id": f"{thread}-{i}",
+            "context": {"thread_id": thread}})
+        assert response.status_code == 200 and response.json()["status"] == "pending", \
+            response.text
+        ids.append(response.json()["request_id"])
+    return ids
+
+
+def test_pages_filters_and_search_over_http(live: Live) -> None:
+    with live.client("boss") as boss, live.client("bot") as bot:
+        builds = _propose(bot, 7, tool="execute", thread="org/repo#12", command="make build")
+        cleans = _propose(bot, 4, tool="execute", thread="t-clean", command="make clean")
+        seen, cursor, sizes = [], None, []
+        while True:
+            params: dict[str, str | int] = {"limit": 3}
+            if cursor:
+                params["cursor"] = cursor
+            page = boss.get("/api/v1/requests", params=params)
+            assert page.status_code == 200, page.text
+            body = page.json()
+            sizes.append(len(body["requests"]))
+            seen += [r["id"] for r in body["requests"]]
+            cursor = body["next_cursor"]
+            if cursor is None:
+                break
+        assert sizes == [3, 3, 3, 2]
+        assert sorted(seen) == sorted(builds + cleans) and len(set(seen)) == 11
+        whole = boss.get("/api/v1/requests", params={"limit": 500}).json()
+        assert [r["id"] for r in whole["requests"]] == seen and whole["next_cursor"] is None
+
+        def ids(**params: str) -> set[str]:
+            response = boss.get("/api/v1/requests", params=params)
+            assert response.status_code == 200, response.text
+            return {r["id"] for r in response.json()["requests"]}
+
+        assert ids(thread_id="org/repo#12") == set(builds)
+        assert ids(q="CLEAN") == set(cleans)  # in the summary, case-insensitive
+        assert ids(q="repo#1") == set(builds)  # in the thread id
+        assert ids(requester="bot") == set(builds + cleans)
+        assert ids(requester="ann") == set()
+        assert ids(tool="execute", status="pending") == set(builds + cleans)
+        assert ids(since="4102444800") == set()  # 2100-01-01: nothing yet
+        assert ids(until="4102444800") == set(builds + cleans)
+        for bad in ("nonsense", "W10", "²", "A" * 401):
+            refused = boss.get("/api/v1/requests", params={"cursor": bad})
+            assert refused.status_code in (400, 422), (bad, refused.text)
+            assert refused.headers["content-type"].startswith("application/problem+json")
+        assert boss.get("/api/v1/requests", params={"cursor": "W10"}).json()["code"] == \
+            "invalid_cursor"
+        assert boss.get("/api/v1/requests", params={"q": "a\x00b"}).status_code == 422
+        assert boss.get("/api/v1/requests", params={"risk": "extreme"}).status_code == 422
