@@ -14,16 +14,18 @@ import argparse
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from signoff import inputs
-from signoff.errors import ConfigurationError
+from signoff.errors import ConfigurationError, InvalidInput
 from signoff.kernel.gate import Gate
-from signoff.model import ApprovalRequest, Decision, RequestStatus
+from signoff.model import ApprovalRequest, Decision, RequestStatus, Risk
 from signoff.policy import Policy, parse_policy
 from signoff.review import RiskReviewer
 from signoff.store.base import Store
+from signoff.store.pages import RequestQuery, cursor_of, parse_cursor
 from signoff.store.sqlite import SqliteStore
 
 DEFAULT_DB = "signoff.db"
@@ -38,6 +40,15 @@ def add_commands(commands: Any) -> None:
     listing.add_argument("--status", choices=[s.value for s in RequestStatus],
                          help="only requests in this status")
     listing.add_argument("--thread", help="only requests of this thread")
+    listing.add_argument("--risk", choices=[r.value for r in Risk],
+                         help="only requests of this risk")
+    listing.add_argument("--tool", help="only requests for this tool")
+    listing.add_argument("--requester", help="only requests this principal or agent asked for")
+    listing.add_argument("--since", type=float, help="created at or after (epoch seconds)")
+    listing.add_argument("--until", type=float, help="created before (epoch seconds)")
+    listing.add_argument("--search", help="text in the id, tool, summary, description or "
+                         "thread id (case-insensitive)")
+    listing.add_argument("--cursor", help="the next page: the cursor the last page printed")
     listing.add_argument("--limit", type=int, default=50, help="at most this many (50)")
     show = _leaf(sub, "show", "show one request with its decisions", cmd_requests_show)
     show.add_argument("request_id")
@@ -176,12 +187,29 @@ def _line(request: ApprovalRequest) -> str:
 
 
 def cmd_requests_list(args: argparse.Namespace) -> int:
-    inputs.optional_identifier("--thread", args.thread)
+    for flag, value in (("--thread", args.thread), ("--requester", args.requester)):
+        inputs.optional_identifier(flag, value)
+    if args.tool is not None:
+        inputs.tool_name("--tool", args.tool)
+    search = inputs.optional_text("--search", args.search, inputs.SEARCH_MAX)
+    if not 1 <= args.limit <= 10_000:
+        raise InvalidInput("--limit must be between 1 and 10000", code="invalid_limit",
+                           field="--limit")
+    after = parse_cursor(args.cursor) if args.cursor is not None else None
     gate = open_gate(args)
-    status = RequestStatus(args.status) if args.status else None
-    found = gate.store.list_requests(status=status, thread_id=args.thread, limit=args.limit)
-    _print(args, [r.to_dict() for r in found],
-           "\n".join(_line(r) for r in found) or "no requests")
+    query = RequestQuery(status=RequestStatus(args.status) if args.status else None,
+                         thread_id=args.thread, risk=Risk(args.risk) if args.risk else None,
+                         tool=args.tool, requester=args.requester, since=args.since,
+                         until=args.until, text=search or None)
+    found = gate.store.list_requests(query=query, after=after, limit=args.limit + 1)
+    page = found[:args.limit]
+    more = cursor_of(page[-1]) if len(found) > args.limit else None
+    text = "\n".join(_line(r) for r in page) or "no requests"
+    if more is not None:
+        text += f"\nmore: --cursor {more}"
+    _print(args, [r.to_dict() for r in page], text)
+    if more is not None and args.json:  # the JSON stays a list: the cursor goes beside it
+        print(f"next_cursor: {more}", file=sys.stderr)
     return 0
 
 
