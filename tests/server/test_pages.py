@@ -61,3 +61,38 @@ def test_pages_filters_and_search_over_http(live: Live) -> None:
             "invalid_cursor"
         assert boss.get("/api/v1/requests", params={"q": "a\x00b"}).status_code == 422
         assert boss.get("/api/v1/requests", params={"risk": "extreme"}).status_code == 422
+
+
+def test_the_all_requests_page_filters_searches_and_pages(live: Live) -> None:
+    import re
+
+    with live.client("ann") as ann, live.client("bot") as bot:
+        builds = _propose(bot, 52, tool="execute", thread="org/repo#12", command="make build")
+        cleans = _propose(bot, 3, tool="execute", thread="t-clean", command="make clean")
+        first = ann.get("/requests")
+        assert first.status_code == 200 and 'href="/requests"' in first.text
+        rows = re.findall(r'data-request-row="([^"]+)"', first.text)
+        assert len(rows) == 50 and set(rows) <= set(builds + cleans)
+        older = re.search(r'href="([^"]+)" rel="next"', first.text)
+        assert older is not None
+        second = ann.get(older.group(1).replace("&amp;", "&"))
+        rest = re.findall(r'data-request-row="([^"]+)"', second.text)
+        assert sorted(rows + rest) == sorted(builds + cleans) and 'rel="next"' not in second.text
+        assert 'rel="first"' in second.text
+
+        def found(**params: str) -> set[str]:
+            page = ann.get("/requests", params=params)
+            assert page.status_code == 200, page.text[:300]
+            return set(re.findall(r'data-request-row="([^"]+)"', page.text))
+
+        assert found(q="clean") == set(cleans)
+        assert found(thread_id="t-clean", status="pending") == set(cleans)
+        assert found(requester="nobody") == set()
+        kept = ann.get("/requests", params={"q": "build"}).text
+        assert 'value="build"' in kept  # the form shows the filter in force
+        paged = re.search(r'href="([^"]+)" rel="next"', kept)
+        assert paged is not None and "q=build" in paged.group(1)
+        for params in ({"cursor": "W10"}, {"q": "a\x00b"}, {"risk": "extreme"},
+                       {"thread_id": "t" * 8192}):
+            refused = ann.get("/requests", params=params)
+            assert 400 <= refused.status_code < 500, (params, refused.status_code)

@@ -18,7 +18,7 @@ from signoff.kernel.gate import Gate
 from signoff.notify.channels import Channel
 from signoff.notify.config import NotifyConfig
 from signoff.notify.notifier import Notifier
-from signoff.server import api, inbox, problems, slack
+from signoff.server import api, history, inbox, problems, slack
 from signoff.server.feed import ChangeFeed
 from signoff.server.guard import Guard
 from signoff.server.metrics import Metrics
@@ -61,6 +61,7 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
     app.include_router(api.router)
     app.include_router(api.health)
     app.include_router(inbox.pages)
+    app.include_router(history.history)
     app.include_router(slack.router)
     app.add_middleware(Guard, settings=settings)
     _security(app)
