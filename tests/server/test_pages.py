@@ -69,6 +69,9 @@ def test_the_all_requests_page_filters_searches_and_pages(live: Live) -> None:
     with live.client("ann") as ann, live.client("bot") as bot:
         builds = _propose(bot, 52, tool="execute", thread="org/repo#12", command="make build")
         cleans = _propose(bot, 3, tool="execute", thread="t-clean", command="make clean")
+        inbox = ann.get("/inbox").text  # a page of the pending, and the way to the rest
+        assert len(re.findall(r'data-request-row="', inbox)) == 50
+        assert 'href="/requests?status=pending"' in inbox and ">50+<" in inbox
         first = ann.get("/requests")
         assert first.status_code == 200 and 'href="/requests"' in first.text
         rows = re.findall(r'data-request-row="([^"]+)"', first.text)

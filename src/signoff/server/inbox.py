@@ -36,6 +36,7 @@ from signoff.server.state import AppState, state_of
 from signoff.server.threads import allowed_modes, set_mode, thread_view
 
 pages = APIRouter(include_in_schema=False)
+PENDING_PAGE = 50  # pending requests the inbox shows; the rest: /requests?status=pending
 env = Environment(loader=PackageLoader("signoff.server", "templates"),
                   autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
 env.filters["urlencode"] = lambda value: quote(str(value), safe="")
@@ -163,7 +164,11 @@ def inbox_data(state: AppState) -> dict[str, Any]:
     store = state.gate.store
     after = store.audit_head()[0]  # read first: the page's live stream replays what follows
     now = state.gate.clock()
-    pending = store.list_requests(status=RequestStatus.PENDING, limit=200)
+    # A page of the newest pending requests, the most urgent first; the rest are a link
+    # away (/requests?status=pending): rendering hundreds of rows was the page's cost.
+    pending = store.list_requests(status=RequestStatus.PENDING, limit=PENDING_PAGE + 1)
+    more = len(pending) > PENDING_PAGE
+    pending = pending[:PENDING_PAGE]
     recent = [r for r in store.list_requests(limit=40) if r.status is not RequestStatus.PENDING]
     threads: dict[str, int] = {}
     for r in pending:
@@ -173,7 +178,7 @@ def inbox_data(state: AppState) -> dict[str, Any]:
     pending.sort(key=lambda r: (order.get(r.risk.value, 4), r.created_at))
     return {"pending": [Row(r, now) for r in pending], "recent": [Row(r, now) for r in recent[:15]],
             "threads": [{"id": t, "count": n} for t, n in sorted(threads.items())],
-            "after": after}
+            "more_pending": more, "after": after}
 
 
 @pages.get("/inbox")
