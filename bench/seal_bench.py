@@ -97,6 +97,19 @@ def signoff_run(dsn: str, schema: str, threads: int, seconds: float
     return rate, idle, lags, result.count
 
 
+def thread_connections(dsn: str, schema: str) -> Callable[[], Any]:
+    """Each calling thread's own connection to ``schema``, opened on first use."""
+    local = threading.local()
+
+    def conn_of() -> Any:
+        conn = getattr(local, "conn", None)
+        if conn is None:
+            conn = local.conn = psycopg.connect(dsn, options=f"-c search_path={schema}")
+        return conn
+
+    return conn_of
+
+
 def head_lock_run(dsn: str, schema: str, threads: int, seconds: float) -> float:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
@@ -106,12 +119,10 @@ def head_lock_run(dsn: str, schema: str, threads: int, seconds: float) -> float:
         conn.execute(f"CREATE TABLE {schema}.audit_head (id INT PRIMARY KEY, idx BIGINT, "
                      "hash TEXT)")
         conn.execute(f"INSERT INTO {schema}.audit_head VALUES (1, 0, %s)", (GENESIS,))
-    local = threading.local()
+    conn_of = thread_connections(dsn, schema)
 
     def work() -> None:
-        conn: Any = getattr(local, "conn", None)
-        if conn is None:
-            conn = local.conn = psycopg.connect(dsn, options=f"-c search_path={schema}")
+        conn = conn_of()
         with conn.transaction():
             idx, prev = conn.execute("SELECT idx, hash FROM audit_head WHERE id = 1 "
                                      "FOR UPDATE").fetchone()
@@ -130,12 +141,10 @@ def floor_run(dsn: str, schema: str, threads: int, seconds: float) -> float:
         conn.execute(f"CREATE SCHEMA {schema}")
         conn.execute(f"CREATE TABLE {schema}.rows (id BIGINT GENERATED ALWAYS AS IDENTITY "
                      "PRIMARY KEY, data TEXT)")
-    local = threading.local()
+    conn_of = thread_connections(dsn, schema)
 
     def work() -> None:
-        conn: Any = getattr(local, "conn", None)
-        if conn is None:
-            conn = local.conn = psycopg.connect(dsn, options=f"-c search_path={schema}")
+        conn = conn_of()
         with conn.transaction():
             conn.execute("INSERT INTO rows (data) VALUES ('{\"tool\":\"read_file\"}')")
 
