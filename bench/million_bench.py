@@ -5,7 +5,9 @@ The database is seeded once (``--rows`` requests, 1 in 20 pending, and as many a
 events), then a ``signoff serve`` process answers ``--samples`` GETs of each page, one
 at a time over one keep-alive connection. The floor is the same page's SQL run directly
 on the file in this process (what no server can beat). Then ``signoff audit verify``
-runs as a child process, and its peak RSS is read from the kernel.
+runs as a child process, and its peak RSS is read from the kernel. Last, ``db purge``
+removes the older half (its time and longest transaction) and the chain is verified from
+the checkpoint it left.
 
     .venv/bin/python bench/million_bench.py                 # 1,000,000 rows
     .venv/bin/python bench/million_bench.py --rows 100000   # a smaller check
@@ -14,6 +16,7 @@ runs as a child process, and its peak RSS is read from the kernel.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sqlite3
 import statistics
 import subprocess
@@ -21,7 +24,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -31,6 +36,7 @@ from signoff.canonical import args_hash, canonical_text
 from signoff.kernel.gate import Gate
 from signoff.model import ApprovalRequest, RequestStatus, Risk
 from signoff.policy import Policy
+from signoff.store.retention import purge
 from signoff.store.sqlite import SqliteStore
 
 RISKS = (Risk.LOW, Risk.MEDIUM, Risk.HIGH, Risk.CRITICAL)
@@ -40,7 +46,9 @@ STATUSES = (RequestStatus.SUCCEEDED, RequestStatus.REJECTED, RequestStatus.EXPIR
 def seed(path: Path, rows: int) -> str:
     """``rows`` requests and ``rows`` audit events; the approver's token."""
     store = SqliteStore(path, synchronous="NORMAL")
-    gate = Gate(Policy.from_toml(POLICY.format(root=path.parent), source="bench.toml"), store)
+    # One timeline: the user is added before the first request, event n at request n's time.
+    gate = Gate(Policy.from_toml(POLICY.format(root=path.parent), source="bench.toml"), store,
+                clock=lambda: 1.7e9 - 1)
     _, token = gate.add_user("ann", roles=["ops"])
     batch = 20_000
     args = {"command": "make build"}
@@ -55,7 +63,7 @@ def seed(path: Path, rows: int) -> str:
                     risk=RISKS[n % 4], summary=f"Run shell command: 'make build {n}'",
                     policy_version="bench-1", created_at=1.7e9 + n, updated_at=1.7e9 + n,
                     thread_id=f"t{n % 5000}", agent="bot"))
-            tx.append_audits([("call.allowed", n, "bot", {"n": n})
+            tx.append_audits([("call.allowed", int((1.7e9 + n) * 1e6), "bot", {"n": n})
                               for n in range(start, min(rows, start + batch))])
     store.close()
     return token
@@ -142,6 +150,33 @@ def main() -> None:
         said, _, peak = verified.stdout.strip().rpartition("\n")
         print(f"audit verify: {said or verified.stderr.strip()} in {took:.1f} s, "
               f"peak RSS {int(peak or 0) // 1024} MiB (the command's own process)")
+        purge_half(db, args.rows)
+
+
+def purge_half(db: Path, rows: int) -> None:
+    """``db purge`` of the older half: how long, and the longest transaction (how long a
+    server's writers wait on it at most); then the chain verified from its checkpoint."""
+    store = SqliteStore(db)
+    spans: list[float] = []
+    real = store.transaction
+
+    @contextlib.contextmanager
+    def timed_transaction() -> Iterator[Any]:
+        started = time.perf_counter()
+        with real() as tx:
+            yield tx
+        spans.append(time.perf_counter() - started)
+
+    store.transaction = timed_transaction  # type: ignore[method-assign,assignment]
+    started = time.monotonic()
+    done = purge(store, before=1.7e9 + rows // 2, now=time.time(), actor="bench")
+    took = time.monotonic() - started
+    checked = store.verify_audit()
+    store.close()
+    print(f"db purge of the older half: {done.requests:,} requests and {done.events:,} audit "
+          f"events in {took:.1f} s, {len(spans)} transactions, the longest "
+          f"{max(spans) * 1000:.0f} ms; audit verify after: ok={checked.ok}, "
+          f"{checked.count:,} events from checkpoint {checked.anchor:,}")
 
 
 if __name__ == "__main__":

@@ -40,8 +40,24 @@ def test_good_chain_verifies() -> None:
     result = verify(events)
     assert result.ok and result.count == 10 and result.first_bad is None and result.reason is None
     assert result.to_dict() == {"ok": True, "count": 10, "first_bad": None, "reason": None,
-                                "unsealed": 0, "unsealed_since_us": None}
+                                "unsealed": 0, "unsealed_since_us": None, "anchor": 0}
     assert verify(iter(events)).ok  # any iterable, read once
+
+
+def test_a_chain_whose_prefix_was_purged_verifies_from_its_checkpoint() -> None:
+    events = chain(10)
+    anchor = (4, events[3].hash)  # events 1..4 purged; the checkpoint keeps the 4th hash
+    rest = events[4:]
+    result = verify(rest, head=(10, events[-1].hash), anchor=anchor)
+    assert result.ok and result.count == 6 and result.anchor == 4
+    assert verify(rest, anchor=(0, GENESIS)).first_bad == 1  # no anchor: the prefix is missing
+    wrong = verify(rest, anchor=(4, events[2].hash))
+    assert not wrong.ok and wrong.first_bad == 5 and "link" in (wrong.reason or "")
+    gap = verify(events[5:], anchor=anchor)  # the first event after the anchor removed
+    assert not gap.ok and gap.first_bad == 5 and "missing" in (gap.reason or "")
+    # Everything after the anchor gone: the head still says how far the chain went.
+    assert verify([], head=(4, events[3].hash), anchor=anchor).ok
+    assert verify([], head=(10, events[-1].hash), anchor=anchor).first_bad == 5
 
 
 def test_canonical_data_is_rfc8785() -> None:

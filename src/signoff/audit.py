@@ -4,12 +4,15 @@ Each event's hash covers the previous event's hash and the event's own
 canonical (RFC 8785) content, so changing, removing or reordering any event
 breaks every hash after it. ``verify`` walks the chain and names the first
 index that does not check out. Stores refuse UPDATE and DELETE on the table
-(SQLite triggers, PostgreSQL trigger and privileges); the chain catches what
-gets past them (a dropped trigger, a hand-edited file).
+(SQLite triggers, PostgreSQL trigger and privileges) but for a purged prefix: a
+retention purge records a checkpoint first and the chain is verified from it
+(``signoff.store.retention``). The chain catches what gets past them (a dropped
+trigger, a hand-edited file).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -83,21 +86,32 @@ class Verification:
     # running transaction holds back the events of every later one): checked once sealed.
     unsealed: int = 0
     unsealed_since_us: int | None = None
+    # The checkpoint the chain was checked from: the last event a purge removed (0: none).
+    anchor: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "count": self.count, "first_bad": self.first_bad,
                 "reason": self.reason, "unsealed": self.unsealed,
-                "unsealed_since_us": self.unsealed_since_us}
+                "unsealed_since_us": self.unsealed_since_us, "anchor": self.anchor}
 
 
-def verify(events: Iterable[AuditEvent], *, head: tuple[int, str] | None = None) -> Verification:
+def verify(events: Iterable[AuditEvent], *, head: tuple[int, str] | None = None,
+           anchor: tuple[int, str] | None = None) -> Verification:
     """Check the chain; report the first bad index (a gap, a changed field, a broken link).
 
     ``head`` is the store's record of the last index and hash (``Store.audit_head()``):
     with it, events removed from the *end* are caught too, which no chain can show alone.
+    ``anchor`` is the newest retention checkpoint (index and hash of the last purged
+    event, ``signoff.store.retention``): the chain is checked from the event after it.
     """
-    prev = GENESIS
-    expected = 1
+    if anchor is not None and anchor[0] > 0:
+        result = _walk(events, head, anchor[0] + 1, anchor[1])
+        return dataclasses.replace(result, anchor=anchor[0])
+    return _walk(events, head, 1, GENESIS)
+
+
+def _walk(events: Iterable[AuditEvent], head: tuple[int, str] | None, expected: int,
+          prev: str) -> Verification:
     count = 0
     for event in events:
         count += 1

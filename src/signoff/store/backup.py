@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from signoff.audit import Verification, verify
+from signoff.audit import GENESIS, Verification, verify
 from signoff.errors import ConfigurationError, StoreError
 from signoff.store.sqltx import audit_from_row
 
@@ -81,6 +81,9 @@ def _verify_copy(path: Path) -> tuple[Verification, tuple[int, str]]:
                                             uri=True)) as conn:
         row = conn.execute("SELECT idx, hash FROM audit_head WHERE id = 1").fetchone()
         head = (int(row[0]), str(row[1]))
+        top = conn.execute("SELECT idx, hash FROM audit_checkpoints ORDER BY idx DESC "
+                           "LIMIT 1").fetchone()
+        anchor = (0, GENESIS) if top is None else (int(top[0]), str(top[1]))
         rows = conn.execute("SELECT idx, at_us, kind, request_id, actor, data, prev_hash, hash "
-                            "FROM audit ORDER BY idx")
-        return verify((audit_from_row(r) for r in rows), head=head), head
+                            "FROM audit WHERE idx > ? ORDER BY idx", (anchor[0],))
+        return verify((audit_from_row(r) for r in rows), head=head, anchor=anchor), head

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 
-from signoff.audit import AuditEvent, Verification, verify
+from signoff.audit import GENESIS, AuditEvent, Verification, verify
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 from signoff.policy.memory import RecalledCall
@@ -108,11 +108,20 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
             row = tx._one("SELECT idx, hash FROM audit_head WHERE id = 1")
         return int(row[0]), str(row[1])
 
+    def audit_anchor(self) -> tuple[int, str]:
+        """The newest retention checkpoint: the index and hash of the last event a purge
+        removed (``signoff.store.retention``); ``(0, GENESIS)`` when none was."""
+        with self._reader() as tx:
+            row = tx._one("SELECT idx, hash FROM audit_checkpoints ORDER BY idx DESC LIMIT 1")
+        return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
+
     def verify_audit(self) -> Verification:
         """Verify the whole sealed chain against the recorded head, and say how many
         committed events are not sealed yet (held by a running transaction)."""
         self.seal()
-        result = verify(self.audit_events(seal=False), head=self.audit_head())
+        anchor = self.audit_anchor()
+        result = verify(self.audit_events(after=anchor[0], seal=False),
+                        head=self.audit_head(), anchor=anchor)
         count, since = self.unsealed()
         if count:
             result = dataclasses.replace(result, unsealed=count, unsealed_since_us=since)

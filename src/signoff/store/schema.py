@@ -431,4 +431,52 @@ MIGRATIONS: tuple[Migration, ...] = (
         # unfiltered list reads this index backwards and stops at the page's end.
         statements=("CREATE INDEX requests_created ON requests (created_at, id)",),
     ),
+    Migration(
+        name="retention checkpoints",
+        # ``signoff db purge`` removes a prefix of the chain; the checkpoint it records first
+        # (the last removed event's index and hash) is where verification starts from
+        # (signoff.store.retention). The audit refuses every DELETE but of events at or
+        # below the newest checkpoint; checkpoints themselves are append-only.
+        statements=(
+            """CREATE TABLE audit_checkpoints (
+                idx <BIGINT> PRIMARY KEY,
+                hash <TEXT> NOT NULL,
+                at_us <BIGINT> NOT NULL,
+                before_us <BIGINT> NOT NULL,
+                created_at <REAL> NOT NULL,
+                actor <TEXT>
+            )""",
+        ),
+        sqlite_only=(
+            "DROP TRIGGER audit_no_delete",
+            """CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+               WHEN OLD.idx > (SELECT COALESCE(MAX(idx), 0) FROM audit_checkpoints)
+               BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END""",
+            """CREATE TRIGGER audit_checkpoints_no_update BEFORE UPDATE ON audit_checkpoints
+               BEGIN SELECT RAISE(ABORT, 'audit checkpoints are append-only'); END""",
+            """CREATE TRIGGER audit_checkpoints_no_delete BEFORE DELETE ON audit_checkpoints
+               BEGIN SELECT RAISE(ABORT, 'audit checkpoints are append-only'); END""",
+        ),
+        postgres_only=(
+            # The checkpoint table is named by the trigger's own schema, never by whatever
+            # search_path the deleting session has.
+            """CREATE OR REPLACE FUNCTION signoff_audit_append_only() RETURNS trigger
+               LANGUAGE plpgsql AS $$
+               DECLARE anchor BIGINT;
+               BEGIN
+                 IF TG_OP = 'DELETE' AND TG_TABLE_NAME = 'audit' THEN
+                   EXECUTE format('SELECT COALESCE(MAX(idx), 0) FROM %I.audit_checkpoints',
+                                  TG_TABLE_SCHEMA) INTO anchor;
+                   IF OLD.idx <= anchor THEN RETURN OLD; END IF;
+                 END IF;
+                 RAISE EXCEPTION '% is append-only', TG_TABLE_NAME;
+               END $$""",
+            """CREATE TRIGGER audit_checkpoints_no_change
+               BEFORE UPDATE OR DELETE ON audit_checkpoints
+               FOR EACH ROW EXECUTE FUNCTION signoff_audit_append_only()""",
+            """CREATE TRIGGER audit_checkpoints_no_truncate BEFORE TRUNCATE ON audit_checkpoints
+               FOR EACH STATEMENT EXECUTE FUNCTION signoff_audit_append_only()""",
+            "REVOKE UPDATE, DELETE, TRUNCATE ON audit_checkpoints FROM PUBLIC",
+        ),
+    ),
 )
