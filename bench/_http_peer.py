@@ -10,6 +10,10 @@ before the server starts. ``POST /approvals/{id}/decision`` with ``{"kind": "app
 transaction and answers ``{"id", "status"}``; 409 if the row was not pending. ``GET
 /approvals/{id}?wait=SECONDS`` answers the row's status, long-polling while it is pending.
 
+``POST /calls`` with ``{"tool", "args", "call_id"}`` is the floor of an allowed call:
+it records the call (one INSERT into ``peer_calls``, committed) and answers
+``{"status": "allowed"}`` — no policy, no audit chain.
+
 What it does NOT do, on purpose: no authentication, no roles or quorum, no idempotency
 keys, no audit log, no expiry, no policy; one UPDATE per decision. It is the least a
 durable approval queue over HTTP can do, so the ratio says what signoff's checks cost.
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import socket
 import sqlite3
 import sys
@@ -42,6 +47,8 @@ from starlette.concurrency import run_in_threadpool
 CHANNEL = "signoff_peer"
 SCHEMA = ("CREATE TABLE IF NOT EXISTS peer_approvals (id TEXT PRIMARY KEY, "
           "status TEXT NOT NULL, approver TEXT, decided_at DOUBLE PRECISION)")
+CALLS = ("CREATE TABLE IF NOT EXISTS peer_calls (id TEXT PRIMARY KEY, tool TEXT NOT NULL, "
+         "args TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)")
 
 
 class SqliteQueue:
@@ -68,6 +75,18 @@ class SqliteQueue:
             cur = conn.execute("UPDATE peer_approvals SET status = ?, approver = ?, "
                                "decided_at = ? WHERE id = ? AND status = 'pending'",
                                (status, approver, time.time(), request_id))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return cur.rowcount == 1
+
+    def record(self, call_id: str, tool: str, args: str) -> bool:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            cur = conn.execute("INSERT INTO peer_calls (id, tool, args, at) VALUES (?, ?, ?, ?) "
+                               "ON CONFLICT DO NOTHING", (call_id, tool, args, time.time()))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -106,6 +125,13 @@ class PostgresQueue:
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
         return True
 
+    def record(self, call_id: str, tool: str, args: str) -> bool:
+        with self.pool.connection() as conn:  # autocommit: the INSERT is its transaction
+            cur = conn.execute("INSERT INTO peer_calls (id, tool, args, at) VALUES "
+                               "(%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                               (call_id, tool, args, time.time()))
+        return cur.rowcount == 1
+
     def status(self, request_id: str) -> str | None:
         with self.pool.connection() as conn:
             row = conn.execute("SELECT status FROM peer_approvals WHERE id = %s",
@@ -128,6 +154,12 @@ class PostgresQueue:
 class DecisionIn(BaseModel):
     kind: Literal["approve", "reject"]
     by: str
+
+
+class CallIn(BaseModel):
+    tool: str
+    args: dict[str, Any]
+    call_id: str
 
 
 def create_app(queue: SqliteQueue | PostgresQueue) -> FastAPI:
@@ -172,6 +204,12 @@ def create_app(queue: SqliteQueue | PostgresQueue) -> FastAPI:
         if queue.wakes_locally:
             wake_from_thread(request_id)
         return {"id": request_id, "status": status}
+
+    @app.post("/calls")
+    def call(body: CallIn) -> dict[str, str]:
+        if not queue.record(body.call_id, body.tool, json.dumps(body.args)):
+            raise HTTPException(409, f"call {body.call_id} was recorded before")
+        return {"call_id": body.call_id, "status": "allowed"}
 
     @app.get("/approvals/{request_id}")
     async def outcome(request_id: str, wait: float = 0) -> dict[str, str]:
