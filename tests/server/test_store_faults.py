@@ -153,7 +153,7 @@ def test_a_read_only_database_refuses_writes_with_store_read_only(tmp_path: Path
         _, token = gate.add_user("ann")
         pending = gate.propose(ToolCall(id="c1", name="deploy", args={"env": "prod"}))
         assert pending.request is not None
-        store._connection().execute("PRAGMA query_only = ON")  # what a read-only file does
+        store._writer_connection().execute("PRAGMA query_only = ON")  # as a read-only file
         with pytest.raises(StoreError) as refused:
             gate.decide(pending.request.id, Decision.approve(),
                         identity=gate.authenticate(token))

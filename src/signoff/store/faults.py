@@ -31,6 +31,7 @@ _TEXT = {
     "store_busy": "the database is busy (no connection or lock in time); nothing was written",
     "store_unavailable": "the database is unavailable; nothing was written",
 }
+CODES = frozenset(_TEXT)  # the typed store failures (a client may send the same again)
 _SQLITE = {sqlite3.SQLITE_FULL: "store_full", sqlite3.SQLITE_READONLY: "store_read_only",
            sqlite3.SQLITE_BUSY: "store_busy", sqlite3.SQLITE_LOCKED: "store_busy",
            sqlite3.SQLITE_PERM: "store_read_only"}

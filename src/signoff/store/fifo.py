@@ -53,5 +53,14 @@ class FifoLock:
             else:
                 self._held = False
 
+    def hand_on(self) -> bool:
+        """Give the held lock to the longest waiter, if there is one (``True``); else keep
+        holding it (``False``). What the holder leaves open, the next one finds."""
+        with self._mutex:
+            if not self._waiters:
+                return False
+            self._waiters.popleft().release()
+            return True
+
     def locked(self) -> bool:
         return self._held

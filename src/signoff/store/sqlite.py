@@ -2,8 +2,10 @@
 
 Writes run in ``BEGIN IMMEDIATE`` transactions, so the write lock is taken
 before anything is read and two writers never interleave; a busy timeout
-makes contending processes queue instead of failing. Each thread (and each
-process after a fork) gets its own connection.
+makes contending processes queue instead of failing. A process's writers share
+one connection, in arrival order, and commit in groups: one fsync for all the
+transactions that queued meanwhile (``signoff.store.groupcommit``). Each thread
+(and each process after a fork) reads on a connection of its own.
 
 Waking waiters: commits in this process notify a condition variable at once;
 commits by other processes are seen by polling ``PRAGMA data_version`` — a
@@ -19,13 +21,12 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-from signoff.errors import Conflict
 from signoff.store.common import SqlStore
 from signoff.store.faults import reraise, store_error
 from signoff.store.fifo import FifoLock
+from signoff.store.groupcommit import Group, Transaction, rollback
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqltx import SQLITE, SqlTx
 
@@ -73,6 +74,12 @@ class SqliteStore(SqlStore):
         self._closed = False
         self._lock = threading.RLock()  # a dying thread's lease may return its connection
         self._writer = FifoLock()  # this process's writers, in the order they came
+        # Held with ``_writer``: the writers' connection, the group of transactions open on
+        # it, and the audit head its last write left (a hint; signoff.store.groupcommit).
+        self._wconn: sqlite3.Connection | None = None
+        self._wpid = 0
+        self._group: Group | None = None
+        self._head: tuple[int, str] | None = None
         if migrate:
             try:
                 self.migrate()
@@ -123,8 +130,20 @@ class SqliteStore(SqlStore):
             reraise(exc, what)
         return conn
 
-    def transaction(self) -> _Transaction:
-        return _Transaction(self)
+    def transaction(self) -> Transaction:
+        return Transaction(self)
+
+    def _writer_connection(self) -> sqlite3.Connection:
+        """The connection this process's writers share (``signoff.store.groupcommit``),
+        held by whoever holds ``_writer``."""
+        conn = self._wconn
+        if conn is None or self._wpid != os.getpid():
+            conn = self._open()
+            with self._lock:
+                self._connections.append(conn)
+            self._wconn, self._wpid = conn, os.getpid()
+            self._group = None
+        return conn
 
     def _reader(self) -> contextlib.nullcontext[SqlTx]:
         # Reads are autocommit statements on the thread's connection: one reader per
@@ -160,7 +179,7 @@ class SqliteStore(SqlStore):
                              (version, step.name, time.time()))
             conn.execute("COMMIT")
         except BaseException:
-            _rollback(conn)
+            rollback(conn)
             raise
 
     # ---- waking ------------------------------------------------------------------------------
@@ -216,6 +235,7 @@ class SqliteStore(SqlStore):
                     conn.close()
             self._connections.clear()
         self._local = threading.local()
+        self._wconn = None
 
 
 def _writable(path: str) -> bool:
@@ -227,73 +247,3 @@ def _writable(path: str) -> bool:
     return os.access(directory, os.W_OK) and (not os.path.exists(path)
                                                or os.access(path, os.W_OK))
 
-
-def _rollback(conn: sqlite3.Connection) -> None:
-    """Roll back what is still open. SQLite may have rolled back already (a full disk, an
-    I/O error): a second ROLLBACK would fail and bury the error that matters."""
-    if conn.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-
-
-class _Transaction:
-    """``with store.transaction() as tx``: ``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK``.
-
-    A class rather than a generator context manager: it runs four times per approval
-    cycle, and the generator machinery cost more than the ``BEGIN`` it wrapped.
-
-    SQLite has one writer at a time. Writers of this process queue first, in the order
-    they came (``FifoLock``): left to SQLite's busy handler they sleep and retry, and
-    under load a few lose the race again and again (p99 of a 32-client decision burst:
-    1.4 s, against 0.2 s queued). Other processes still meet at ``BEGIN IMMEDIATE``
-    and the busy timeout.
-    """
-
-    __slots__ = ("conn", "store", "tx")
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-
-    def __enter__(self) -> SqlTx:
-        store = self.store
-        store._writer.acquire()
-        try:
-            conn = self.conn = store._connection()
-            conn.execute("BEGIN IMMEDIATE")
-        except BaseException as exc:
-            store._writer.release()
-            if isinstance(exc, sqlite3.Error):
-                reraise(exc, "cannot begin a transaction")
-            raise
-        self.tx = SqlTx(conn.cursor(), SQLITE, head_hint=getattr(store._local, "head", None))
-        return self.tx
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        store, conn, tx = self.store, self.conn, self.tx
-        local = store._local
-        try:
-            if exc is not None:
-                local.head = None
-                _rollback(conn)
-                if isinstance(exc, sqlite3.IntegrityError) and str(exc).startswith(
-                        ("UNIQUE constraint failed", "PRIMARY KEY must be unique")):
-                    raise Conflict(f"a concurrent write got there first: {exc}",
-                                   code="unique_violation") from exc
-                if isinstance(exc, sqlite3.Error):
-                    reraise(exc, "the transaction failed")
-                return
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as failed:
-                local.head = None
-                _rollback(conn)
-                reraise(failed, "the commit failed")
-            if tx.memory_changed:
-                store._memory_writes += 1
-            if tx.head is not None:
-                local.head = tx.head
-        finally:
-            store._writer.release()
-        if tx.notified:
-            store._wake()
