@@ -264,6 +264,27 @@ def test_a_pass_seals_no_more_than_its_batch(postgres_store: Store) -> None:
     assert store.verify_audit().ok
 
 
+def test_a_pass_does_not_wait_for_its_own_flush_and_leaves_the_session_as_it_was(
+        postgres_store: Store) -> None:
+    store = postgres_store
+    store.sealer.stop()  # type: ignore[attr-defined]
+    append(store, "e", 2)
+    key = lock_key(store.schema)  # type: ignore[attr-defined]
+    inside: list[str] = []
+
+    def setting(conn: Any) -> str:
+        with conn.transaction():
+            return str(conn.execute("SHOW synchronous_commit").fetchone()[0])
+
+    with store.sealer._connect() as conn:  # type: ignore[attr-defined]
+        assert setting(conn) == "on"
+        assert seal_pass(conn, key, before_commit=lambda: inside.append(
+            conn.execute("SHOW synchronous_commit").fetchone()[0])) == 2
+        assert setting(conn) == "on"
+    assert inside == ["off"]  # the seal's transaction only: its events were durable before
+    assert sealed_kinds(store) == ["e"] * 2 and store.verify_audit().ok
+
+
 def test_audit_verify_reports_events_a_running_transaction_holds_back(
         postgres_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
