@@ -10,6 +10,11 @@ before the server starts. ``POST /approvals/{id}/decision`` with ``{"kind": "app
 transaction and answers ``{"id", "status"}``; 409 if the row was not pending. ``GET
 /approvals/{id}?wait=SECONDS`` answers the row's status, long-polling while it is pending.
 
+``POST /approvals/{id}/audited-decision`` is the audited floor: in one transaction it
+reads the row (``FOR UPDATE`` on PostgreSQL), inserts a decision row, moves the row and
+inserts two audit rows — the rows signoff's decision writes, and nothing more (no chain,
+no authentication, no policy).
+
 ``POST /calls`` with ``{"tool", "args", "call_id"}`` is the floor of an allowed call:
 it records the call (one INSERT into ``peer_calls``, committed) and answers
 ``{"status": "allowed"}`` — no policy, no audit chain.
@@ -37,6 +42,7 @@ import sqlite3
 import sys
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -49,6 +55,29 @@ SCHEMA = ("CREATE TABLE IF NOT EXISTS peer_approvals (id TEXT PRIMARY KEY, "
           "status TEXT NOT NULL, approver TEXT, decided_at DOUBLE PRECISION)")
 CALLS = ("CREATE TABLE IF NOT EXISTS peer_calls (id TEXT PRIMARY KEY, tool TEXT NOT NULL, "
          "args TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)")
+# The audited floor's rows: a decision row and two audit rows per decision, as signoff
+# writes (no chain: what any approval queue with an audit trail must write).
+AUDITED = ("CREATE TABLE IF NOT EXISTS peer_decisions (id TEXT PRIMARY KEY, approval TEXT "
+           "NOT NULL, approver TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)",
+           "CREATE TABLE IF NOT EXISTS peer_audit (id TEXT PRIMARY KEY, kind TEXT NOT NULL, "
+           "approval TEXT NOT NULL, actor TEXT NOT NULL, data TEXT NOT NULL, "
+           "at DOUBLE PRECISION NOT NULL)")
+_AUDITED_WRITES = (
+    "INSERT INTO peer_decisions (id, approval, approver, at) VALUES (?, ?, ?, ?)",
+    "INSERT INTO peer_audit (id, kind, approval, actor, data, at) "
+    "VALUES (?, 'decision.recorded', ?, ?, ?, ?)",
+    "UPDATE peer_approvals SET status = ?, approver = ?, decided_at = ? WHERE id = ?",
+    "INSERT INTO peer_audit (id, kind, approval, actor, data, at) "
+    "VALUES (?, 'request.approved', ?, ?, ?, ?)",
+)
+
+
+def _audited_params(request_id: str, status: str, approver: str) -> list[tuple[Any, ...]]:
+    now, data = time.time(), json.dumps({"kind": "approve", "by": approver})
+    return [(uuid.uuid4().hex, request_id, approver, now),
+            (uuid.uuid4().hex, request_id, approver, data, now),
+            (status, approver, now, request_id),
+            (uuid.uuid4().hex, request_id, approver, data, now)]
 
 
 class SqliteQueue:
@@ -80,6 +109,25 @@ class SqliteQueue:
             conn.execute("ROLLBACK")
             raise
         return cur.rowcount == 1
+
+    def decide_audited(self, request_id: str, status: str, approver: str) -> bool:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT status FROM peer_approvals WHERE id = ?",
+                               (request_id,)).fetchone()
+            if row is None or row[0] != "pending":
+                conn.execute("ROLLBACK")
+                return False
+            for statement, params in zip(_AUDITED_WRITES,
+                                         _audited_params(request_id, status, approver),
+                                         strict=True):
+                conn.execute(statement, params)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return True
 
     def record(self, call_id: str, tool: str, args: str) -> bool:
         conn = self._conn()
@@ -122,6 +170,19 @@ class PostgresQueue:
                                (status, approver, time.time(), request_id))
             if cur.rowcount != 1:
                 return False
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
+        return True
+
+    def decide_audited(self, request_id: str, status: str, approver: str) -> bool:
+        with self.pool.connection() as conn, conn.transaction():
+            row = conn.execute("SELECT status FROM peer_approvals WHERE id = %s FOR UPDATE",
+                               (request_id,)).fetchone()
+            if row is None or row[0] != "pending":
+                return False
+            for statement, params in zip(_AUDITED_WRITES,
+                                         _audited_params(request_id, status, approver),
+                                         strict=True):
+                conn.execute(statement.replace("?", "%s"), params)
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
         return True
 
@@ -200,6 +261,15 @@ def create_app(queue: SqliteQueue | PostgresQueue) -> FastAPI:
     def decide(request_id: str, body: DecisionIn) -> dict[str, str]:
         status = "approved" if body.kind == "approve" else "rejected"
         if not queue.decide(request_id, status, body.by):
+            raise HTTPException(409, f"{request_id} is not pending")
+        if queue.wakes_locally:
+            wake_from_thread(request_id)
+        return {"id": request_id, "status": status}
+
+    @app.post("/approvals/{request_id}/audited-decision")
+    def decide_audited(request_id: str, body: DecisionIn) -> dict[str, str]:
+        status = "approved" if body.kind == "approve" else "rejected"
+        if not queue.decide_audited(request_id, status, body.by):
             raise HTTPException(409, f"{request_id} is not pending")
         if queue.wakes_locally:
             wake_from_thread(request_id)

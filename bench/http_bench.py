@@ -298,12 +298,12 @@ def floor_ids(count: int) -> list[str]:
 
 
 def seed_floor_sqlite(path: Path, ids: list[str]) -> None:
-    from _http_peer import CALLS, SCHEMA
+    from _http_peer import AUDITED, CALLS, SCHEMA
 
     with contextlib.closing(sqlite3.connect(path)) as conn:
         conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(SCHEMA)
-        conn.execute(CALLS)
+        for statement in (SCHEMA, CALLS, *AUDITED):
+            conn.execute(statement)
         conn.executemany("INSERT INTO peer_approvals (id, status) VALUES (?, 'pending')",
                          [(i,) for i in ids])
         conn.commit()
@@ -312,11 +312,11 @@ def seed_floor_sqlite(path: Path, ids: list[str]) -> None:
 def seed_floor_pg(dsn: str, ids: list[str]) -> None:
     import psycopg
 
-    from _http_peer import CALLS, SCHEMA
+    from _http_peer import AUDITED, CALLS, SCHEMA
 
     with psycopg.connect(dsn) as conn:
-        conn.execute(SCHEMA)
-        conn.execute(CALLS)
+        for statement in (SCHEMA, CALLS, *AUDITED):
+            conn.execute(statement)
         with conn.cursor() as cur:
             cur.executemany("INSERT INTO peer_approvals (id, status) VALUES (%s, 'pending')",
                             [(i,) for i in ids])

@@ -11,8 +11,10 @@ were proposed before the servers started. An allowed call is an agent's ``POST
 /api/v1/calls`` of a call the policy allows (a rule), each with a new call id and one
 thread per client: signoff judges it and audits it (``call.allowed``, batched by the
 verdict log). The floor's ``POST /calls`` records the call, one committed INSERT, and
-judges nothing. Clients are spread over a configuration's servers. The systems take
-turns in rounds, so a noisy moment lands on all of them.
+judges nothing. Decisions have a third system, the audited floor: the floor writing the
+rows signoff's decision writes, and nothing else. Clients are spread over a
+configuration's servers. The systems take turns in rounds, so a noisy moment lands on
+all of them.
 
 Read the ratios, not the rates: on a machine with few cores, the client threads, the
 servers and PostgreSQL share them, and a second server adds capacity only if there is a
@@ -95,6 +97,16 @@ class FloorCalls(FloorSystem):
         return answer.get("status") == "allowed"
 
 
+class AuditedFloor(FloorSystem):
+    """The floor writing the rows signoff's decision writes (``_http_peer.py``)."""
+
+    name = "audited floor"
+
+    def decision(self, request_id: str, client: int) -> tuple[str, dict[str, Any]]:
+        return f"/approvals/{request_id}/audited-decision", {"kind": "approve",
+                                                             "by": f"approver-{client:02d}"}
+
+
 WORKLOADS = ("decisions", "allowed calls")
 
 
@@ -120,7 +132,7 @@ def measure(config: str, systems: dict[str, list[System]], plan: Plan,
         for workload in WORKLOADS:
             pair = systems[workload]
             for r in range(plan.rounds):
-                for system in pair[r % 2:] + pair[:r % 2]:
+                for system in pair[r % len(pair):] + pair[:r % len(pair)]:
                     load_round(system, clients, plan.per_client(clients),
                                loads.setdefault((config, workload, clients, system.key), Load()))
             print(f"  {config:<16} {workload:<14} {clients:>4} clients: "
@@ -137,15 +149,16 @@ def run_sqlite(tmp: Path, policy_path: Path, plan: Plan, loads: dict[Row, Load])
                                          max(plan.clients))
     store.close()
     floor_db = tmp / "floor.db"
-    fids = floor_ids(plan.needed())
-    seed_floor_sqlite(floor_db, fids)
+    fids, aids = floor_ids(plan.needed()), floor_ids(plan.needed())
+    seed_floor_sqlite(floor_db, fids + aids)
     with ExitStack() as stack:
         sig = [stack.enter_context(signoff_serve("signoff-sqlite", str(db), policy_path, tmp))]
         peer = [stack.enter_context(peer_serve("floor-sqlite", str(floor_db), tmp))]
         config = "1 × SQLite"
         measure(config, {
             "decisions": [SignoffSystem("signoff", config, sig, ids, approvers=approvers,
-                                        agent=agent), FloorSystem("floor", config, peer, fids)],
+                                        agent=agent), FloorSystem("floor", config, peer, fids),
+                          AuditedFloor("audited", config, peer, aids)],
             "allowed calls": [SignoffCalls("signoff", config, sig, [], approvers=approvers,
                                            agent=agent), FloorCalls("floor", config, peer, [])],
         }, plan, loads)
@@ -164,8 +177,8 @@ def run_postgres(tmp: Path, policy_path: Path, plan: Plan, pg: PgDatabase, *, se
                                              max(plan.clients), threads=8)
     finally:
         store.close()
-    fids = floor_ids(plan.needed())
-    seed_floor_pg(pg.dsn, fids)
+    fids, aids = floor_ids(plan.needed()), floor_ids(plan.needed())
+    seed_floor_pg(pg.dsn, fids + aids)
     url = _url(pg.dsn)
     with ExitStack() as stack:
         names = "ab"[:servers]
@@ -175,7 +188,8 @@ def run_postgres(tmp: Path, policy_path: Path, plan: Plan, pg: PgDatabase, *, se
         config = f"{servers} × PostgreSQL"
         measure(config, {
             "decisions": [SignoffSystem("signoff", config, sig, ids, approvers=approvers,
-                                        agent=agent), FloorSystem("floor", config, peer, fids)],
+                                        agent=agent), FloorSystem("floor", config, peer, fids),
+                          AuditedFloor("audited", config, peer, aids)],
             "allowed calls": [SignoffCalls("signoff", config, sig, [], approvers=approvers,
                                            agent=agent), FloorCalls("floor", config, peer, [])],
         }, plan, loads)
@@ -185,7 +199,8 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
     configs = list(dict.fromkeys(row[0] for row in loads))
     print()
     header = (f"{'servers':<16} {'workload':<14} {'clients':>7} {'signoff/s':>9} "
-              f"{'floor/s':>8} {'÷ floor':>8} {'p50 ms':>7} {'p99 ms':>8} {'p99÷p50':>7}")
+              f"{'floor/s':>8} {'÷ floor':>8} {'p50 ms':>7} {'p99 ms':>8} {'p99÷p50':>7} "
+              f"{'audited/s':>9} {'÷ floor':>8}")
     print(header)
     print("-" * len(header))
     for config in configs:
@@ -195,10 +210,13 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
                 floor = loads.get((config, workload, clients, "floor"))
                 if ours is None or floor is None:
                     continue
+                audited = loads.get((config, workload, clients, "audited"))
+                extra = "" if audited is None else (
+                    f" {audited.rate:>9.0f} {audited.rate / floor.rate:>7.2f}×")
                 print(f"{config:<16} {workload:<14} {clients:>7} {ours.rate:>9.0f} "
                       f"{floor.rate:>8.0f} {ours.rate / floor.rate:>7.2f}× "
                       f"{ours.ms(0.5):>7.2f} {ours.ms(0.99):>8.2f} "
-                      f"{ours.ms(0.99) / ours.ms(0.5):>7.1f}")
+                      f"{ours.ms(0.99) / ours.ms(0.5):>7.1f}{extra}")
     if "1 × PostgreSQL" in configs and "2 × PostgreSQL" in configs:
         print()
         print("2 × PostgreSQL ÷ 1 × PostgreSQL (a second server's added capacity)")
@@ -214,7 +232,10 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
     note("signoff/s and floor/s: timed requests ÷ the rounds' wall time, all clients released "
          "together. ÷ floor = signoff ÷ the floor on the same servers. p50/p99: one request's "
          "round trip as its client saw it (signoff). Decisions approve distinct pending "
-         "requests; allowed calls are POST /api/v1/calls the policy allows by a rule.")
+         "requests; allowed calls are POST /api/v1/calls the policy allows by a rule. "
+         "audited/s: the floor writing the rows signoff's decision writes (a decision row, "
+         "the request row, two audit rows; no chain, no authentication, no policy), ÷ the "
+         "plain floor: what the audit trail alone costs on these servers.")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
