@@ -328,9 +328,10 @@ class SignoffSqlite(SignoffCase):
         super().__init__(policy, store)
 
     def count(self, cycles: int) -> Counts:
-        # This process's connections to the store (one: the bench is single-threaded).
+        # This process's connections to the store: the thread's reader and the writers'
+        # shared one (signoff.store.groupcommit); the bench is single-threaded.
         connections = list(self.store._connections)
-        expect(len(connections) == 1, f"expected one store connection, {len(connections)}")
+        expect(len(connections) == 2, f"expected two store connections, {len(connections)}")
         return count_sqlite(self, cycles, connections, self.store.path)
 
     def close(self) -> None:
