@@ -174,8 +174,9 @@ def purge_half(db: Path, rows: int) -> None:
     checked = store.verify_audit()
     store.close()
     print(f"db purge of the older half: {done.requests:,} requests and {done.events:,} audit "
-          f"events in {took:.1f} s, {len(spans)} transactions, the longest "
-          f"{max(spans) * 1000:.0f} ms; audit verify after: ok={checked.ok}, "
+          f"events in {took:.1f} s, {len(spans)} transactions: median "
+          f"{statistics.median(spans) * 1000:.0f} ms, the longest {max(spans) * 1000:.0f} ms "
+          f"(#{spans.index(max(spans)) + 1}); audit verify after: ok={checked.ok}, "
           f"{checked.count:,} events from checkpoint {checked.anchor:,}")
 
 

@@ -32,6 +32,7 @@ from signoff.audit import to_us
 from signoff.errors import ConfigurationError
 from signoff.model import RequestStatus
 from signoff.store.base import Store
+from signoff.store.common import SqlStore
 
 BATCH = 1000  # rows per transaction (requests, or audit events): each holds writers ~0.1 s
 _IDS_PER_STATEMENT = 500  # placeholders per IN (…) list, well inside both databases' limits
@@ -78,8 +79,10 @@ def purge(store: Store, *, before: float, now: float, actor: str | None,
                                  "only what ended before a past moment", code="purge_future")
     before_us = to_us(before)
     store.seal()  # PostgreSQL seals after commit: the prefix is cut from the chain as it is
+    if not isinstance(store, SqlStore):
+        raise TypeError("purge needs one of signoff's SQL stores")
     if dry_run:
-        with store.transaction() as tx:
+        with store._reader() as tx:
             count = int(_sql(tx)._one(f"SELECT COUNT(*) FROM requests WHERE {_IS_TERMINAL} "
                                       "AND updated_at < ?", (*FINISHED, before))[0])
             top = _anchor(tx)
@@ -99,9 +102,12 @@ def purge(store: Store, *, before: float, now: float, actor: str | None,
         if removed < batch:
             break
     store.seal()
-    with store.transaction() as tx:
+    # Read outside any write transaction: the scan takes a while at a million events, and
+    # nothing can move into the prefix meanwhile (new events come after the head).
+    with store._reader() as tx:
         top = _anchor(tx)
         end = _prefix_end(tx, before_us, top[0], kept="SELECT id FROM requests", params=())
+    with store.transaction() as tx:
         # Reviews kept for calls that never became a request (the reviewer approved them).
         _sql(tx)._exec("DELETE FROM reviews WHERE created_at < ? AND NOT EXISTS (SELECT 1 "
                        "FROM requests r WHERE r.thread_id = reviews.thread_id AND "
@@ -163,9 +169,11 @@ def _prefix_end(tx: object, before_us: int, top: int, *, kept: str,
 
 
 def _purge_requests(sql: Any, before: float, batch: int) -> int:
+    # created_at <= updated_at: the bound keeps the index scan to the requests made before
+    # the date, instead of walking every newer one to find the last few.
     rows = sql._exec(f"SELECT id, thread_id, call_id FROM requests WHERE {_IS_TERMINAL} "
-                     "AND updated_at < ? ORDER BY created_at, id LIMIT ?",
-                     (*FINISHED, before, batch)).fetchall()
+                     "AND updated_at < ? AND created_at < ? ORDER BY created_at, id LIMIT ?",
+                     (*FINISHED, before, before, batch)).fetchall()
     ids = [str(r[0]) for r in rows]
     for start in range(0, len(ids), _IDS_PER_STATEMENT):
         chunk = ids[start:start + _IDS_PER_STATEMENT]
