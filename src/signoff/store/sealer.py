@@ -30,6 +30,7 @@ BATCH = 2000  # events per pass at most: one pass is one transaction
 RETRY = 0.005  # seconds: events left, held by a running transaction or another pass
 HEARTBEAT = 1.0  # seconds: pass anyway (another server's events, a poke lost)
 BACKOFF = 0.5  # seconds: the oldest event has waited this long (a long transaction)
+GATHER = 0.005  # seconds after a poke before passing: one pass for the commits of a burst
 
 # Below the oldest running transaction: those have all ended. At or above the snapshot's
 # xmax: ids no transaction of this cluster has had yet, so rows restored from another
@@ -151,7 +152,8 @@ class Sealer:
     def _run(self) -> None:
         delay = HEARTBEAT
         while not self._stopping.is_set():
-            self._poked.wait(timeout=delay)
+            if self._poked.wait(timeout=delay):
+                self._stopping.wait(GATHER)  # let the commits right behind this one land
             self._poked.clear()
             if self._stopping.is_set():
                 return
