@@ -11,10 +11,13 @@ must be able to manage users.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import secrets
+import time
 from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from signoff.audit import to_us
 from signoff.errors import (
@@ -40,6 +43,23 @@ from signoff.policy import Policy
 from signoff.policy.config import parse_duration
 from signoff.policy.modes import parse_review_mode
 from signoff.store.base import Store, Tx
+
+TOKEN_FRESH = 0.25  # seconds a token checked here is trusted without reading it again
+_TOKENS_KEPT = 10_000  # remembered tokens at most (then forgotten all at once)
+_T = TypeVar("_T")
+
+
+def _changes_accounts(method: Callable[..., _T]) -> Callable[..., _T]:
+    """Forget remembered tokens before and after ``method`` changes an account: no check
+    made meanwhile is remembered past it (``remembered_identity``)."""
+    @functools.wraps(method)
+    def wrapped(self: Administering, *args: Any, **kwargs: Any) -> _T:
+        self._forget_tokens()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._forget_tokens()
+    return wrapped
 
 
 class Administering(Signing):
@@ -75,6 +95,7 @@ class Administering(Signing):
                                   "token_expires_at": expires_at})
         return identity, token
 
+    @_changes_accounts
     def set_roles(self, name: str, roles: Sequence[str], *, actor: str | None = None) -> Account:
         roles = tuple(check_name(r) for r in dict.fromkeys(roles))
         now = self.clock()
@@ -86,6 +107,7 @@ class Administering(Signing):
                                   "before": list(account.identity.roles)})
             return _reread(tx, name)
 
+    @_changes_accounts
     def disable_user(self, name: str, *, actor: str | None = None) -> tuple[Account, bool]:
         """Disable the user and end its sessions; ``(account, changed)``."""
         now = self.clock()
@@ -101,6 +123,7 @@ class Administering(Signing):
                             data={"name": name, "sessions_ended": [s.id for s in ended]})
             return _reread(tx, name), True
 
+    @_changes_accounts
     def enable_user(self, name: str, *, actor: str | None = None) -> tuple[Account, bool]:
         now = self.clock()
         with self.store.transaction() as tx:
@@ -112,6 +135,7 @@ class Administering(Signing):
                             data={"name": name})
             return _reread(tx, name), True
 
+    @_changes_accounts
     def remove_user(self, name: str, *, actor: str | None = None) -> Account:
         """Remove for good: its token and sessions stop working; the name stays reserved
         (decisions and audit events name it) and ``users list --all`` still shows it."""
@@ -127,6 +151,7 @@ class Administering(Signing):
                             data={"name": name, "sessions_ended": [s.id for s in ended]})
             return _reread(tx, name)
 
+    @_changes_accounts
     def rotate_token(self, name: str, *, expires_in: float | None = None,
                      actor: str | None = None) -> tuple[Account, str]:
         """A new token (shown once); the old one stops working now, and so do the user's
@@ -153,12 +178,42 @@ class Administering(Signing):
             raise NotFound(f"no user {name!r}", code="not_found")
         return account
 
+    def remembered_identity(self, token: str | None) -> Identity | None:
+        """``authenticate``'s answer for ``token`` if it was read from the store in the last
+        ``TOKEN_FRESH`` seconds and still holds now (expiry is checked again); ``None``:
+        call ``authenticate``. Never reads the store: the server asks on its event loop,
+        which spares a request a thread hop and a read. An account changed through this
+        gate is forgotten at once; one changed by another process or server, within
+        ``TOKEN_FRESH`` (docs/server.md, "Tokens")."""
+        if not token:
+            return None
+        entry = self._tokens().get(token_hash(token))
+        if entry is None:
+            return None
+        generation, read_at, account = entry
+        if generation != self.__dict__.get("_token_generation", 0) \
+                or time.monotonic() - read_at > TOKEN_FRESH \
+                or account.status(self.clock()) != "active":
+            return None
+        return account.identity
+
+    def _tokens(self) -> dict[str, tuple[int, float, Account]]:
+        tokens: dict[str, tuple[int, float, Account]] = self.__dict__.setdefault("_token_cache",
+                                                                                 {})
+        return tokens
+
+    def _forget_tokens(self) -> None:
+        self.__dict__["_token_generation"] = self.__dict__.get("_token_generation", 0) + 1
+        self._tokens().clear()
+
     def authenticate(self, token: str | None) -> Identity:
         """The identity holding ``token``; ``Unauthenticated`` otherwise (``unauthenticated``,
         ``identity_disabled``, ``token_expired``)."""
         if not token:
             raise Unauthenticated("a token is required", code="unauthenticated")
-        account = self.store.account_by_token(token_hash(token))
+        generation = self.__dict__.get("_token_generation", 0)
+        hashed = token_hash(token)
+        account = self.store.account_by_token(hashed)
         if account is None:
             raise Unauthenticated("unknown or disabled token", code="unauthenticated")
         status = account.status(self.clock())
@@ -169,6 +224,10 @@ class Administering(Signing):
                                   "one (signoff users rotate)", code="token_expired")
         if status != "active":
             raise Unauthenticated("unknown or disabled token", code="unauthenticated")
+        tokens = self._tokens()
+        if len(tokens) >= _TOKENS_KEPT:
+            tokens.clear()
+        tokens[hashed] = (generation, time.monotonic(), account)
         return account.identity
 
     def set_thread_mode(self, thread_id: str, mode: ReviewMode | str, *,

@@ -41,7 +41,9 @@ async def authenticate(gate: Gate, request: Request, *, csrf: str | None = None)
     (from ``csrf`` — a form field — or the ``X-CSRF-Token`` header)."""
     token = bearer(request)
     if token is not None:
-        identity = await run_in_threadpool(gate.authenticate, token)
+        # A token checked in the last moment is answered here, on the event loop.
+        identity = gate.remembered_identity(token) \
+            or await run_in_threadpool(gate.authenticate, token)
     else:
         secret = request.cookies.get(COOKIE)
         if not secret:
