@@ -16,7 +16,7 @@ import pytest
 from signoff.errors import StoreError
 from signoff.store import groupcommit
 from signoff.store.sqlite import SqliteStore
-from signoff.store.sqltx import SqlTx
+from signoff.store.sqltx import SQLITE, SqlTx
 
 
 def _other(store: SqliteStore) -> sqlite3.Connection:
@@ -209,5 +209,32 @@ def test_a_group_is_bounded_in_members(tmp_path: Path, wide_window: None,
             assert len(_events(conn)) == 9
         # Nine transactions, queued at once, in groups of at most three: three commits.
         assert len(commits) == 3, commits
+    finally:
+        store.close()
+
+
+def test_a_group_left_open_with_nobody_holding_it_is_closed_by_its_waiting_member(
+        tmp_path: Path) -> None:
+    """The state an interrupted hand-over leaves (a waiter handed the group, then stopped by
+    a signal before it took it, lets the lock go): the member waiting closes the group."""
+    store = SqliteStore(tmp_path / "g.db")
+    try:
+        store._writer.acquire()
+        conn = store._writer_connection()
+        conn.execute("BEGIN IMMEDIATE")
+        group = store._group = groupcommit.Group()
+        tx = SqlTx(conn.cursor(), SQLITE)
+        tx.append_audit("w", at_us=0, request_id=None, actor="orphaned", data={})
+        group.members.append(tx)
+        store._writer.release()  # nobody holds the lock, the group is open
+        waiting = threading.Thread(target=groupcommit._await, args=(store, group))
+        waiting.start()
+        waiting.join(5)
+        assert not waiting.is_alive() and group.done.is_set() and group.error is None
+        with _other(store) as other:
+            assert _events(other) == ["orphaned"]
+        assert store._group is None and not store._writer.locked()
+        _write(store, "next")
+        assert store.verify_audit().ok
     finally:
         store.close()
