@@ -42,8 +42,9 @@ async def authenticate(gate: Gate, request: Request, *, csrf: str | None = None)
     token = bearer(request)
     if token is not None:
         # A token checked in the last moment is answered here, on the event loop.
-        identity = gate.remembered_identity(token) \
-            or await run_in_threadpool(gate.authenticate, token)
+        remembered = gate.remembered_identity(token)
+        identity = remembered if remembered is not None \
+            else await run_in_threadpool(gate.authenticate, token)
     else:
         secret = request.cookies.get(COOKIE)
         if not secret:
