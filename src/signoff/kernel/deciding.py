@@ -331,7 +331,7 @@ class Deciding:
             "alternatives": list(decision.alternatives)}
         if via is not None:
             data["via"] = via
-        tx.append_audit("decision.recorded", at_us=to_us(now), request_id=request.id,
+        tx.record_audit("decision.recorded", at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data=data)
         if changes:
             moved = tx.update_request(request, updated_at=now, **changes)

@@ -94,6 +94,6 @@ def record_move(tx: Tx, request_id: str, source: S, target: S, *, now: float,
     check(source, target)
     data: dict[str, Any] = {"from": source.value, "to": target.value}
     data.update((key, changes[key]) for key in _AUDITED if key in changes)
-    tx.append_audit(f"request.{target.value}", at_us=to_us(now), request_id=request_id,
+    tx.record_audit(f"request.{target.value}", at_us=to_us(now), request_id=request_id,
                     actor=actor, data=data)
     tx.notify(request_id)

@@ -67,6 +67,12 @@ class Tx(Protocol):
         sealed — at once on SQLite, just after commit on PostgreSQL."""
         ...
 
+    def record_audit(self, kind: str, *, at_us: int, request_id: str | None,
+                     actor: str | None, data: Mapping[str, Any]) -> None:
+        """``append_audit`` for an event whose number nobody needs: the store may write it
+        with the transaction's next events (one statement), in order."""
+        ...
+
     def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
                       ) -> None:
         """Many events without a request, ``(kind, at_us, actor, data)`` each, in order."""

@@ -172,6 +172,7 @@ class PostgresStore(SqlStore):
                 # Wake-ups are sent by triggers (schema migration 4), delivered on commit.
                 tx = SqlTx(conn.cursor(), POSTGRES)
                 yield tx
+                tx.flush_audit()  # the events record_audit kept, before the commit
             if tx.appended:
                 self.sealer.poke()
             if tx.memory_changed:
