@@ -124,7 +124,8 @@ def cmd_db_purge(args: argparse.Namespace) -> int:
     done = purge(open_store(args.db), before=parse_moment(args.before, now=now), now=now,
                  actor=os_actor(), dry_run=args.dry_run)
     what = "would remove" if done.dry_run else "removed"
-    text = f"{what} {done.requests} requests and {done.audit_text()} ended before {done.iso}"
+    text = (f"{what} {done.requests} requests that ended before {done.iso}, and "
+            f"{done.events} audit events")
     if done.anchor is not None:
         text += (f"\nthe audit chain {'would start' if done.dry_run else 'now starts'} after "
                  f"event {done.anchor[0]}, hash {done.anchor[1]}"

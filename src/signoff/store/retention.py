@@ -57,9 +57,6 @@ class Purge:
     def iso(self) -> str:
         return iso(self.before)
 
-    def audit_text(self) -> str:
-        return f"{self.events} audit events"
-
     def to_dict(self) -> dict[str, Any]:
         return {"before": iso(self.before), "requests": self.requests, "events": self.events,
                 "checkpoint": None if self.anchor is None else
