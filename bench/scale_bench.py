@@ -140,6 +140,21 @@ def measure(config: str, systems: dict[str, list[System]], plan: Plan,
                               for s in pair), flush=True)
 
 
+def systems(config: str, sig: list[Any], peer: list[Any],
+            pending: tuple[list[str], list[str], list[str]], *, approvers: list[str],
+            agent: str) -> dict[str, list[System]]:
+    """Each workload's systems on one configuration's servers (``pending``: the seeded
+    ids of signoff, the floor and the audited floor)."""
+    ids, fids, aids = pending
+    return {
+        "decisions": [SignoffSystem("signoff", config, sig, ids, approvers=approvers,
+                                    agent=agent), FloorSystem("floor", config, peer, fids),
+                      AuditedFloor("audited", config, peer, aids)],
+        "allowed calls": [SignoffCalls("signoff", config, sig, [], approvers=approvers,
+                                       agent=agent), FloorCalls("floor", config, peer, [])],
+    }
+
+
 def run_sqlite(tmp: Path, policy_path: Path, plan: Plan, loads: dict[Row, Load]) -> None:
     from signoff.store.sqlite import SqliteStore
 
@@ -155,13 +170,9 @@ def run_sqlite(tmp: Path, policy_path: Path, plan: Plan, loads: dict[Row, Load])
         sig = [stack.enter_context(signoff_serve("signoff-sqlite", str(db), policy_path, tmp))]
         peer = [stack.enter_context(peer_serve("floor-sqlite", str(floor_db), tmp))]
         config = "1 × SQLite"
-        measure(config, {
-            "decisions": [SignoffSystem("signoff", config, sig, ids, approvers=approvers,
-                                        agent=agent), FloorSystem("floor", config, peer, fids),
-                          AuditedFloor("audited", config, peer, aids)],
-            "allowed calls": [SignoffCalls("signoff", config, sig, [], approvers=approvers,
-                                           agent=agent), FloorCalls("floor", config, peer, [])],
-        }, plan, loads)
+        measure(config, systems(config, sig, peer, (ids, fids, aids), approvers=approvers,
+                                agent=agent),
+                plan, loads)
 
 
 def run_postgres(tmp: Path, policy_path: Path, plan: Plan, pg: PgDatabase, *, servers: int,
@@ -186,13 +197,9 @@ def run_postgres(tmp: Path, policy_path: Path, plan: Plan, pg: PgDatabase, *, se
                for n in names]
         peer = [stack.enter_context(peer_serve(f"floor-pg-{n}", url, tmp)) for n in names]
         config = f"{servers} × PostgreSQL"
-        measure(config, {
-            "decisions": [SignoffSystem("signoff", config, sig, ids, approvers=approvers,
-                                        agent=agent), FloorSystem("floor", config, peer, fids),
-                          AuditedFloor("audited", config, peer, aids)],
-            "allowed calls": [SignoffCalls("signoff", config, sig, [], approvers=approvers,
-                                           agent=agent), FloorCalls("floor", config, peer, [])],
-        }, plan, loads)
+        measure(config, systems(config, sig, peer, (ids, fids, aids), approvers=approvers,
+                                agent=agent),
+                plan, loads)
 
 
 def report(loads: dict[Row, Load], plan: Plan) -> None:

@@ -288,7 +288,8 @@ def test_the_cli_purges_with_a_date_or_an_age_and_says_where_the_chain_starts(
         reopened.close()
 
 
-@pytest.mark.parametrize("when", ["yesterday", "2026-13-01", "3x", ""])
+@pytest.mark.parametrize("when", ["yesterday", "2026-13-01", "3x", "", "2026-01-01\x00",
+                                  "9" * 8192, "2026-01-01T00:00\u200b"])
 def test_the_cli_refuses_a_moment_it_cannot_read(when: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["db", "purge", "--db", str(tmp_path / "s.db"), "--before", when])
