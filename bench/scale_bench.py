@@ -202,12 +202,17 @@ def run_postgres(tmp: Path, policy_path: Path, plan: Plan, pg: PgDatabase, *, se
                 plan, loads)
 
 
+def cpu_ms(load: Load) -> float:
+    """The servers' CPU (user + system) per timed request, in ms: PostgreSQL's not counted."""
+    return 1000 * load.server_cpu / max(1, len(load.latencies))
+
+
 def report(loads: dict[Row, Load], plan: Plan) -> None:
     configs = list(dict.fromkeys(row[0] for row in loads))
     print()
     header = (f"{'servers':<16} {'workload':<14} {'clients':>7} {'signoff/s':>9} "
               f"{'floor/s':>8} {'÷ floor':>8} {'p50 ms':>7} {'p99 ms':>8} {'p99÷p50':>7} "
-              f"{'audited/s':>9} {'÷ floor':>8}")
+              f"{'audited/s':>9} {'÷ floor':>8} {'cpu ms':>13}")
     print(header)
     print("-" * len(header))
     for config in configs:
@@ -218,8 +223,10 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
                 if ours is None or floor is None:
                     continue
                 audited = loads.get((config, workload, clients, "audited"))
-                extra = "" if audited is None else (
-                    f" {audited.rate:>9.0f} {audited.rate / floor.rate:>7.2f}×")
+                extra = (" " * 18 if audited is None else
+                         f" {audited.rate:>9.0f} {audited.rate / floor.rate:>7.2f}×")
+                extra += " " + " / ".join(f"{cpu_ms(load):.2f}" for load in
+                                          (ours, floor, audited) if load is not None)
                 print(f"{config:<16} {workload:<14} {clients:>7} {ours.rate:>9.0f} "
                       f"{floor.rate:>8.0f} {ours.rate / floor.rate:>7.2f}× "
                       f"{ours.ms(0.5):>7.2f} {ours.ms(0.99):>8.2f} "
@@ -242,7 +249,9 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
          "requests; allowed calls are POST /api/v1/calls the policy allows by a rule. "
          "audited/s: the floor writing the rows signoff's decision writes (a decision row, "
          "the request row, two audit rows; no chain, no authentication, no policy), ÷ the "
-         "plain floor: what the audit trail alone costs on these servers.")
+         "plain floor: what the audit trail alone costs on these servers. cpu ms: the server "
+         "processes' CPU per timed request (signoff / floor / audited floor), PostgreSQL's "
+         "not counted; on a machine whose cores are all busy, rates follow it.")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
