@@ -141,14 +141,15 @@ class Deciding:
         with self.store.transaction() as tx:
             # Lock first, then look for the key: a concurrent retry with the same key waits
             # for the first one to commit and then finds its answer (READ COMMITTED).
-            request = tx.get_request(request_id, lock=True)
+            # The approver as stored now is read with the row: one round trip.
+            request, current = tx.get_request_and_user(request_id, identity.name)
             if idempotency_key is not None:
                 stored = tx.idempotent_response(idempotency_key)
                 if stored is not None:
                     return self._replay(tx, request_id, body, stored)
             if request is None:
                 raise NotFound(f"no approval request {request_id!r}", code="not_found")
-            identity = self._current_identity(tx, identity)
+            identity = self._current_identity(identity, current)
             self._authorize(tx, request, identity, decision)
             if request.status is RequestStatus.EXPIRED:  # by this clock, a timer or a read:
                 raise Expired(f"request {request_id} expired before this decision",
@@ -232,9 +233,9 @@ class Deciding:
 
     # ---- checks --------------------------------------------------------------------------------
 
-    def _current_identity(self, tx: Tx, identity: Identity) -> Identity:
-        """Roles as stored now, read under the lock: a role removed a moment ago counts."""
-        current = tx.get_user(identity.name)
+    def _current_identity(self, identity: Identity, current: Identity | None) -> Identity:
+        """Roles as stored now (``current``, read under the lock): a role removed a moment
+        ago counts."""
         if current is None:
             raise Unauthenticated(f"{identity.name} is no longer an identity here",
                                   code="unauthenticated")

@@ -132,7 +132,10 @@ class Executing:
                 tx, locked, RequestStatus.INVALIDATED, now=now, actor=actor, outcome_code=code,
                 outcome_reason=reason)
             return outcome_of(moved)
-        token = lifecycle.claim(tx, locked, now=now, actor=actor, lease_until=now + self.lease)
+        # The claim is the transaction's last write (both callers leave it right after):
+        # PostgreSQL commits it with the claim, in one round trip.
+        token = lifecycle.claim(tx, locked, now=now, actor=actor, lease_until=now + self.lease,
+                                last=True)
         assert args is not None  # parsed from the very text that was checked (and held)
         return Execution(locked.id, token, args)
 
@@ -159,17 +162,19 @@ class Executing:
             error = inputs.stored_text(str(error), inputs.ERROR_MAX)
         target = RequestStatus.FAILED if error is not None else RequestStatus.SUCCEEDED
         text = _result_text(result) if error is None else None
-        with self.store.transaction() as tx:
-            # The common case in one statement: still executing, still ours.
-            if tx.finish_execution(execution.request_id, execution.fencing_token,
-                                   status=target, updated_at=now, result=text, error=error):
-                lifecycle.record_move(tx, execution.request_id, RequestStatus.EXECUTING, target,
-                                      now=now, actor=actor or self.executor_id, changes={})
-                if error is not None:
-                    return Outcome(kind=OutcomeKind.FAILED, request_id=execution.request_id,
-                                   error=error)
-                return Outcome(kind=OutcomeKind.EXECUTED, request_id=execution.request_id,
-                               result=_load(text))
+        # The common case, one statement and its own transaction: still executing, still
+        # ours — the move and its audit event together.
+        if self.store.finish_execution(
+                execution.request_id, execution.fencing_token,
+                event=lifecycle.move_event(RequestStatus.EXECUTING, target, now=now,
+                                           actor=actor or self.executor_id, changes={}),
+                status=target, updated_at=now, result=text, error=error):
+            if error is not None:
+                return Outcome(kind=OutcomeKind.FAILED, request_id=execution.request_id,
+                               error=error)
+            return Outcome(kind=OutcomeKind.EXECUTED, request_id=execution.request_id,
+                           result=_load(text))
+        with self.store.transaction() as tx:  # not ours, or not executing any more: why
             locked = tx.get_request(execution.request_id, lock=True)
             if locked is None:
                 raise NotFound(f"no approval request {execution.request_id!r}")

@@ -21,7 +21,7 @@ from signoff.model import ApprovalRequest
 from signoff.model import RequestStatus as S
 
 if TYPE_CHECKING:
-    from signoff.store.base import Tx
+    from signoff.store.base import Event, Tx
 
 _AUDITED = ("outcome_code", "outcome_reason", "executor")
 
@@ -64,36 +64,43 @@ def transition(tx: Tx, request: ApprovalRequest, target: S, *, now: float, actor
 
 
 def claim(tx: Tx, request: ApprovalRequest, *, now: float, actor: str,
-          lease_until: float) -> int:
+          lease_until: float, last: bool = False) -> int:
     """``approved → executing`` for ``actor``; returns the fencing token.
 
-    The token is the number of the claim's own audit event (``Tx.append_audit``): unique,
+    The token is the number of the claim's own audit event (``Tx.claim_request``): unique,
     and increasing between claims of one request, which its row lock orders — so no
     counter row has to be written (one statement and one page less in every claim). The
-    event is appended first so its number is known when the row is written; a failed
-    compare-and-set rolls both back."""
+    event is appended with the move (one statement on PostgreSQL) so its number is the
+    row's token; a failed compare-and-set rolls both back. ``last``: the caller writes
+    nothing after it in ``tx`` — PostgreSQL then commits it in the same round trip, and
+    it stays committed whatever the rest of the ``with`` block does."""
     check(request.status, S.EXECUTING)
-    token = tx.append_audit(f"request.{S.EXECUTING.value}", at_us=to_us(now),
-                            request_id=request.id, actor=actor,
-                            data={"from": request.status.value, "to": S.EXECUTING.value,
-                                  "executor": actor})
-    moved = tx.update_request(request, status=S.EXECUTING, updated_at=now,
-                              fencing_token=token, lease_until=lease_until,
-                              executor=actor)
-    if moved is None:
+    token = tx.claim_request(request, event=(
+        f"request.{S.EXECUTING.value}", to_us(now), actor,
+        {"from": request.status.value, "to": S.EXECUTING.value, "executor": actor}),
+        status=S.EXECUTING, updated_at=now, lease_until=lease_until, executor=actor,
+        commit=last)
+    if token is None:
         raise Conflict(f"request {request.id} changed underneath", code="already_decided",
                        status=request.status.value)
     tx.notify(request.id)
     return token
 
 
+def move_event(source: S, target: S, *, now: float, actor: str | None,
+               changes: dict[str, Any]) -> Event:
+    """The audit event of ``source → target`` with ``changes``: ``(kind, at_us, actor,
+    data)``, as ``record_move`` and ``Store.finish_execution`` write it."""
+    check(source, target)
+    data: dict[str, Any] = {"from": source.value, "to": target.value}
+    data.update((key, changes[key]) for key in _AUDITED if key in changes)
+    return f"request.{target.value}", to_us(now), actor, data
+
+
 def record_move(tx: Tx, request_id: str, source: S, target: S, *, now: float,
                 actor: str | None, changes: dict[str, Any]) -> None:
     """The audit event (and wake-up) of a move already written in ``tx`` — for a caller
     that wrote it with a narrower compare-and-set (the fencing token)."""
-    check(source, target)
-    data: dict[str, Any] = {"from": source.value, "to": target.value}
-    data.update((key, changes[key]) for key in _AUDITED if key in changes)
-    tx.record_audit(f"request.{target.value}", at_us=to_us(now), request_id=request_id,
-                    actor=actor, data=data)
+    kind, at_us, who, data = move_event(source, target, now=now, actor=actor, changes=changes)
+    tx.record_audit(kind, at_us=at_us, request_id=request_id, actor=who, data=data)
     tx.notify(request_id)

@@ -181,7 +181,7 @@ class Proposing:
                                     now=now, evidence=evidence, waiter=self.worker_id,
                                     changes=writes[0], file_versions=writes[1])
             tx.insert_request(request)
-            tx.append_audit("request.created", at_us=to_us(now), request_id=request.id,
+            tx.record_audit("request.created", at_us=to_us(now), request_id=request.id,
                             actor=context.principal or self.agent, data={
                                 "tool": request.tool, "call_id": request.call_id,
                                 "args_hash": request.args_hash, "risk": request.risk.value,

@@ -87,15 +87,18 @@ class Asking:
 
     def by_mode(self, code: str, rules: tuple[Rule, ...], what: str) -> Verdict:
         """A non-mandatory ask: a grant, full mode or the auto reviewer may answer it —
-        unless the call was asked before (a resume): then what it received answers it."""
-        recalled = self.recall()
+        unless the call was asked before (a resume): then what it received answers it. With
+        no shortcut to take (manual mode, no grant) a human is asked either way, and the
+        call's past is not read (a round trip less for every ask)."""
+        grant = self.matching_grant()
+        recalled = self.recall() if grant is not None or self.mode is not ReviewMode.MANUAL \
+            else None
         if recalled is not None and recalled.requested:
             # Its request (and the humans' decision on it) answers it; no shortcut may.
             self.review_record = recalled.review
             self.reasons.append(Reason(step=Step.MODE, code="requested_before",
                                        text="this call already has an approval request"))
             return self.human(mandatory=False, rules=rules, what=what, code=code)
-        grant = self.matching_grant()
         if grant is not None:
             self.reasons.append(Reason(step=Step.GRANT, code="grant", rule=f"grant:{grant}",
                                        text=f"standing approval {grant} covers this call"))

@@ -23,6 +23,9 @@ from signoff.policy.memory import RecalledCall
 from signoff.store.deliveries import Delivery, StoredEndpoint
 from signoff.store.pages import RequestQuery
 
+# An audit event as a write carries it: ``(kind, at_us, actor, data)``.
+Event = tuple[str, int, str | None, Mapping[str, Any]]
+
 if TYPE_CHECKING:
     from signoff.store.recall import ThreadMemory
 
@@ -31,6 +34,12 @@ class Tx(Protocol):
     """One open transaction. Every write a gate makes goes through one of these."""
 
     def get_request(self, request_id: str, *, lock: bool = False) -> ApprovalRequest | None: ...
+
+    def get_request_and_user(self, request_id: str, user: str
+                             ) -> tuple[ApprovalRequest | None, Identity | None]:
+        """The request, held until commit, and ``user`` as stored now: one statement
+        (``(None, None)`` without the request)."""
+        ...
 
     def find_request(self, thread_id: str, call_id: str) -> ApprovalRequest | None: ...
 
@@ -47,8 +56,17 @@ class Tx(Protocol):
         as ``approvers`` gives them."""
         ...
 
-    def finish_execution(self, request_id: str, fencing_token: int, **changes: Any) -> bool:
-        """Compare-and-set ``executing`` → ``changes['status']`` on the fencing token."""
+    def finish_execution(self, request_id: str, fencing_token: int, *,
+                         event: Event | None = None, **changes: Any) -> bool:
+        """Compare-and-set ``executing`` → ``changes['status']`` on the fencing token, with
+        that move's audit event ``event`` if given (written only if the move was)."""
+        ...
+
+    def claim_request(self, request: ApprovalRequest, *, event: Event, commit: bool = False,
+                      **changes: Any) -> int | None:
+        """Append the claim's event and compare-and-set ``request`` with ``changes``, its
+        fencing token the event's number; the token, or ``None`` if the request moved.
+        ``commit``: nothing follows in this transaction (PostgreSQL commits with it)."""
         ...
 
     def insert_decision(self, decision: DecisionRecord) -> None: ...
@@ -208,6 +226,12 @@ class Store(Protocol):
         ...
 
     def transaction(self) -> AbstractContextManager[Tx]: ...
+
+    def finish_execution(self, request_id: str, fencing_token: int, *, event: Event,
+                         **changes: Any) -> bool:
+        """``Tx.finish_execution`` with its event, as a transaction of its own: a run's
+        common end, one round trip on PostgreSQL."""
+        ...
 
     def get_request(self, request_id: str) -> ApprovalRequest | None: ...
 

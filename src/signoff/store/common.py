@@ -6,12 +6,14 @@ import abc
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
 from signoff.audit import GENESIS, AuditEvent, Verification, verify
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountReads
+from signoff.store.base import Event
 from signoff.store.deliveries import DeliveryReads
 from signoff.store.pages import RequestQuery, after_key
 from signoff.store.recall import (
@@ -37,9 +39,18 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
         """A ``SqlTx`` for reads only (SQLite: the thread's connection; PostgreSQL:
         an autocommit connection)."""
 
+    @abc.abstractmethod
+    def transaction(self) -> AbstractContextManager[SqlTx]: ...
+
     def get_request(self, request_id: str) -> ApprovalRequest | None:
         with self._reader() as tx:
             return tx.get_request(request_id)
+
+    def finish_execution(self, request_id: str, fencing_token: int, *, event: Event,
+                         **changes: Any) -> bool:
+        """``Tx.finish_execution`` with its event, in a transaction of its own."""
+        with self.transaction() as tx:
+            return tx.finish_execution(request_id, fencing_token, event=event, **changes)
 
     def list_requests(self, *, status: RequestStatus | None = None,
                       thread_id: str | None = None, limit: int = 100,

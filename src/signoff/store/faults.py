@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from typing import NoReturn
 
-from signoff.errors import InvalidInput, SignoffError, StoreError
+from signoff.errors import Conflict, InvalidInput, SignoffError, StoreError
 
 _TEXT = {
     "store_full": "the database has no space left; nothing was written",
@@ -93,6 +93,11 @@ def _postgres(exc: BaseException) -> SignoffError | None:
     if isinstance(exc, psycopg.IntegrityError):
         return None
     state = getattr(exc, "sqlstate", None) or ""
+    if state == "SO409":  # a kept-back compare-and-set matched no row (signoff.store.pgbatch)
+        conflict = Conflict("the row changed underneath this transaction; nothing was "
+                            "written", code="changed_underneath")
+        conflict.__cause__ = exc
+        return conflict
     if isinstance(exc, psycopg.errors.ProgramLimitExceeded):  # e.g. an index row too large
         return InvalidInput("a value is too large to store", code="too_long")
     if isinstance(exc, psycopg.DataError) or state.startswith("22"):

@@ -34,8 +34,10 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from signoff.errors import Conflict, StoreError
+from signoff.store.base import Event
 from signoff.store.common import SqlStore
 from signoff.store.faults import classify, reraise
+from signoff.store.pgbatch import Batch
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sealer import Sealer, lock_key, pending
 from signoff.store.sqltx import POSTGRES, SqlTx
@@ -120,7 +122,9 @@ class PostgresStore(SqlStore):
         self.dsn = dsn
         self.schema = schema
         self.channel = channel_for(schema)
-        kwargs: dict[str, Any] = {"autocommit": False}
+        # Autocommit: a write transaction opens and ends itself (signoff.store.pgbatch), its
+        # BEGIN sent with its first statement; the sealer's and setup's use conn.transaction().
+        kwargs: dict[str, Any] = {"autocommit": True}
         if schema is not None:
             kwargs["options"] = f"-c search_path={schema}"
         self._kwargs = kwargs
@@ -139,8 +143,7 @@ class PostgresStore(SqlStore):
             # Reads are single statements: in autocommit they cost one round trip each,
             # not three (BEGIN, SELECT, COMMIT).
             self.read_pool = ConnectionPool(dsn, min_size=min(min_size, 1), max_size=max_size,
-                                            kwargs={**kwargs, "autocommit": True}, open=True,
-                                            timeout=timeout)
+                                            kwargs=kwargs, open=True, timeout=timeout)
         except psycopg.Error as exc:
             self.pool.close()  # not left to the garbage collector (its workers would join)
             reraise(exc, "cannot connect to PostgreSQL")
@@ -168,11 +171,17 @@ class PostgresStore(SqlStore):
         if not self._schema_current:
             self._check_schema()
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            with self.pool.connection() as conn:
                 # Wake-ups are sent by triggers (schema migration 4), delivered on commit.
-                tx = SqlTx(conn.cursor(), POSTGRES)
-                yield tx
-                tx.flush_audit()  # the events record_audit kept, before the commit
+                batch = Batch(conn)
+                tx = SqlTx(batch, POSTGRES)
+                try:
+                    yield tx
+                    tx.commit()  # what was kept back, the audit events record_audit kept, COMMIT
+                except BaseException:
+                    with contextlib.suppress(psycopg.Error):
+                        batch.rollback()  # a broken connection: the pool discards it
+                    raise
             if tx.appended:
                 self.sealer.poke()
             if tx.memory_changed:
@@ -183,6 +192,22 @@ class PostgresStore(SqlStore):
                            code="unique_violation") from exc
         except psycopg.Error as exc:  # no connection in time, a failed commit, …
             reraise(exc, "PostgreSQL")
+
+    def finish_execution(self, request_id: str, fencing_token: int, *, event: Event,
+                         **changes: Any) -> bool:
+        """One statement in autocommit: the move and its event, committed in one round trip
+        (``SqlTx.finish_execution``)."""
+        if not self._schema_current:
+            self._check_schema()
+        try:
+            with self.pool.connection() as conn:
+                done = SqlTx(conn.cursor(), POSTGRES).finish_execution(
+                    request_id, fencing_token, event=event, **changes)
+        except psycopg.Error as exc:
+            reraise(exc, "PostgreSQL")
+        if done:
+            self.sealer.poke()
+        return done
 
     @contextmanager
     def _reader(self) -> Iterator[SqlTx]:

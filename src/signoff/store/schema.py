@@ -479,4 +479,22 @@ MIGRATIONS: tuple[Migration, ...] = (
             "REVOKE UPDATE, DELETE, TRUNCATE ON audit_checkpoints FROM PUBLIC",
         ),
     ),
+    Migration(
+        name="a compare-and-set that must hold, checked inside PostgreSQL",
+        # A transaction sends the writes nobody waits on with its next statement or its
+        # COMMIT, in one round trip (signoff.store.pgbatch). A compare-and-set on a row the
+        # transaction holds travels so too: this raises, and rolls the whole transaction
+        # back, if it ever matched no row.
+        statements=(),
+        postgres_only=(
+            """CREATE OR REPLACE FUNCTION signoff_expect_one(changed BIGINT, what TEXT)
+               RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+               BEGIN
+                 IF changed <> 1 THEN
+                   RAISE EXCEPTION USING ERRCODE = 'SO409', MESSAGE = what;
+                 END IF;
+                 RETURN TRUE;
+               END $$""",
+        ),
+    ),
 )

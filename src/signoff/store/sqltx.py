@@ -33,8 +33,10 @@ from signoff.model import (
 )
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountRows
+from signoff.store.base import Event
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.faults import classify
+from signoff.store.pgbatch import guarded
 
 REQUEST_COLUMNS = (
     "id", "call_id", "tool", "args", "args_hash", "status", "risk", "summary",
@@ -48,6 +50,10 @@ REQUEST_COLUMNS = (
 _JSON_FIELDS = frozenset({"evidence", "resource_versions", "roles", "reasons", "alternatives",
                           "review", "requires", "changes"})
 _SELECT_REQUEST = f"SELECT {', '.join(REQUEST_COLUMNS)} FROM requests"
+# A request and one user, one statement: what a decision reads under the request's lock.
+_SELECT_REQUEST_AND_USER = (
+    f"SELECT {', '.join('r.' + c for c in REQUEST_COLUMNS)}, u.name, u.kind, u.roles, "
+    "u.disabled FROM requests r LEFT JOIN users u ON u.name = ? WHERE r.id = ?")
 _DECISION_COLUMNS = ("id", "request_id", "kind", "approver", "created_at", "args_hash",
                      "reason", "alternatives", "args", "message", "scope")
 _AUDIT_COLUMNS = "idx, at_us, kind, request_id, actor, data, prev_hash, hash"
@@ -239,9 +245,17 @@ class SqlTx(AccountRows, DeliveryRows):
         self.head_hint = head_hint
         self.appended = False  # wrote audit events (the sealer is poked after commit)
         self._later: list[tuple[int, str, str | None, str | None, str]] = []  # record_audit
+        # PostgreSQL's ``Batch`` keeps writes for the next round trip (signoff.store.pgbatch).
+        self._batch: Any = cursor if hasattr(cursor, "defer") else None
+        self._held: set[str] = set()  # request rows this transaction holds (FOR UPDATE)
 
-    def _exec(self, statement: str, params: Sequence[Any] = ()) -> Any:
+    def _exec(self, statement: str, params: Sequence[Any] = (), *, commit: bool = False) -> Any:
+        """Run ``statement``; ``commit``: it ends the transaction, and PostgreSQL's ``COMMIT``
+        goes with it in the same round trip (SQLite commits when the transaction closes)."""
         try:
+            if commit and self._batch is not None:
+                self._batch.execute(self.dialect.sql(statement), tuple(params), commit=True)
+                return self.cursor
             self.cursor.execute(self.dialect.sql(statement), tuple(params))
         except Exception as exc:  # a database failure or refusal: typed (signoff.store.faults)
             typed = _typed(exc)
@@ -252,6 +266,26 @@ class SqlTx(AccountRows, DeliveryRows):
 
     def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
         return self._exec(statement, params).fetchone()
+
+    def _defer(self, statement: str, params: Sequence[Any] = ()) -> None:
+        """A write whose result nobody reads: PostgreSQL sends it with the transaction's next
+        statement or its commit (one round trip for them all); SQLite runs it now."""
+        if self._batch is None:
+            self._exec(statement, params)
+        else:
+            self._batch.defer(self.dialect.sql(statement), tuple(params))
+
+    def commit(self) -> None:
+        """PostgreSQL: send the writes kept back, with ``COMMIT`` (the store calls it)."""
+        self.flush_audit()
+        if self._batch is not None:
+            try:
+                self._batch.commit()
+            except Exception as exc:
+                typed = _typed(exc)
+                if typed is exc:
+                    raise
+                raise typed from exc
 
     def audit_after(self, index: int, limit: int) -> list[AuditEvent]:
         """Up to ``limit`` audit events after ``index``, in order, read in this transaction."""
@@ -265,21 +299,48 @@ class SqlTx(AccountRows, DeliveryRows):
     def get_request(self, request_id: str, *, lock: bool = False) -> ApprovalRequest | None:
         suffix = self.dialect.lock_suffix if lock else ""
         row = self._one(f"{_SELECT_REQUEST} WHERE id = ?{suffix}", (request_id,))
+        if row and lock:
+            self._held.add(request_id)
         return request_from_row(row) if row else None
+
+    def get_request_and_user(self, request_id: str, user: str
+                             ) -> tuple[ApprovalRequest | None, Identity | None]:
+        """The request, held until commit, and ``user`` as stored now (``None``: no such
+        user) — one statement. Without the request there is no row, and no user either."""
+        lock = " FOR UPDATE OF r" if self.dialect.lock_suffix else ""
+        row = self._one(f"{_SELECT_REQUEST_AND_USER}{lock}", (user, request_id))
+        if not row:
+            return None, None
+        self._held.add(request_id)
+        width = len(REQUEST_COLUMNS)
+        name, kind, roles, disabled = row[width:]
+        return request_from_row(row[:width]), (
+            None if name is None else _identity(name, kind, roles, disabled))
 
     def find_request(self, thread_id: str, call_id: str) -> ApprovalRequest | None:
         row = self._one(f"{_SELECT_REQUEST} WHERE thread_id = ? AND call_id = ?"
                         f"{self.dialect.lock_suffix}", (thread_id, call_id))
-        return request_from_row(row) if row else None
+        if not row:
+            return None
+        request = request_from_row(row)
+        self._held.add(request.id)
+        return request
 
     def insert_request(self, request: ApprovalRequest) -> None:
-        self._exec(_INSERT_REQUEST, [
+        self._defer(_INSERT_REQUEST, [
             get(request) if encode is None else encode(get(request))
             for get, encode in _ENCODERS])
 
     def update_request(self, request: ApprovalRequest, **changes: Any) -> ApprovalRequest | None:
         changes["version"] = request.version + 1
         params = [_encode(n, v) for n, v in changes.items()]
+        if self._batch is not None and request.id in self._held:
+            # Nothing can move a row this transaction holds: the compare-and-set goes with
+            # the next round trip, and PostgreSQL itself rolls everything back if it failed.
+            statement, what = guarded(self.dialect.sql(_update_sql(tuple(changes))),
+                                      f"request {request.id} changed underneath")
+            self._batch.defer(statement, (*params, request.id, request.version, what))
+            return replaced(request, changes)
         cursor = self._exec(_update_sql(tuple(changes)), [*params, request.id, request.version])
         if cursor.rowcount != 1:
             return None
@@ -304,18 +365,74 @@ class SqlTx(AccountRows, DeliveryRows):
                 request.version, request.args, request.args_hash, request.approved_args,
                 request.approved_hash):
             return None
+        self._held.add(request.id)
         return [(name, None if kind is None else _identity(name, kind, roles, disabled))
                 for *_, name, kind, roles, disabled in rows if name is not None]
 
-    def finish_execution(self, request_id: str, fencing_token: int, **changes: Any) -> bool:
+    def finish_execution(self, request_id: str, fencing_token: int, *,
+                         event: Event | None = None, **changes: Any) -> bool:
         """``executing → changes['status']`` for the holder of ``fencing_token`` only,
-        without reading the row first; ``False`` when it is not (or no longer) so."""
+        without reading the row first; ``False`` when it is not (or no longer) so. With
+        ``event`` (``(kind, at_us, actor, data)``), that move's audit event is written only
+        if the move was: on PostgreSQL in the same statement (a run's end is then one round
+        trip, its commit included, when it is its transaction's only statement)."""
         assignments = ", ".join(f"{name} = ?" for name in changes)
         params = [_encode(n, v) for n, v in changes.items()]
-        cursor = self._exec(f"UPDATE requests SET {assignments}, version = version + 1 "
-                            "WHERE id = ? AND fencing_token = ? AND status = 'executing'",
-                            [*params, request_id, fencing_token])
-        return bool(cursor.rowcount == 1)
+        update = (f"UPDATE requests SET {assignments}, version = version + 1 "
+                  "WHERE id = ? AND fencing_token = ? AND status = 'executing'")
+        if event is not None and self.dialect.seals_later:
+            kind, at_us, actor, data = event
+            self.flush_audit()  # the events recorded before this one come first
+            self.appended = True
+            cursor = self._exec(
+                f"WITH moved AS ({update} RETURNING id) INSERT INTO audit_pending "
+                "(at_us, kind, request_id, actor, data) SELECT ?, ?, id, ?, ? FROM moved",
+                [*params, request_id, fencing_token, at_us, kind, actor, canonical_data(data)])
+            return bool(cursor.rowcount == 1)
+        cursor = self._exec(update, [*params, request_id, fencing_token])
+        if cursor.rowcount != 1:
+            return False
+        if event is not None:
+            kind, at_us, actor, data = event
+            self.record_audit(kind, at_us=at_us, request_id=request_id, actor=actor, data=data)
+            self.notify(request_id)
+        return True
+
+    def claim_request(self, request: ApprovalRequest, *, event: Event, commit: bool = False,
+                      **changes: Any) -> int | None:
+        """The claim's audit event ``event`` (``(kind, at_us, actor, data)``) and the
+        compare-and-set of ``request`` with ``changes``, its fencing token set to that
+        event's number: one statement on PostgreSQL. The token, or ``None`` when the
+        request moved (the event is then written but must be rolled back: the caller
+        raises). ``commit``: the claim ends its transaction — PostgreSQL commits it in the
+        same round trip, and nothing may follow it (the fencing token comes back with the
+        commit; a claim that moved nothing aborts there instead, writing nothing)."""
+        kind, at_us, actor, data = event
+        if not self.dialect.seals_later:
+            token = self.append_audit(kind, at_us=at_us, request_id=request.id, actor=actor,
+                                      data=data)
+            moved = self.update_request(request, fencing_token=token, **changes)
+            return None if moved is None else token
+        self.flush_audit()
+        self.appended = True
+        changes["version"] = request.version + 1
+        assignments = ", ".join(f"{name} = ?" for name in changes)
+        event_cte = ("WITH event AS (INSERT INTO audit_pending (at_us, kind, request_id, actor, "
+                     "data) VALUES (?, ?, ?, ?, ?) RETURNING seq)")
+        update = (f"UPDATE requests SET {assignments}, fencing_token = event.seq FROM event "
+                  "WHERE requests.id = ? AND requests.version = ? RETURNING event.seq")
+        params: list[Any] = [at_us, kind, request.id, actor, canonical_data(data),
+                             *(_encode(n, v) for n, v in changes.items()), request.id,
+                             request.version]
+        statement = f"{event_cte} {update}"
+        if commit and self._batch is not None:
+            # Committed with it: a compare-and-set that moved nothing must fail inside
+            # PostgreSQL, before the COMMIT, so that the event does not stay.
+            statement = (f"{event_cte}, claimed AS ({update}) SELECT (SELECT seq FROM claimed), "
+                         "signoff_expect_one((SELECT COUNT(*) FROM claimed), ?)")
+            params.append(f"request {request.id} changed underneath")
+        row = self._exec(statement, params, commit=commit).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def requests_in(self, statuses: Sequence[RequestStatus], limit: int) -> list[ApprovalRequest]:
         marks = ", ".join("?" for _ in statuses)
@@ -331,7 +448,7 @@ class SqlTx(AccountRows, DeliveryRows):
     # ---- decisions ---------------------------------------------------------------------------
 
     def insert_decision(self, decision: DecisionRecord) -> None:
-        self._exec(_INSERT_DECISION, (
+        self._defer(_INSERT_DECISION, (
             decision.id, decision.request_id, decision.kind.value, decision.approver,
             decision.created_at, decision.args_hash, decision.reason,
             json.dumps(list(decision.alternatives)), decision.args, decision.message,
@@ -411,7 +528,7 @@ class SqlTx(AccountRows, DeliveryRows):
         if self._later:
             rows, self._later = self._later, []
             marks = ", ".join(["(?, ?, ?, ?, ?)"] * len(rows))
-            self._exec("INSERT INTO audit_pending (at_us, kind, request_id, actor, data) "
+            self._defer("INSERT INTO audit_pending (at_us, kind, request_id, actor, data) "
                        f"VALUES {marks}", [value for row in rows for value in row])
 
     def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
@@ -454,7 +571,7 @@ class SqlTx(AccountRows, DeliveryRows):
 
     def put_rejection(self, rejection: Rejection, *, at: float) -> None:
         self.memory_changed = True
-        self._exec("INSERT INTO rejections (thread_id, tool, args_hash, reason, alternatives, "
+        self._defer("INSERT INTO rejections (thread_id, tool, args_hash, reason, alternatives, "
                    "request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
                    "ON CONFLICT (thread_id, tool, args_hash) DO UPDATE SET "
                    "reason = excluded.reason, alternatives = excluded.alternatives, "
@@ -479,7 +596,7 @@ class SqlTx(AccountRows, DeliveryRows):
     def put_review(self, thread_id: str, call_id: str, *, args_hash: str,
                    record: Mapping[str, Any], at: float) -> None:
         """Keep a call's auto review (the first one kept stands: a call is reviewed once)."""
-        self._exec("INSERT INTO reviews (thread_id, call_id, args_hash, record, created_at) "
+        self._defer("INSERT INTO reviews (thread_id, call_id, args_hash, record, created_at) "
                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (thread_id, call_id) DO NOTHING",
                    (thread_id, call_id, args_hash, _dumps_sorted(dict(record)), at))
 
@@ -494,7 +611,7 @@ class SqlTx(AccountRows, DeliveryRows):
 
     def insert_grant(self, grant: Grant, *, at: float, request_id: str | None) -> None:
         self.memory_changed = True
-        self._exec(f"INSERT INTO grants ({_GRANT_COLUMNS}, created_at, request_id) "
+        self._defer(f"INSERT INTO grants ({_GRANT_COLUMNS}, created_at, request_id) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (grant.id, grant.scope.value, grant.tool,
                     json.dumps(dict(grant.args), sort_keys=True), grant.thread_id,
@@ -550,7 +667,7 @@ class SqlTx(AccountRows, DeliveryRows):
 
     def put_idempotent_response(self, key: str, *, request_id: str, body_hash: str,
                                 response: str, at: float) -> None:
-        self._exec("INSERT INTO idempotency (key, request_id, body_hash, response, created_at) "
+        self._defer("INSERT INTO idempotency (key, request_id, body_hash, response, created_at) "
                    "VALUES (?, ?, ?, ?, ?)", (key, request_id, body_hash, response, at))
 
     def thread_mode(self, thread_id: str) -> str | None:
@@ -583,7 +700,9 @@ class SqlTx(AccountRows, DeliveryRows):
         rows = self._exec(f"{_SELECT_REQUEST} WHERE thread_id = ? AND status = 'pending' "
                           f"AND id != ? ORDER BY created_at, id"
                           f"{self.dialect.skip_locked_suffix}", (thread_id, but)).fetchall()
-        return [request_from_row(r) for r in rows]
+        held = [request_from_row(r) for r in rows]
+        self._held.update(r.id for r in held)
+        return held
 
     def thread_parties(self, thread_id: str) -> frozenset[str]:
         """Every principal and agent that ever asked for a call on the thread."""

@@ -1,0 +1,335 @@
+"""Round trips: a PostgreSQL transaction keeps back the writes nobody waits on and sends
+them with its next statement or its commit (``signoff.store.pgbatch``) — and still writes
+all of them or none, in order, with typed errors.
+
+Round trips are counted on the wire's waits: every time this thread's psycopg connection
+waits on its socket (a ``Connection.wait`` whose generator waits for I/O at least once:
+once per message sent and answered; a wait that needs no I/O, such as the pool's commit of
+an idle connection, sends nothing). The sealer's and the listener's threads are not counted.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from signoff.canonical import args_hash, canonical_text
+from signoff.errors import Conflict, InvalidInput
+from signoff.kernel.gate import Gate
+from signoff.model import (
+    ApprovalRequest,
+    Decision,
+    DecisionKind,
+    DecisionRecord,
+    RequestStatus,
+    Risk,
+    RunContext,
+    ToolCall,
+)
+from signoff.policy import Policy
+from signoff.store.base import Store
+
+
+@contextmanager
+def round_trips() -> Iterator[list[int]]:
+    """Count this thread's waits on PostgreSQL while the block runs: ``counted[0]``."""
+    counted = [0]
+    me = threading.get_ident()
+    original = psycopg.Connection.wait
+
+    def counting(gen: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+        try:
+            waiting = next(gen)
+        except StopIteration as done:  # finished without touching the socket
+            return done.value
+        counted[0] += 1
+        while True:
+            ready = yield waiting
+            try:
+                waiting = gen.send(ready)
+            except StopIteration as done:
+                return done.value
+
+    def wait(self: Any, gen: Generator[Any, Any, Any], *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == me:
+            gen = counting(gen)
+        return original(self, gen, *args, **kwargs)
+
+    psycopg.Connection.wait = wait  # type: ignore[method-assign]
+    try:
+        yield counted
+    finally:
+        psycopg.Connection.wait = original  # type: ignore[method-assign]
+
+
+def request(**changes: Any) -> ApprovalRequest:
+    args = {"command": "ls -la"}
+    fields: dict[str, Any] = {
+        "id": "req_" + uuid.uuid4().hex, "call_id": "call_" + uuid.uuid4().hex[:8],
+        "tool": "execute", "args": canonical_text(args), "args_hash": args_hash(args),
+        "status": RequestStatus.PENDING, "risk": Risk.MEDIUM, "summary": "ls",
+        "policy_version": "kernel-1", "created_at": 1_700_000_000.5,
+        "updated_at": 1_700_000_000.5, "thread_id": "t-" + uuid.uuid4().hex[:6]}
+    fields.update(changes)
+    return ApprovalRequest(**fields)
+
+
+def decision(request_id: str, approver: str = "alice") -> DecisionRecord:
+    return DecisionRecord(id="dec_" + uuid.uuid4().hex, request_id=request_id,
+                          kind=DecisionKind.APPROVE, approver=approver,
+                          created_at=1_700_000_001.0, args_hash="sha256:aa")
+
+
+def stored(store: Store, request_id: str) -> ApprovalRequest | None:
+    return store.get_request(request_id)
+
+
+# ---- the batch itself (PostgreSQL) -------------------------------------------------------------
+
+
+def test_writes_travel_with_the_next_read_and_the_commit(postgres_store: Store) -> None:
+    first, second = request(), request()
+    with postgres_store.transaction():  # warm the pool: a new connection talks first
+        pass
+    with round_trips() as counted, postgres_store.transaction() as tx:
+        tx.insert_request(first)  # kept back, with the BEGIN
+        tx.insert_request(second)
+        tx.record_audit("one", at_us=1, request_id=first.id, actor="t", data={})
+        assert counted[0] == 0  # nothing has gone yet
+        seen = tx.get_request(first.id)  # BEGIN, both inserts and this read: one message
+        assert seen is not None and seen.id == first.id  # it reads its own writes
+        assert counted[0] == 1
+        tx.insert_decision(decision(first.id))
+    assert counted[0] == 2  # the decision, the kept event, COMMIT: the second message
+    assert stored(postgres_store, second.id) is not None
+    assert [d.request_id for d in postgres_store.decisions(first.id)] == [first.id]
+    assert [e.kind for e in postgres_store.audit_events()] == ["one"]
+
+
+def test_a_transaction_that_does_nothing_costs_no_round_trip(postgres_store: Store) -> None:
+    with postgres_store.transaction():
+        pass
+    with round_trips() as counted, postgres_store.transaction():
+        pass
+    assert counted[0] == 0
+
+
+def test_a_kept_back_write_that_fails_fails_the_whole_transaction(store: Store) -> None:
+    """A duplicate insert kept back until the commit: the commit fails with the same typed
+    conflict as an insert sent at once, and nothing of the transaction stays."""
+    existing = request()
+    with store.transaction() as tx:
+        tx.insert_request(existing)
+    fresh = request()
+    with pytest.raises(Conflict) as refused, store.transaction() as tx:
+        tx.insert_request(fresh)
+        tx.insert_decision(decision(existing.id))
+        tx.insert_request(existing)  # a duplicate id
+        tx.record_audit("lost", at_us=1, request_id=None, actor="t", data={})
+    assert refused.value.code == "unique_violation"
+    assert stored(store, fresh.id) is None
+    assert store.decisions(existing.id) == []
+    assert list(store.audit_events()) == []
+    with store.transaction() as tx:  # the connection went back to the pool clean
+        tx.insert_request(fresh)
+    assert stored(store, fresh.id) is not None
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "lone \ud800 surrogate"])
+def test_a_bad_value_in_a_kept_back_write_is_typed_and_writes_nothing(
+        store: Store, bad: str) -> None:
+    if "\x00" in bad and store.backend == "sqlite":
+        pytest.skip("SQLite stores a NUL in TEXT; the input contract refuses it before")
+    good = request()
+    with pytest.raises(InvalidInput), store.transaction() as tx:
+        tx.insert_request(good)
+        tx.record_audit("never", at_us=1, request_id=None, actor="t", data={})
+        tx.insert_request(request(summary=bad))
+    assert stored(store, good.id) is None
+    assert list(store.audit_events()) == []
+
+
+def test_a_kept_back_compare_and_set_that_moves_nothing_rolls_everything_back(
+        postgres_store: Store) -> None:
+    """A compare-and-set on a held row travels with the commit; should it ever match no row
+    (here: a second one on the stale version), PostgreSQL raises before the COMMIT."""
+    held = request()
+    with postgres_store.transaction() as tx:
+        tx.insert_request(held)
+    with pytest.raises(Conflict) as refused, postgres_store.transaction() as tx:
+        locked = tx.get_request(held.id, lock=True)
+        assert locked is not None
+        moved = tx.update_request(locked, status=RequestStatus.APPROVED, updated_at=2.0)
+        assert moved is not None and moved.version == locked.version + 1
+        tx.insert_decision(decision(held.id))
+        tx.update_request(locked, status=RequestStatus.REJECTED, updated_at=3.0)  # stale
+    assert refused.value.code == "changed_underneath"
+    after = stored(postgres_store, held.id)
+    assert after is not None
+    assert (after.status, after.version) == (RequestStatus.PENDING, held.version)
+    assert postgres_store.decisions(held.id) == []
+
+
+def test_a_compare_and_set_on_a_row_not_held_answers_at_once(store: Store) -> None:
+    """Without the row held, the caller learns at once that the row moved (``None``)."""
+    row = request()
+    with store.transaction() as tx:
+        tx.insert_request(row)
+    with store.transaction() as tx:
+        assert tx.update_request(row, updated_at=2.0) is not None
+    with store.transaction() as tx:
+        assert tx.update_request(row, updated_at=3.0) is None  # the old version
+    after = stored(store, row.id)
+    assert after is not None and (after.version, after.updated_at) == (row.version + 1, 2.0)
+
+
+def _approved(store: Store) -> ApprovalRequest:
+    row = request(status=RequestStatus.APPROVED)
+    with store.transaction() as tx:
+        tx.insert_request(row)
+    return row
+
+
+def _claim_event(row: ApprovalRequest) -> tuple[str, int, str, dict[str, Any]]:
+    return "request.executing", 5, "worker", {"from": "approved", "to": "executing"}
+
+
+def test_a_claim_commits_with_its_statement_and_nothing_may_follow(
+        postgres_store: Store) -> None:
+    row = _approved(postgres_store)
+    with postgres_store.transaction() as tx:
+        assert tx.hold_request(row) is not None
+        with round_trips() as counted:
+            token = tx.claim_request(row, event=_claim_event(row), commit=True,
+                                     status=RequestStatus.EXECUTING, updated_at=5.0,
+                                     lease_until=60.0, executor="worker")
+        assert counted[0] == 1  # the claim and its COMMIT, one message
+        with pytest.raises(RuntimeError, match="ended"):
+            tx.insert_decision(decision(row.id))
+    after = stored(postgres_store, row.id)
+    assert after is not None and after.status is RequestStatus.EXECUTING
+    assert after.fencing_token == token
+    assert postgres_store.decisions(row.id) == []
+    assert [e.kind for e in postgres_store.audit_events()] == ["request.executing"]
+
+
+def test_a_committing_claim_on_a_stale_row_writes_nothing(postgres_store: Store) -> None:
+    row = _approved(postgres_store)
+    with postgres_store.transaction() as tx:
+        tx.update_request(row, updated_at=9.0)  # the row moves on (version + 1)
+    with pytest.raises(Conflict), postgres_store.transaction() as tx:
+        tx.claim_request(row, event=_claim_event(row), commit=True,
+                         status=RequestStatus.EXECUTING, updated_at=5.0, lease_until=60.0,
+                         executor="worker")
+    after = stored(postgres_store, row.id)
+    assert after is not None and after.status is RequestStatus.APPROVED
+    assert list(postgres_store.audit_events()) == []
+
+
+def test_a_claim_on_a_stale_row_is_none_and_rolls_back(store: Store) -> None:
+    row = _approved(store)
+    with store.transaction() as tx:
+        tx.update_request(row, updated_at=9.0)
+    with pytest.raises(LookupError), store.transaction() as tx:
+        token = tx.claim_request(row, event=_claim_event(row), status=RequestStatus.EXECUTING,
+                                 updated_at=5.0, lease_until=60.0, executor="worker")
+        assert token is None
+        raise LookupError("the caller gives up, as lifecycle.claim does")
+    assert list(store.audit_events()) == []
+
+
+# ---- a run's end, one statement --------------------------------------------------------------
+
+
+def _executing(store: Store) -> tuple[ApprovalRequest, int]:
+    row = _approved(store)
+    with store.transaction() as tx:
+        token = tx.claim_request(row, event=_claim_event(row), status=RequestStatus.EXECUTING,
+                                 updated_at=5.0, lease_until=60.0, executor="worker")
+    assert token is not None
+    return row, token
+
+
+def test_finishing_writes_the_move_and_its_event_or_neither(store: Store) -> None:
+    row, token = _executing(store)
+    event = ("request.succeeded", 7, "worker", {"from": "executing", "to": "succeeded"})
+    assert not store.finish_execution(row.id, token + 1, event=event,
+                                      status=RequestStatus.SUCCEEDED, updated_at=7.0,
+                                      result='"x"', error=None)  # not the holder's token
+    assert [e.kind for e in store.audit_events()] == ["request.executing"]
+    assert store.finish_execution(row.id, token, event=event, status=RequestStatus.SUCCEEDED,
+                                  updated_at=7.0, result='"ok"', error=None)
+    after = stored(store, row.id)
+    assert after is not None and (after.status, after.result) == (RequestStatus.SUCCEEDED,
+                                                                  '"ok"')
+    assert [e.kind for e in store.audit_events()] == ["request.executing",
+                                                       "request.succeeded"]
+    assert not store.finish_execution(row.id, token, event=event,
+                                      status=RequestStatus.SUCCEEDED, updated_at=8.0,
+                                      result='"again"', error=None)  # done already
+    assert len(list(store.audit_events())) == 2
+    assert store.verify_audit().ok
+
+
+def test_finishing_is_one_round_trip(postgres_store: Store) -> None:
+    row, token = _executing(postgres_store)
+    event = ("request.failed", 7, "worker", {"from": "executing", "to": "failed"})
+    with round_trips() as counted:
+        assert postgres_store.finish_execution(row.id, token, event=event,
+                                               status=RequestStatus.FAILED, updated_at=7.0,
+                                               result=None, error="boom")
+    assert counted[0] == 1
+
+
+def test_a_bad_value_at_the_finish_is_typed_and_writes_nothing(postgres_store: Store) -> None:
+    store = postgres_store  # SQLite stores a NUL in TEXT (signoff.inputs refuses it first)
+    row, token = _executing(store)
+    event = ("request.failed", 7, "worker", {"from": "executing", "to": "failed"})
+    with pytest.raises(InvalidInput):
+        store.finish_execution(row.id, token, event=event, status=RequestStatus.FAILED,
+                               updated_at=7.0, result=None, error="nul \x00 here")
+    after = stored(store, row.id)
+    assert after is not None and after.status is RequestStatus.EXECUTING
+    assert [e.kind for e in store.audit_events()] == ["request.executing"]
+
+
+# ---- the durable cycle's budget ------------------------------------------------------------------
+
+
+def test_the_durable_cycle_on_postgresql_is_eight_round_trips(
+        postgres_store: Store, policy: Policy, tmp_path: Path) -> None:
+    """propose 2 (the thread's memory; the request with its event and COMMIT), decide 2 (the
+    row locked with the approver; the decision, the move, its events and COMMIT), resume 4
+    (the row; the row held with its approvers; the claim with its COMMIT; the result with
+    its event). The bench (bench/roundtrip_bench.py) says why round trips are the cost."""
+    gate = Gate(policy, postgres_store)
+    alice, _ = gate.add_user("alice", roles=[])
+
+    @gate.tool(name="execute")
+    def execute(command: str) -> str:
+        return f"ran {command}"
+
+    counts: dict[str, list[int]] = {"propose": [], "decide": [], "resume": []}
+    for n in range(3):  # the first cycle opens the pools' connections
+        call = ToolCall(id=f"c{n}", name="execute", args={"command": "echo hi"})
+        with round_trips() as counted:
+            proposal = gate.propose(call, RunContext(thread_id=f"thread-{n}"))
+        counts["propose"].append(counted[0])
+        assert proposal.request is not None
+        with round_trips() as counted:
+            gate.decide(proposal.request.id, Decision.approve(), identity=alice)
+        counts["decide"].append(counted[0])
+        with round_trips() as counted:
+            outcome = gate.resume(proposal.request.id)
+        counts["resume"].append(counted[0])
+        assert outcome.result == "ran echo hi"
+    assert {phase: runs[1:] for phase, runs in counts.items()} == {
+        "propose": [2, 2], "decide": [2, 2], "resume": [4, 4]}
+    assert postgres_store.verify_audit().ok
