@@ -17,6 +17,7 @@ of a server that died before sealing are sealed by the others.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -38,7 +39,10 @@ GATHER = 0.005  # seconds after a poke before passing: one pass for the commits 
 _SEALABLE = ("SELECT seq, at_us, kind, request_id, actor, data FROM audit_pending, "
              "pg_current_snapshot() AS s WHERE txid < pg_snapshot_xmin(s) "
              "OR txid >= pg_snapshot_xmax(s) ORDER BY txid, seq LIMIT %s")
-_INSERT = ("INSERT INTO audit (idx, at_us, kind, request_id, actor, data, prev_hash, hash) "
+_HEAD = "SELECT idx, hash FROM audit_head WHERE id = 1"
+# The sealed events leave audit_pending in the statement that chains them into audit.
+_INSERT = ("WITH gone AS (DELETE FROM audit_pending WHERE seq = ANY(%s::bigint[])) "
+           "INSERT INTO audit (idx, at_us, kind, request_id, actor, data, prev_hash, hash) "
            "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], "
            "%s::text[], %s::text[], %s::text[], %s::text[])")
 
@@ -61,17 +65,32 @@ def lock_key(schema: str) -> int:
 
 def seal_pass(conn: Any, key: int, batch: int = BATCH,
               before_commit: Callable[[], None] | None = None) -> int | None:
-    """One pass on ``conn`` (autocommit off): how many events it sealed, or ``None`` when
-    another sealer holds the lock. Commits what it sealed (``before_commit``: run just
-    before, with everything written — the crash tests kill a sealer there)."""
-    with conn.transaction():
-        got = conn.execute(_LOCK, (key,)).fetchone()
-        if not got or not got[0]:
-            return None
-        rows = conn.execute(_SEALABLE, (batch,)).fetchall()
-        if not rows:
-            return 0
-        head = conn.execute("SELECT idx, hash FROM audit_head WHERE id = 1").fetchone()
+    """One pass on ``conn``: how many events it sealed, or ``None`` when another sealer holds
+    the lock. Commits what it sealed (``before_commit``: run just before, with everything
+    written — the crash tests kill a sealer there).
+
+    Four round trips: ``BEGIN`` (sent with the next message on an autocommit connection);
+    the lock, the sealable events and the head in one message of three statements (each
+    its own snapshot, so the reads see everything committed before the lock was taken);
+    the chain's insert with the delete from ``audit_pending``, one statement; ``COMMIT``."""
+    import psycopg  # noqa: PLC0415 (PostgreSQL only)
+
+    cursor = psycopg.ClientCursor(conn)
+    begin = "BEGIN; " if conn.autocommit else ""  # else psycopg begins it itself
+    try:
+        cursor.execute(f"{begin}{_LOCK}; {_SEALABLE}; {_HEAD}", (key, batch))
+        if begin:
+            cursor.nextset()
+        got = cursor.fetchone()
+        cursor.nextset()
+        rows = cursor.fetchall()
+        cursor.nextset()
+        head = cursor.fetchone()
+        if not got or not got[0] or not rows:
+            conn.rollback()  # nothing written: end it without a WAL record
+            return None if not got or not got[0] else 0
+        if head is None:
+            raise RuntimeError("the audit head row is missing (schema migration 1 makes it)")
         index, prev = int(head[0]), str(head[1])
         columns: list[list[Any]] = [[] for _ in range(8)]
         seqs = []
@@ -84,11 +103,23 @@ def seal_pass(conn: Any, key: int, batch: int = BATCH,
                 column.append(value)
             seqs.append(seq)
             prev = digest
-        conn.execute(_INSERT, columns)
-        conn.execute("DELETE FROM audit_pending WHERE seq = ANY(%s::bigint[])", (seqs,))
+        conn.execute(_INSERT, [seqs, *columns])
         if before_commit is not None:
             before_commit()
+        conn.commit()
         return len(rows)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            conn.rollback()
+        raise
+
+
+def _pending_now(conn: Any) -> tuple[int, int | None, int | None]:
+    """``pending`` as a read of its own (one round trip on an autocommit connection)."""
+    if conn.autocommit:
+        return pending(conn)
+    with conn.transaction():
+        return pending(conn)
 
 
 def pending(conn: Any) -> tuple[int, int | None, int | None]:
@@ -127,15 +158,15 @@ class Sealer:
         if some are still held (by a running transaction) after ``wait`` seconds."""
         deadline = time.monotonic() + wait
         with self._connect() as conn:
-            with conn.transaction():
-                count, _, target = pending(conn)
+            count, _, target = _pending_now(conn)
             if count == 0 or target is None:
                 return True
             while True:
                 seal_pass(conn, self._key)
-                with conn.transaction():
-                    left = conn.execute("SELECT 1 FROM audit_pending WHERE seq <= %s LIMIT 1",
-                                        (target,)).fetchone()
+                left = conn.execute("SELECT 1 FROM audit_pending WHERE seq <= %s LIMIT 1",
+                                    (target,)).fetchone()
+                if not conn.autocommit:
+                    conn.rollback()
                 if left is None:
                     return True
                 if time.monotonic() >= deadline:
@@ -174,8 +205,7 @@ class Sealer:
                 progress = progress or sealed > 0
                 if sealed < BATCH:
                     break
-            with conn.transaction():
-                count, _, _ = pending(conn)
+            count, _, _ = _pending_now(conn)
         now = time.monotonic()
         if count == 0 or progress:
             self._held_since = None if count == 0 else now
