@@ -36,6 +36,10 @@ from signoff.store.deliveries import DELIVERED, Delivery
 log = logging.getLogger("signoff.notify")
 RELEASE_EVERY = 30.0  # seconds between looks for leases of dead notifiers on this host
 SEAL_WAIT = 1.0  # seconds a pass waits for events committed before it to be sealed
+# Seconds between the starts of two passes. Under load every commit wakes the notifier; a
+# pass per commit costs each decision a seal, a timers' pass and a fan-out of its own,
+# while one pass per PACE does the same work for all the commits of that moment.
+PACE = 0.05
 Settled = Callable[[Delivery, str, float], None]  # (delivery, new status, now)
 
 
@@ -151,6 +155,7 @@ class Notifier:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            started = time.monotonic()
             self._wake.clear()
             try:
                 self.tick()
@@ -159,6 +164,9 @@ class Notifier:
                 log.exception("notify: store unavailable; retrying")
                 wait = self.poll
             self._wake.wait(wait)
+            rest = PACE - (time.monotonic() - started)
+            if rest > 0:  # woken at once: let the commits of this moment gather
+                self._stop.wait(rest)
 
     def _until_due(self) -> float:
         dues = [d for d in (self.store.next_delivery_due(), self.store.next_timer_due())
