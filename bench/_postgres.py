@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import statistics
+import subprocess
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -232,3 +235,77 @@ def _median_ms(cycle: Callable[[], None], cycles: int, warmup: int) -> float:
         cycle()
         samples.append(time.perf_counter_ns() - start)
     return statistics.median(samples) / 1e6
+
+
+# ---- round trips -----------------------------------------------------------------------------
+
+
+class RoundTrips:
+    """Counts psycopg's waits on the server's socket, in every thread or in one: each wait
+    that has to wait for I/O at all is a message sent and its answer awaited — a round
+    trip. A wait that needs no I/O (the pool's commit of an idle autocommit connection)
+    is not one. Installed on ``psycopg.Connection.wait`` for the ``with`` block only."""
+
+    def __init__(self, *, thread: int | None = None) -> None:
+        self.thread = thread
+        self.count = 0
+        self._original: Any = None
+
+    def __enter__(self) -> RoundTrips:
+        import psycopg
+
+        self._original = original = psycopg.Connection.wait
+        counter = self
+
+        def counting(gen: Any) -> Any:
+            try:
+                waiting = next(gen)
+            except StopIteration as done:
+                return done.value
+            counter.count += 1
+            while True:
+                ready = yield waiting
+                try:
+                    waiting = gen.send(ready)
+                except StopIteration as done:
+                    return done.value
+
+        def wait(conn: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
+            if counter.thread is None or threading.get_ident() == counter.thread:
+                gen = counting(gen)
+            return original(conn, gen, *args, **kwargs)
+
+        psycopg.Connection.wait = wait
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import psycopg
+
+        psycopg.Connection.wait = self._original
+
+
+def round_trip_probe(dsn: str, samples: int = 300) -> tuple[float, float]:
+    """Median µs of ``SELECT 1`` on an idle machine, then with one core kept busy by another
+    process. On a virtual machine whose idle cores sleep, waking them costs more than the
+    query: the first figure is what every round trip of a quiet moment pays."""
+    import psycopg
+
+    def median_us(conn: Any) -> float:
+        times = []
+        for _ in range(samples):
+            start = time.perf_counter_ns()
+            conn.execute("SELECT 1").fetchone()
+            times.append(time.perf_counter_ns() - start)
+        return statistics.median(times) / 1000
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        median_us(conn)  # warm
+        idle = median_us(conn)
+        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            time.sleep(0.2)
+            busy = median_us(conn)
+        finally:
+            spinner.kill()
+            spinner.wait()
+    return idle, busy

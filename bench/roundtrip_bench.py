@@ -46,7 +46,7 @@ from typing import Any, Literal, TypedDict
 
 import signoff
 from _common import expect, version
-from _postgres import Floor, PgTarget, connect_pg, pg_floor, redact
+from _postgres import Floor, PgTarget, RoundTrips, connect_pg, pg_floor, redact, round_trip_probe
 from signoff import Effect, Policy, RunContext, ToolCall
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
@@ -108,6 +108,9 @@ class Counts:
     readonly: dict[str, int] = field(default_factory=dict)  # read-only transactions' commits
     statements: dict[str, int] = field(default_factory=dict)
     wal_pages: dict[str, int] = field(default_factory=dict)  # SQLite: WAL frames appended
+    # PostgreSQL: round trips on the cycle's own thread, and on every thread (``RoundTrips``)
+    round_trips: dict[str, int] = field(default_factory=dict)
+    round_trips_all: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def per_cycle(self, table: dict[str, int], phase: str | None = None) -> float:
@@ -181,6 +184,19 @@ def drive_counted(case: Case, i: str, snapshot: Callable[[], tuple[int, ...]],
     for (phase, before), (_, after) in zip(marks, [*marks[1:], ("", end)], strict=True):
         for table, b, a in zip(into, before, after, strict=True):
             table[phase] = table.get(phase, 0) + (a - b)
+
+
+def count_round_trips(case: Case, cycles: int, counts: Counts) -> None:
+    """Round trips per phase (``_postgres.RoundTrips``): on the thread that runs the cycle,
+    and on every thread (a background checkpoint writer, signoff's sealer and listener)."""
+    for n in range(2):  # the pools' first connections are not the cycle's
+        for _ in case.cycle(f"warm-{uuid.uuid4().hex}-{n}"):
+            pass
+    with RoundTrips() as everyone, RoundTrips(thread=threading.get_ident()) as caller:
+        for n in range(cycles):
+            drive_counted(case, f"trips-{uuid.uuid4().hex}-{n}",
+                          lambda: (caller.count, everyone.count),
+                          [counts.round_trips, counts.round_trips_all])
 
 
 class Tracer:
@@ -373,6 +389,12 @@ class SignoffPostgres(SignoffCase):
                 store.close()
 
         measured = self.pg.xact_commit_delta(run)
+        store = PostgresStore(self.pg.bench_dsn, schema=self.schema)
+        try:
+            self.gate, _ = self._gate(store, add_user=False)
+            count_round_trips(self, cycles, counts)
+        finally:
+            store.close()
         if measured is None or overhead is None:
             counts.notes.append("xact_commit: the statistics did not settle; not reported")
             return counts
@@ -409,9 +431,10 @@ class _PgCounter:
 
 
 def _instrument_pg(store: Any, xid_function: str) -> _PgCounter:
-    """Wrap this store instance's ``transaction`` and ``_reader`` (the two ways it opens a
-    transaction). Just before each commits, ask the server whether the transaction was given
-    a transaction id. Used in the untimed counting pass only."""
+    """Wrap this store instance's ``transaction``, ``_reader`` and ``finish_execution`` (the
+    ways it opens a transaction). Just before each of the first two commits, ask the server
+    whether the transaction was given a transaction id. Used in the untimed counting pass
+    only."""
     counter = _PgCounter()
     probe = f"SELECT {xid_function}()"
 
@@ -420,7 +443,10 @@ def _instrument_pg(store: Any, xid_function: str) -> _PgCounter:
         def counted() -> Iterator[Any]:
             with opener() as tx:
                 yield tx
-                wrote = tx.cursor.execute(probe).fetchone()[0] is not None
+                if getattr(tx.cursor, "ended", False):
+                    wrote = True  # committed with its last statement: a claim, which writes
+                else:
+                    wrote = tx.cursor.execute(probe).fetchone()[0] is not None
                 if wrote:
                     counter.writes += 1
                 else:
@@ -430,6 +456,18 @@ def _instrument_pg(store: Any, xid_function: str) -> _PgCounter:
 
     store.transaction = wrap(store.transaction)
     store._reader = wrap(store._reader)
+    finish = store.finish_execution
+
+    def finish_counted(*args: Any, **kwargs: Any) -> bool:
+        # One autocommit statement: it wrote (a commit, a WAL flush) exactly when it moved.
+        done = bool(finish(*args, **kwargs))
+        if done:
+            counter.writes += 1
+        else:
+            counter.readonly += 1
+        return done
+
+    store.finish_execution = finish_counted
     return counter
 
 
@@ -551,6 +589,9 @@ class LangGraphPostgresCase(_LangGraphCycle):
                     self.check()
 
         measured = self.pg.xact_commit_delta(run)
+        with PostgresSaver.from_conn_string(self.pg.bench_dsn) as saver:
+            self.graph = _approval_graph(saver)
+            count_round_trips(self, cycles, counts)
         self.graph = live
         if measured is None:
             counts.notes.append("xact_commit: the statistics did not settle; not reported")
@@ -633,6 +674,9 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
                          else f"database {pg.database} (shared: CREATE DATABASE refused)")
                 print(f"  postgres  {pg.version_short} at {redact(pg_dsn)}, {where}; "
                       f"{pg.settings}")
+                idle, busy = round_trip_probe(pg.bench_dsn)
+                print(f"  round trip SELECT 1 median {idle:.0f} µs on the idle machine, "
+                      f"{busy:.0f} µs with one core kept busy by another process")
             else:
                 print(f"  postgres  SKIPPED: not reachable at {redact(pg_dsn)} ({pg_problem})")
         print(f"  method    {warmup} warm-up cycles, then {cycles} timed cycles per case, "
@@ -746,7 +790,8 @@ def report(cases: Sequence[Case], samples: dict[str, Samples], counts: dict[str,
     print()
 
     print("Per phase: median ms / commits (c) / SQL statements / WAL pages (pg, 4 KiB each) "
-          "per cycle, the counts from the counting pass:")
+          "/ PostgreSQL round trips (rt: on the cycle's thread; all threads in brackets) "
+          "per cycle, the counts from the counting passes:")
     width = max(len(f"{c.system} {c.key}") for c in cases)
     for case in cases:
         s, k = samples[case.key], counts[case.key]
@@ -761,6 +806,9 @@ def report(cases: Sequence[Case], samples: dict[str, Samples], counts: dict[str,
                 text += f" / {k.per_cycle(k.statements, phase):g} stmts"
             if k.wal_pages:
                 text += f" / {k.per_cycle(k.wal_pages, phase):g} pg"
+            if k.round_trips:
+                text += (f" / {k.per_cycle(k.round_trips, phase):g} rt"
+                         f" ({k.per_cycle(k.round_trips_all, phase):g} all threads)")
             parts.append(text)
         print(f"  {case.key:<{width}}  " + " | ".join(parts))
         for note in k.notes:
