@@ -69,10 +69,11 @@ def seal_pass(conn: Any, key: int, batch: int = BATCH,
     the lock. Commits what it sealed (``before_commit``: run just before, with everything
     written — the crash tests kill a sealer there).
 
-    Four round trips: ``BEGIN`` (sent with the next message on an autocommit connection);
-    the lock, the sealable events and the head in one message of three statements (each
-    its own snapshot, so the reads see everything committed before the lock was taken);
-    the chain's insert with the delete from ``audit_pending``, one statement; ``COMMIT``."""
+    Three round trips on an autocommit connection (the store's): ``BEGIN`` with the lock,
+    the sealable events and the head, in one message (each statement its own snapshot, so
+    the reads see everything committed before the lock was taken); the chain's insert
+    with the delete from ``audit_pending``, one statement; ``COMMIT``. (Four on a
+    connection that opens its transactions itself.)"""
     import psycopg  # noqa: PLC0415 (PostgreSQL only)
 
     cursor = psycopg.ClientCursor(conn)
