@@ -199,3 +199,26 @@ def test_two_notifiers_racing_fire_each_timer_once(rig: Rig) -> None:
         other.stop()
     finally:
         other_store.close()
+
+
+def test_the_timer_pass_passes_over_other_events_beyond_a_batch(rig: Rig) -> None:
+    """The timer pass reads only the requests created since its cursor (``created_after``):
+    more than a batch of other events between two requests moves its cursor to the head and
+    schedules both requests' timers, once."""
+    from signoff.notify.timers import BATCH, CURSOR
+
+    first = rig.ask()
+    with rig.store.transaction() as tx:
+        tx.append_audits([("call.allowed", 1, "bot", {"n": n}) for n in range(BATCH * 2 + 50)])
+    second = rig.ask()
+    rig.store.seal()
+    timers = rig.notifier.timers
+    assert timers.schedule() == 6  # each: its expiry, a reminder and an escalation
+    assert timers.schedule() == 0
+    with rig.store.transaction() as tx:
+        assert tx.channel_cursor(CURSOR) == rig.store.audit_head()[0]
+    rig.at(16)
+    reminded = {p["data"]["request_id"] for p in
+                (a.payload for a in rig.ops.unique().values())
+                if p["type"] == "request.reminder"}
+    assert reminded == {first, second}

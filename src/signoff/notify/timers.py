@@ -56,16 +56,18 @@ class Timers:
         while True:
             with self.store.transaction() as tx:
                 cursor = tx.channel_cursor(CURSOR)
-                events = tx.audit_after(cursor, BATCH)
-                for event in events:
-                    if event.kind == "request.created" and event.request_id is not None:
-                        request = tx.get_request(event.request_id)
-                        if request is not None:
-                            made += self._schedule(tx, request)
-                if events:
-                    tx.set_channel_cursor(CURSOR, events[-1].index)
-                self._seen = events[-1].index if events else cursor
-            if len(events) < BATCH:
+                # Only the requests created since: the log's other events are passed over
+                # in the database (a decision-only load reads nothing here).
+                head, created = tx.created_after(cursor, BATCH)
+                for _, request in created:
+                    if request is not None:
+                        made += self._schedule(tx, request)
+                full = len(created) == BATCH
+                upto = created[-1][0] if full else head
+                if upto > cursor:
+                    tx.set_channel_cursor(CURSOR, upto)
+                self._seen = max(upto, cursor)
+            if not full:
                 return made
 
     def _schedule(self, tx: Tx, request: ApprovalRequest) -> int:

@@ -96,6 +96,12 @@ class Tx(Protocol):
         """Many events without a request, ``(kind, at_us, actor, data)`` each, in order."""
         ...
 
+    def created_after(self, index: int, limit: int
+                      ) -> tuple[int, list[tuple[int, ApprovalRequest | None]]]:
+        """The audit head this transaction sees, and up to ``limit`` ``request.created``
+        events after ``index`` up to it, each with its request (``None``: gone)."""
+        ...
+
     def approved_ids(self, limit: int) -> list[str]:
         """Approved requests no other transaction holds (``SKIP LOCKED`` where there is one)."""
         ...

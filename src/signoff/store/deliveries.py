@@ -113,20 +113,23 @@ class DeliveryRows:
     def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
         raise NotImplementedError
 
+    def _defer(self, statement: str, params: Sequence[Any] = ()) -> None:
+        raise NotImplementedError
+
     # ---- fan-out ---------------------------------------------------------------------------
 
     def channel_cursor(self, channel: str) -> int:
         """How far events were fanned out to ``channel``, its row held until commit. A
         channel seen for the first time starts at the audit's head: it is told of what
         happens from now on, not of the past."""
-        self._exec("INSERT INTO notify_cursor (name, idx) SELECT ?, idx FROM audit_head "
-                   "WHERE id = 1 ON CONFLICT (name) DO NOTHING", (channel,))
+        self._defer("INSERT INTO notify_cursor (name, idx) SELECT ?, idx FROM audit_head "
+                    "WHERE id = 1 ON CONFLICT (name) DO NOTHING", (channel,))
         row = self._one(f"SELECT idx FROM notify_cursor WHERE name = ?"
                         f"{self.dialect.lock_suffix}", (channel,))
         return int(row[0])
 
     def set_channel_cursor(self, channel: str, index: int) -> None:
-        self._exec("UPDATE notify_cursor SET idx = ? WHERE name = ?", (index, channel))
+        self._defer("UPDATE notify_cursor SET idx = ? WHERE name = ?", (index, channel))
 
     def insert_delivery(self, delivery: Delivery) -> None:
         self._exec(f"INSERT INTO deliveries ({_COLUMNS}) VALUES "
@@ -243,9 +246,9 @@ class DeliveryRows:
     # ---- timers ----------------------------------------------------------------------------
 
     def add_timer(self, request_id: str, kind: str, *, due_at: float, rule: int) -> None:
-        self._exec("INSERT INTO notify_timers (request_id, kind, due_at, rule) VALUES "
-                   "(?, ?, ?, ?) ON CONFLICT (request_id, kind) DO NOTHING",
-                   (request_id, kind, due_at, rule))
+        self._defer("INSERT INTO notify_timers (request_id, kind, due_at, rule) VALUES "
+                    "(?, ?, ?, ?) ON CONFLICT (request_id, kind) DO NOTHING",
+                    (request_id, kind, due_at, rule))
 
     def due_timers(self, *, now: float, limit: int) -> list[tuple[str, str, float, int]]:
         """``(request_id, kind, due_at, rule)`` of timers due and not yet fired, held until

@@ -294,6 +294,21 @@ class SqlTx(AccountRows, DeliveryRows):
                           (index, limit)).fetchall()
         return [audit_from_row(r) for r in rows]
 
+    def created_after(self, index: int, limit: int
+                      ) -> tuple[int, list[tuple[int, ApprovalRequest | None]]]:
+        """``(head, [(index, request), …])``: the audit's head as this transaction sees it,
+        and up to ``limit`` ``request.created`` events after ``index`` and no later than that
+        head, in order, each with its request (``None``: gone) — what the timer pass needs
+        of the log, without reading the events it does not, nor any event's data."""
+        head = int(self._one("SELECT idx FROM audit_head WHERE id = 1")[0])
+        rows = self._exec(
+            f"SELECT a.idx, {', '.join('r.' + c for c in REQUEST_COLUMNS)} FROM audit a "
+            "LEFT JOIN requests r ON r.id = a.request_id WHERE a.idx > ? AND a.idx <= ? "
+            "AND a.kind = 'request.created' ORDER BY a.idx LIMIT ?",
+            (index, head, limit)).fetchall()
+        return head, [(int(row[0]), None if row[1] is None else request_from_row(row[1:]))
+                      for row in rows]
+
     # ---- requests ----------------------------------------------------------------------------
 
     def get_request(self, request_id: str, *, lock: bool = False) -> ApprovalRequest | None:
