@@ -32,6 +32,23 @@ def append(store: Store, kind: str, n: int = 1, request_id: str | None = None) -
                                 data={"i": i}) for i in range(n)]
 
 
+def all_sealable(conn: Any, timeout: float = 30.0) -> None:
+    """Wait until every pending event is below the cluster's horizon. Transaction ids are
+    cluster-wide: another database's running transaction (a suite run beside this one)
+    holds the horizon back, and a pass then seals fewer than the test counts on."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with conn.transaction():
+            held = conn.execute(
+                "SELECT count(*) FROM audit_pending, pg_current_snapshot() AS s "
+                "WHERE txid >= pg_snapshot_xmin(s) AND txid < pg_snapshot_xmax(s)"
+            ).fetchone()[0]
+        if held == 0:
+            return
+        assert time.monotonic() < deadline, f"{held} events held back for {timeout} s"
+        time.sleep(0.05)
+
+
 def sealed_kinds(store: Store) -> list[str]:
     """What the audit table holds, read behind the store (no seal first)."""
     with raw(store) as conn:
@@ -256,6 +273,7 @@ def test_a_pass_seals_no_more_than_its_batch(postgres_store: Store) -> None:
     append(store, "e", 7)
     key = lock_key(store.schema)  # type: ignore[attr-defined]
     with store.sealer._connect() as conn:  # type: ignore[attr-defined]
+        all_sealable(conn)
         assert seal_pass(conn, key, batch=3) == 3
         assert seal_pass(conn, key, batch=3) == 3
         assert seal_pass(conn, key, batch=3) == 1
@@ -278,6 +296,7 @@ def test_a_pass_does_not_wait_for_its_own_flush_and_leaves_the_session_as_it_was
 
     with store.sealer._connect() as conn:  # type: ignore[attr-defined]
         assert setting(conn) == "on"
+        all_sealable(conn)
         assert seal_pass(conn, key, before_commit=lambda: inside.append(
             conn.execute("SHOW synchronous_commit").fetchone()[0])) == 2
         assert setting(conn) == "on"
