@@ -1,5 +1,5 @@
 """The kernel's commands: ``requests``, ``audit``, ``recover``, ``db`` (``users``:
-``cli_users``).
+``cli.users``).
 
 The database comes from ``--db`` or ``SIGNOFF_DB`` (a file path for SQLite, a
 ``postgresql://`` URL for PostgreSQL; default ``signoff.db``). A decision's

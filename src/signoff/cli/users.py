@@ -12,7 +12,7 @@ import argparse
 import time
 from typing import Any
 
-from signoff.cli_kernel import _leaf, _print, open_gate
+from signoff.cli.kernel import _leaf, _print, open_gate
 from signoff.identity import Account, IdentityKind, Session, parse_roles
 from signoff.kernel.admin import expiry, os_actor
 from signoff.kernel.gate import Gate

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from signoff.demo_report import Report
-from signoff.demo_tools import FILES, make_workspace, register_tools, write_policy
+from signoff.demo.report import Report
+from signoff.demo.tools import FILES, make_workspace, register_tools, write_policy
 from signoff.errors import ConfigurationError, SignoffError
 from signoff.identity import Identity, IdentityKind
 from signoff.kernel.gate import Gate

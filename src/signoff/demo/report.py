@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from signoff.audit import AuditEvent, Verification
-from signoff.demo_tools import describe_result
+from signoff.demo.tools import describe_result
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import Verdict
 

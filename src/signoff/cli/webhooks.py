@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from signoff.cli_kernel import _leaf, _print, open_gate
+from signoff.cli.kernel import _leaf, _print, open_gate
 from signoff.kernel.admin import os_actor
 from signoff.notify import admin
 from signoff.notify.config import EVENT_TYPES, NotifyConfig, load_notify, parse_filters

@@ -20,11 +20,11 @@ from typing import Any
 
 from signoff import __version__
 from signoff.canonical import parse_args
-from signoff.cli_kernel import add_commands, close_opened
-from signoff.cli_mcp import add_mcp_proxy
-from signoff.cli_server import add_serve
-from signoff.cli_users import add_users
-from signoff.cli_webhooks import add_webhooks
+from signoff.cli.kernel import add_commands, close_opened
+from signoff.cli.mcp import add_mcp_proxy
+from signoff.cli.server import add_serve
+from signoff.cli.users import add_users
+from signoff.cli.webhooks import add_webhooks
 from signoff.demo import run_demo
 from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
@@ -221,6 +221,3 @@ def _fail(exc: SignoffError, *, as_json: bool) -> int:
     print(f"signoff: error [{exc.code}]: {exc.message}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
