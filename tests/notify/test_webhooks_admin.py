@@ -14,7 +14,7 @@ import pytest
 from receiver import Receiver
 from test_webhooks_served import Rig, ask, decide, rig
 
-from signoff.cli.kernel import open_store
+from signoff.cli.common import open_store
 from signoff.errors import ConfigurationError
 from signoff.notify.config import new_secret, parse_notify
 

@@ -20,7 +20,9 @@ from typing import Any
 
 from signoff import __version__
 from signoff.canonical import parse_args
-from signoff.cli.kernel import add_commands, close_opened
+from signoff.cli.common import close_opened
+from signoff.cli.db import add_db
+from signoff.cli.kernel import add_commands
 from signoff.cli.mcp import add_mcp_proxy
 from signoff.cli.server import add_serve
 from signoff.cli.users import add_users
@@ -137,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print JSON lines")
     demo.set_defaults(handler=cmd_demo)
     add_commands(commands)
+    add_db(commands)
     add_users(commands)
     add_webhooks(commands)
     add_serve(commands)

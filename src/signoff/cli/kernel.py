@@ -1,34 +1,20 @@
-"""The kernel's commands: ``requests``, ``audit``, ``recover``, ``db`` (``users``:
-``cli.users``).
-
-The database comes from ``--db`` or ``SIGNOFF_DB`` (a file path for SQLite, a
-``postgresql://`` URL for PostgreSQL; default ``signoff.db``). A decision's
-approver is the identity holding ``--token-file`` / ``--token`` (or
-``SIGNOFF_TOKEN``): there is no flag to name an approver. A token file keeps the
-token out of shell history; ``--token`` puts it there.
-"""
+"""The kernel's commands: ``requests``, ``audit``, ``recover`` (``db``: ``cli.db``;
+``users``: ``cli.users``). What they share — the database, the token, the output — is
+``cli.common``'s."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 from signoff import inputs
-from signoff.errors import ConfigurationError, InvalidInput
-from signoff.kernel.gate import Gate
+from signoff.cli.common import common_args, emit, leaf, open_gate, token_of
+from signoff.errors import InvalidInput
 from signoff.model import ApprovalRequest, Decision, RequestStatus, Risk
-from signoff.policy import Policy, parse_policy
-from signoff.review import RiskReviewer
-from signoff.store.base import Store
 from signoff.store.pages import RequestQuery, cursor_of, parse_cursor
-from signoff.store.sqlite import SqliteStore
-
-DEFAULT_DB = "signoff.db"
 
 
 def add_commands(commands: Any) -> None:
@@ -36,7 +22,7 @@ def add_commands(commands: Any) -> None:
                                    description="Approval requests: list, show, approve, reject, "
                                    "edit, respond, cancel.")
     sub = requests.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
-    listing = _leaf(sub, "list", "list approval requests", cmd_requests_list)
+    listing = leaf(sub, "list", "list approval requests", cmd_requests_list)
     listing.add_argument("--status", choices=[s.value for s in RequestStatus],
                          help="only requests in this status")
     listing.add_argument("--thread", help="only requests of this thread")
@@ -50,10 +36,10 @@ def add_commands(commands: Any) -> None:
                          "thread id (case-insensitive)")
     listing.add_argument("--cursor", help="the next page: the cursor the last page printed")
     listing.add_argument("--limit", type=int, default=50, help="at most this many (50)")
-    show = _leaf(sub, "show", "show one request with its decisions", cmd_requests_show)
+    show = leaf(sub, "show", "show one request with its decisions", cmd_requests_show)
     show.add_argument("request_id")
-    approve = _leaf(sub, "approve", "approve a request (as the identity holding the token)",
-                    cmd_requests_approve, decides=True)
+    approve = leaf(sub, "approve", "approve a request (as the identity holding the token)",
+                   cmd_requests_approve, decides=True)
     approve.add_argument("request_id")
     how = approve.add_mutually_exclusive_group()
     how.add_argument("--thread-grant", action="store_true",
@@ -61,31 +47,31 @@ def add_commands(commands: Any) -> None:
     how.add_argument("--auto-thread", action="store_true",
                      help="auto-approve this thread: switch it to auto and approve the other "
                      "undecided calls of this pause too")
-    reject = _leaf(sub, "reject", "reject a request with a reason the agent will read",
-                   cmd_requests_reject, decides=True)
+    reject = leaf(sub, "reject", "reject a request with a reason the agent will read",
+                  cmd_requests_reject, decides=True)
     reject.add_argument("request_id")
     reject.add_argument("--reason", required=True, help="why; the agent receives it")
     reject.add_argument("--alternative", action="append", default=[],
                         help="an alternative the agent may try instead (repeatable)")
-    edit = _leaf(sub, "edit", "approve with changed arguments (re-checked against the policy)",
-                 cmd_requests_edit, decides=True)
+    edit = leaf(sub, "edit", "approve with changed arguments (re-checked against the policy)",
+                cmd_requests_edit, decides=True)
     edit.add_argument("request_id")
     edit.add_argument("--args", required=True, help="the new arguments, a JSON object")
     edit.add_argument("--reason", help="why; the agent receives it with the outcome")
-    respond = _leaf(sub, "respond", "answer the agent instead of running the call",
-                    cmd_requests_respond, decides=True)
+    respond = leaf(sub, "respond", "answer the agent instead of running the call",
+                   cmd_requests_respond, decides=True)
     respond.add_argument("request_id")
     respond.add_argument("--message", required=True, help="the answer the agent receives")
-    cancel = _leaf(sub, "cancel", "withdraw a request (its asker, or an admin)",
-                   cmd_requests_cancel, decides=True)
+    cancel = leaf(sub, "cancel", "withdraw a request (its asker, or an admin)",
+                  cmd_requests_cancel, decides=True, idempotent=False)
     cancel.add_argument("request_id")
     cancel.add_argument("--reason", required=True, help="why; the waiting agent receives it")
 
     audit = commands.add_parser("audit", help="verify or export the audit log",
                                 description="The hash-chained audit log.")
     audit_sub = audit.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
-    _leaf(audit_sub, "verify", "check the hash chain; names the first bad index", cmd_audit_verify)
-    export = _leaf(audit_sub, "export", "print the audit events", cmd_audit_export)
+    leaf(audit_sub, "verify", "check the hash chain; names the first bad index", cmd_audit_verify)
+    export = leaf(audit_sub, "export", "print the audit events", cmd_audit_export)
     export.add_argument("--after", type=int, default=0, help="only events after this index")
 
     recover = commands.add_parser(
@@ -93,143 +79,9 @@ def add_commands(commands: Any) -> None:
         description="Expire pending requests past their expiry and mark executions whose lease "
         "ran out as unknown (never re-run). Approved requests whose tool is not loaded here "
         "are left approved and counted.")
-    _common(recover)
+    common_args(recover)
     recover.set_defaults(handler=cmd_recover)
 
-    db = commands.add_parser("db", help="database maintenance",
-                             description="Create or upgrade the schema; back it up.")
-    db_sub = db.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
-    _leaf(db_sub, "migrate", "create or upgrade the schema (PostgreSQL needs this once)",
-          cmd_db_migrate)
-    backup = _leaf(db_sub, "backup", "copy a SQLite database while it is in use, checked "
-                   "(PostgreSQL: use pg_dump)", cmd_db_backup)
-    backup.add_argument("destination", help="the new file (never overwritten)")
-    purge = _leaf(db_sub, "purge", "remove requests that ended before a date, and the audit "
-                  "events before them, keeping the chain verifiable from a checkpoint",
-                  cmd_db_purge)
-    purge.add_argument("--before", required=True, metavar="WHEN",
-                       help="a date or time (ISO 8601, UTC unless it says; 2026-09-01, "
-                       "2026-09-01T12:00+02:00) or an age (90d: ninety days ago)")
-    purge.add_argument("--dry-run", action="store_true",
-                       help="count what would go; remove nothing")
-
-
-def cmd_db_purge(args: argparse.Namespace) -> int:
-    import time  # noqa: PLC0415 (one command's)
-
-    from signoff.kernel.admin import os_actor  # noqa: PLC0415
-    from signoff.store.retention import purge  # noqa: PLC0415
-
-    now = time.time()
-    done = purge(open_store(args.db), before=parse_moment(args.before, now=now), now=now,
-                 actor=os_actor(), dry_run=args.dry_run)
-    what = "would remove" if done.dry_run else "removed"
-    text = (f"{what} {done.requests} requests that ended before {done.iso}, and "
-            f"{done.events} audit events")
-    if done.anchor is not None:
-        text += (f"\nthe audit chain {'would start' if done.dry_run else 'now starts'} after "
-                 f"event {done.anchor[0]}, hash {done.anchor[1]}"
-                 + ("" if done.dry_run else " (keep this line: it proves what was removed)"))
-    _print(args, done.to_dict(), text)
-    return 0
-
-
-def parse_moment(text: str, *, now: float) -> float:
-    """``--before``: an ISO 8601 date or time (UTC when it names no offset), or an age."""
-    import datetime as dt  # noqa: PLC0415
-
-    from signoff.policy.config import parse_duration  # noqa: PLC0415
-
-    value = text.strip()
-    try:
-        moment = dt.datetime.fromisoformat(value)
-    except ValueError:
-        try:
-            age = parse_duration(value)
-        except ValueError:
-            age = None
-        if age is None:
-            raise InvalidInput(f"--before {text!r} is neither a date (2026-09-01, "
-                               "2026-09-01T12:00Z) nor an age (90d)",
-                               code="invalid_moment") from None
-        return now - age
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.timestamp()
-
-
-def _leaf(sub: Any, name: str, text: str, handler: Any, *, decides: bool = False) -> Any:
-    parser = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
-    _common(parser)
-    if decides:
-        parser.add_argument("--token", help="your token (default: $SIGNOFF_TOKEN; "
-                            "prefer --token-file: a command line stays in shell history)")
-        parser.add_argument("--token-file", help="read your token from this file")
-        if handler is not cmd_requests_cancel:
-            parser.add_argument("--idempotency-key", help="make a retried decision safe")
-    parser.set_defaults(handler=handler)
-    return parser
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help=f"database: a file or postgresql:// URL (default: "
-                        f"$SIGNOFF_DB or {DEFAULT_DB})")
-    parser.add_argument("--policy", help="policy file (default: signoff.toml if present)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-
-
-# Stores a command opened; ``close_opened`` closes them when the command ends, whether it
-# succeeded or failed (a PostgreSQL pool left to the garbage collector stops its workers
-# from one of them, which Python reports as an error).
-_OPENED: list[Store] = []
-
-
-def open_store(url: str | None, *, setup: bool = False) -> Store:
-    target = url or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
-    store: Store
-    scheme = target.split("://", 1)[0].lower() if "://" in target else None
-    if scheme in ("postgresql", "postgres"):
-        from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)
-
-        store = PostgresStore(target, setup=setup)
-    elif scheme in (None, "sqlite"):
-        store = SqliteStore(target.split("://", 1)[1] if scheme else target)
-    else:
-        raise ConfigurationError(
-            f"--db {scheme}://… is not a database signoff stores in: give a SQLite file path "
-            "(or sqlite:///path) or a postgresql:// URL", code="unsupported_database")
-    _OPENED.append(store)
-    return store
-
-
-def close_opened() -> None:
-    while _OPENED:
-        _OPENED.pop().close()
-
-
-def open_gate(args: argparse.Namespace, *, proposes: bool = False) -> Gate:
-    """The gate a command works through. Only one that ``proposes`` calls (the server)
-    builds the policy's auto reviewer: deciding, listing and recovering never review, so
-    an approver needs no model key (``[review] api_key_env``)."""
-    path = args.policy or ("signoff.toml" if Path("signoff.toml").exists() else None)
-    reviewer = None if proposes else RiskReviewer()
-    policy = Policy.load(path, reviewer=reviewer) if path else \
-        Policy(parse_policy("", source="<empty>"), reviewer=reviewer)
-    return Gate(policy, open_store(args.db), agent=None)
-
-
-def _print(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
-
-
-def _token(args: argparse.Namespace) -> str | None:
-    if args.token_file:
-        try:
-            return Path(args.token_file).read_text("utf-8").strip()
-        except OSError as exc:
-            raise ConfigurationError(f"--token-file {args.token_file}: {exc.strerror}",
-                                     code="token_file_unreadable") from None
-    return args.token or os.environ.get("SIGNOFF_TOKEN")
 
 
 def _line(request: ApprovalRequest) -> str:
@@ -259,7 +111,7 @@ def cmd_requests_list(args: argparse.Namespace) -> int:
     text = "\n".join(_line(r) for r in page) or "no requests"
     if more is not None:
         text += f"\nmore: --cursor {more}"
-    _print(args, [r.to_dict() for r in page], text)
+    emit(args, [r.to_dict() for r in page], text)
     if more is not None and args.json:  # the JSON stays a list: the cursor goes beside it
         print(f"next_cursor: {more}", file=sys.stderr)
     return 0
@@ -284,7 +136,7 @@ def cmd_requests_show(args: argparse.Namespace) -> int:
     lines.extend(f"  {d.kind.value} by {d.approver}" + (f": {d.reason}" if d.reason else "")
                  for d in decisions)
     lines.extend(_change_lines(request))
-    _print(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(lines))
     return 0
 
 
@@ -336,7 +188,7 @@ def _asker(request: ApprovalRequest) -> str:
 
 def _decide(args: argparse.Namespace, decision: Decision) -> int:
     gate = open_gate(args)
-    identity = gate.authenticate(_token(args))
+    identity = gate.authenticate(token_of(args))
     result = gate.decide(args.request_id, decision, identity=identity,
                          idempotency_key=args.idempotency_key)
     text = (f"{result.request.id}: {result.request.status.value} "
@@ -345,7 +197,7 @@ def _decide(args: argparse.Namespace, decision: Decision) -> int:
         text += f"; thread {result.request.thread_id} is {result.review_mode}"
         if result.also_approved:
             text += f"; also approved {', '.join(result.also_approved)}"
-    _print(args, result.to_dict(), text)
+    emit(args, result.to_dict(), text)
     return 0
 
 
@@ -368,10 +220,10 @@ def cmd_requests_respond(args: argparse.Namespace) -> int:
 
 def cmd_requests_cancel(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    identity = gate.authenticate(_token(args))
+    identity = gate.authenticate(token_of(args))
     request = gate.withdraw(args.request_id, identity=identity, reason=args.reason)
-    _print(args, request.to_dict(), f"{request.id}: {request.status.value} by {identity.name} "
-           f"({request.outcome_reason})")
+    emit(args, request.to_dict(), f"{request.id}: {request.status.value} by {identity.name} "
+         f"({request.outcome_reason})")
     return 0
 
 
@@ -383,7 +235,7 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
     if result.unsealed:
         text += (f"; {result.unsealed} committed events not sealed yet (held by a running "
                  "transaction; verified once sealed)")
-    _print(args, result.to_dict(), text)
+    emit(args, result.to_dict(), text)
     return 0 if result.ok else 1
 
 
@@ -400,30 +252,7 @@ def cmd_audit_export(args: argparse.Namespace) -> int:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     report = open_gate(args).recover(run_approved=False)
-    _print(args, report.to_dict(), ", ".join(f"{k} {v}" for k, v in report.to_dict().items()))
+    emit(args, report.to_dict(), ", ".join(f"{k} {v}" for k, v in report.to_dict().items()))
     return 0
 
 
-def cmd_db_migrate(args: argparse.Namespace) -> int:
-    store = open_store(args.db, setup=False)
-    version = store.migrate()
-    _print(args, {"version": version, "backend": store.backend},
-           f"{store.backend} schema at version {version}")
-    return 0
-
-
-
-def cmd_db_backup(args: argparse.Namespace) -> int:
-    from signoff.store.backup import PG_DUMP, backup_sqlite  # noqa: PLC0415 (one command's)
-
-    target = args.db or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
-    scheme = target.split("://", 1)[0].lower() if "://" in target else None
-    if scheme in ("postgresql", "postgres"):
-        raise ConfigurationError(f"signoff does not copy a PostgreSQL database; use its own "
-                                 f"tools: {PG_DUMP}", code="backup_with_pg_dump")
-    store = open_store(args.db)  # a SQLite file that is not signoff's is refused here
-    path = str(store.path)  # type: ignore[attr-defined]
-    done = backup_sqlite(path, args.destination)
-    _print(args, done.to_dict(), f"backed up {path} to {done.path}: {done.bytes} bytes, "
-           f"{done.audit_events} audit events, chain verified")
-    return 0

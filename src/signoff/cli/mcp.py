@@ -16,7 +16,7 @@ import logging
 import sys
 from typing import Any
 
-from signoff.cli.kernel import DEFAULT_DB, open_gate
+from signoff.cli.common import DEFAULT_DB, open_gate
 from signoff.errors import ConfigurationError
 from signoff.identity import check_name, parse_roles
 from signoff.model import ReviewMode

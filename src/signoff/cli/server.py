@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from signoff.cli.kernel import DEFAULT_DB, open_gate
+from signoff.cli.common import DEFAULT_DB, open_gate
 from signoff.errors import PolicyError
 
 

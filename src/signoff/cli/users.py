@@ -12,7 +12,7 @@ import argparse
 import time
 from typing import Any
 
-from signoff.cli.kernel import _leaf, _print, open_gate
+from signoff.cli.common import emit, leaf, open_gate
 from signoff.identity import Account, IdentityKind, Session, parse_roles
 from signoff.kernel.admin import expiry, os_actor
 from signoff.kernel.gate import Gate
@@ -27,13 +27,13 @@ def add_users(commands: Any) -> None:
         description="Identities that may decide (or, for agents, propose and wait), their "
         "tokens and their inbox sessions. Every change is audited.")
     sub = users.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
-    add = _leaf(sub, "add", "add an identity; prints its token once", cmd_add)
+    add = leaf(sub, "add", "add an identity; prints its token once", cmd_add)
     add.add_argument("name")
     add.add_argument("--roles", default="", help="comma-separated roles, e.g. ops,security")
     add.add_argument("--kind", choices=[k.value for k in IdentityKind], default="approver")
     add.add_argument("--expires", help=EXPIRES_HELP)
-    listing = _leaf(sub, "list", "list identities with their status and live sessions",
-                    cmd_list)
+    listing = leaf(sub, "list", "list identities with their status and live sessions",
+                   cmd_list)
     listing.add_argument("--all", action="store_true", help="include removed users")
     for name, text, handler in (
             ("disable", "disable: its token and sessions stop working at once", cmd_disable),
@@ -41,20 +41,20 @@ def add_users(commands: Any) -> None:
             ("remove", "remove for good: token and sessions end, the name stays reserved "
              "and past decisions and audit stay readable", cmd_remove),
             ("sessions", "list an identity's live inbox sessions", cmd_sessions)):
-        _leaf(sub, name, text, handler).add_argument("name")
-    rotate = _leaf(sub, "rotate", "issue a new token (printed once); the old one and the "
-                   "sessions end", cmd_rotate)
+        leaf(sub, name, text, handler).add_argument("name")
+    rotate = leaf(sub, "rotate", "issue a new token (printed once); the old one and the "
+                  "sessions end", cmd_rotate)
     rotate.add_argument("name")
     rotate.add_argument("--expires", help=EXPIRES_HELP)
-    roles = _leaf(sub, "roles", "replace an identity's roles", cmd_roles)
+    roles = leaf(sub, "roles", "replace an identity's roles", cmd_roles)
     roles.add_argument("name")
     roles.add_argument("roles", help="comma-separated roles; '' for none")
-    login = _leaf(sub, "login", "print a one-time login link for the inbox (works once, "
-                  "within login_link_ttl)", cmd_login)
+    login = leaf(sub, "login", "print a one-time login link for the inbox (works once, "
+                 "within login_link_ttl)", cmd_login)
     login.add_argument("name")
     login.add_argument("--url", help="the server's public URL (default: --public-url's "
                        "sources: $SIGNOFF_PUBLIC_URL, [server] public_url, host and port)")
-    revoke = _leaf(sub, "revoke", "end one inbox session, or all of an identity's", cmd_revoke)
+    revoke = leaf(sub, "revoke", "end one inbox session, or all of an identity's", cmd_revoke)
     revoke.add_argument("name")
     which = revoke.add_mutually_exclusive_group(required=True)
     which.add_argument("session_id", nargs="?", help="the session (from `users sessions`)")
@@ -74,12 +74,12 @@ def cmd_add(args: argparse.Namespace) -> int:
     identity, token = gate.add_user(args.name, roles=parse_roles(args.roles), kind=args.kind,
                                     expires_in=expiry(args.expires), actor=os_actor())
     account = gate.user(identity.name)
-    _print(args, {**account.to_dict(gate.clock()), "token": token},
-           f"added {identity.kind.value} {identity.name}"
-           + (f" with roles {', '.join(identity.roles)}" if identity.roles else "")
-           + (f", token expires {_when(account.token_expires_at)}"
-              if account.token_expires_at else "")
-           + f"\ntoken (shown once; only its hash is stored): {token}")
+    emit(args, {**account.to_dict(gate.clock()), "token": token},
+         f"added {identity.kind.value} {identity.name}"
+         + (f" with roles {', '.join(identity.roles)}" if identity.roles else "")
+         + (f", token expires {_when(account.token_expires_at)}"
+            if account.token_expires_at else "")
+         + f"\ntoken (shown once; only its hash is stored): {token}")
     return 0
 
 
@@ -96,8 +96,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows += [f"{a.name:<20} {a.identity.kind.value:<9} {a.status(now):<14} "
              f"{len(live.get(a.name, [])):>8}  {_when(a.token_expires_at):<16}  "
              f"{','.join(a.identity.roles) or '-'}" for a in accounts]
-    _print(args, [_account(a, now, live.get(a.name, [])) for a in accounts],
-           "\n".join(rows) if accounts else "no users")
+    emit(args, [_account(a, now, live.get(a.name, [])) for a in accounts],
+         "\n".join(rows) if accounts else "no users")
     return 0
 
 
@@ -105,7 +105,7 @@ def _changed(args: argparse.Namespace, gate: Gate, result: tuple[Account, bool],
              verb: str) -> int:
     account, changed = result
     text = f"{verb} {account.name}" if changed else f"{account.name} was already {verb}"
-    _print(args, {**account.to_dict(gate.clock()), "changed": changed}, text)
+    emit(args, {**account.to_dict(gate.clock()), "changed": changed}, text)
     return 0
 
 
@@ -122,9 +122,9 @@ def cmd_enable(args: argparse.Namespace) -> int:
 def cmd_remove(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     account = gate.remove_user(args.name, actor=os_actor())
-    _print(args, account.to_dict(gate.clock()),
-           f"removed {account.name}; its decisions and audit events stay, and the name is "
-           "not given to anyone else")
+    emit(args, account.to_dict(gate.clock()),
+         f"removed {account.name}; its decisions and audit events stay, and the name is "
+         "not given to anyone else")
     return 0
 
 
@@ -132,10 +132,10 @@ def cmd_rotate(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     account, token = gate.rotate_token(args.name, expires_in=expiry(args.expires),
                                        actor=os_actor())
-    _print(args, {**account.to_dict(gate.clock()), "token": token},
-           f"new token for {account.name}; the old one and its sessions no longer work"
-           + (f"; expires {_when(account.token_expires_at)}" if account.token_expires_at
-              else "") + f"\ntoken (shown once; only its hash is stored): {token}")
+    emit(args, {**account.to_dict(gate.clock()), "token": token},
+         f"new token for {account.name}; the old one and its sessions no longer work"
+         + (f"; expires {_when(account.token_expires_at)}" if account.token_expires_at
+            else "") + f"\ntoken (shown once; only its hash is stored): {token}")
     return 0
 
 
@@ -143,9 +143,9 @@ def cmd_roles(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     account = gate.set_roles(args.name, parse_roles(args.roles), actor=os_actor())
     roles = account.identity.roles
-    _print(args, account.to_dict(gate.clock()),
-           f"{account.name} now has roles {', '.join(roles)}" if roles
-           else f"{account.name} now has no roles")
+    emit(args, account.to_dict(gate.clock()),
+         f"{account.name} now has roles {', '.join(roles)}" if roles
+         else f"{account.name} now has no roles")
     return 0
 
 
@@ -157,8 +157,8 @@ def cmd_login(args: argparse.Namespace) -> int:
     code, expires_at = gate.mint_login_link(args.name, ttl=settings.limits.link_ttl,
                                             actor=os_actor())
     url = login_url(settings.base_url, code)
-    _print(args, {"user": args.name, "url": url, "expires_at": expires_at},
-           f"login link for {args.name} (works once, until {_when(expires_at)}):\n    {url}")
+    emit(args, {"user": args.name, "url": url, "expires_at": expires_at},
+         f"login link for {args.name} (works once, until {_when(expires_at)}):\n    {url}")
     return 0
 
 
@@ -167,8 +167,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     found = gate.sessions(args.name)
     rows = [f"{s.id}  via {s.via:<5}  started {_when(s.created_at)}  last seen "
             f"{_when(s.last_seen)}  ends by {_when(s.ends_at())}" for s in found]
-    _print(args, [s.to_dict() for s in found],
-           "\n".join(rows) or f"{args.name} has no live sessions")
+    emit(args, [s.to_dict() for s in found],
+         "\n".join(rows) or f"{args.name} has no live sessions")
     return 0
 
 
@@ -176,6 +176,6 @@ def cmd_revoke(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     ended = gate.revoke_sessions(args.name, session_id=None if args.all else args.session_id,
                                  actor=os_actor())
-    _print(args, [s.to_dict() for s in ended],
-           f"ended {len(ended)} session(s) of {args.name}")
+    emit(args, [s.to_dict() for s in ended],
+         f"ended {len(ended)} session(s) of {args.name}")
     return 0

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from signoff.cli.kernel import _leaf, _print, open_gate
+from signoff.cli.common import emit, leaf, open_gate
 from signoff.kernel.admin import os_actor
 from signoff.notify import admin
 from signoff.notify.config import EVENT_TYPES, NotifyConfig, load_notify, parse_filters
@@ -27,8 +27,8 @@ def add_webhooks(commands: Any) -> None:
         "(docs/notifications.md), the delivery log, and replays of dead or past deliveries. "
         "Every change is audited.")
     sub = hooks.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
-    _leaf(sub, "list", "list endpoints: the policy file's and the registered ones", cmd_list)
-    add = _leaf(sub, "add", "register an endpoint; prints its secret once", cmd_add)
+    leaf(sub, "list", "list endpoints: the policy file's and the registered ones", cmd_list)
+    add = leaf(sub, "add", "register an endpoint; prints its secret once", cmd_add)
     add.add_argument("name")
     add.add_argument("--url", required=True, help="where events are POSTed (http or https)")
     add.add_argument("--events", default="", help=f"comma-separated, of: "
@@ -36,17 +36,17 @@ def add_webhooks(commands: Any) -> None:
     add.add_argument("--risks", default="", help="comma-separated risks (default: all)")
     add.add_argument("--tools", default="", help="comma-separated glob patterns of tools")
     add.add_argument("--threads", default="", help="comma-separated glob patterns of threads")
-    _leaf(sub, "remove", "remove a registered endpoint (its delivery log stays)",
-          cmd_remove).add_argument("name")
-    log = _leaf(sub, "deliveries", "the delivery log, newest event first", cmd_deliveries)
+    leaf(sub, "remove", "remove a registered endpoint (its delivery log stays)",
+         cmd_remove).add_argument("name")
+    log = leaf(sub, "deliveries", "the delivery log, newest event first", cmd_deliveries)
     which = log.add_mutually_exclusive_group()
     which.add_argument("--endpoint", help="one webhook endpoint's deliveries")
     which.add_argument("--channel", help="one channel's: slack, email:NAME, webhook:NAME")
     log.add_argument("--status", choices=admin.STATUSES)
     log.add_argument("--request", help="one request's deliveries")
     log.add_argument("--limit", type=int, default=50)
-    replay = _leaf(sub, "replay", "send deliveries again, with their ids: the ones named, or "
-                   "those the options choose", cmd_replay)
+    replay = leaf(sub, "replay", "send deliveries again, with their ids: the ones named, or "
+                  "those the options choose", cmd_replay)
     replay.add_argument("ids", nargs="*", help="delivery ids (from `webhooks deliveries`)")
     only = replay.add_mutually_exclusive_group()
     only.add_argument("--endpoint", help="only this webhook endpoint's")
@@ -75,7 +75,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = [f"{'NAME':<20} {'SOURCE':<7} {'URL':<40} EVENTS"]
     rows += [f"{e.name:<20} {e.source:<7} {e.url:<40} {','.join(e.filters.events) or 'all'}"
              for e in found]
-    _print(args, [e.to_dict() for e in found], "\n".join(rows) if found else "no webhooks")
+    emit(args, [e.to_dict() for e in found], "\n".join(rows) if found else "no webhooks")
     return 0
 
 
@@ -87,9 +87,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     endpoint, secret = admin.add_endpoint(gate.store, _config(args), name=args.name,
                                           url=args.url, filters=filters, actor=os_actor(),
                                           now=gate.clock())
-    _print(args, {**endpoint.to_dict(), "secret": secret},
-           f"added webhook {endpoint.name} → {endpoint.url}\nsecret (shown once; the "
-           f"receiver verifies signatures with it): {secret}")
+    emit(args, {**endpoint.to_dict(), "secret": secret},
+         f"added webhook {endpoint.name} → {endpoint.url}\nsecret (shown once; the "
+         f"receiver verifies signatures with it): {secret}")
     return 0
 
 
@@ -97,7 +97,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     admin.remove_endpoint(gate.store, _config(args), args.name, actor=os_actor(),
                           now=gate.clock())
-    _print(args, {"removed": args.name}, f"removed webhook {args.name}")
+    emit(args, {"removed": args.name}, f"removed webhook {args.name}")
     return 0
 
 
@@ -110,7 +110,7 @@ def cmd_deliveries(args: argparse.Namespace) -> int:
     rows += [f"{d.id:<36} {d.event_type:<20} {d.status:<9} {d.attempts:>5}  "
              f"{_when(d.delivered_at):<19}  {d.last_error or d.last_status or '-'}"
              for d in found]
-    _print(args, [d.to_dict() for d in found], "\n".join(rows) if found else "no deliveries")
+    emit(args, [d.to_dict() for d in found], "\n".join(rows) if found else "no deliveries")
     return 0
 
 
@@ -120,7 +120,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                           endpoint=args.endpoint, channel=args.channel,
                           status="dead" if args.dead else None,
                           after_index=args.since_event)
-    _print(args, {"replayed": chosen},
-           f"{len(chosen)} deliver{'y' if len(chosen) == 1 else 'ies'} to send again"
-           + ("" if chosen else " (nothing matched)"))
+    emit(args, {"replayed": chosen},
+         f"{len(chosen)} deliver{'y' if len(chosen) == 1 else 'ies'} to send again"
+         + ("" if chosen else " (nothing matched)"))
     return 0

@@ -1,0 +1,105 @@
+"""What every command shares: the database and the policy it opens, the approver's token,
+the output (text, or JSON with ``--json``), the common flags.
+
+The database comes from ``--db`` or ``SIGNOFF_DB`` (a file path for SQLite, a
+``postgresql://`` URL for PostgreSQL; default ``signoff.db``). A decision's
+approver is the identity holding ``--token-file`` / ``--token`` (or
+``SIGNOFF_TOKEN``): there is no flag to name an approver. A token file keeps the
+token out of shell history; ``--token`` puts it there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from signoff.errors import ConfigurationError
+from signoff.kernel.gate import Gate
+from signoff.policy import Policy, parse_policy
+from signoff.review import RiskReviewer
+from signoff.store.base import Store
+from signoff.store.sqlite import SqliteStore
+
+DEFAULT_DB = "signoff.db"
+
+
+def leaf(sub: Any, name: str, text: str, handler: Any, *, decides: bool = False,
+         idempotent: bool = True) -> Any:
+    """A subcommand with the common flags; one that ``decides`` also takes the token (and,
+    if ``idempotent``, an idempotency key)."""
+    parser = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+    common_args(parser)
+    if decides:
+        parser.add_argument("--token", help="your token (default: $SIGNOFF_TOKEN; "
+                            "prefer --token-file: a command line stays in shell history)")
+        parser.add_argument("--token-file", help="read your token from this file")
+        if idempotent:
+            parser.add_argument("--idempotency-key", help="make a retried decision safe")
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def common_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help=f"database: a file or postgresql:// URL (default: "
+                        f"$SIGNOFF_DB or {DEFAULT_DB})")
+    parser.add_argument("--policy", help="policy file (default: signoff.toml if present)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+# Stores a command opened; ``close_opened`` closes them when the command ends, whether it
+# succeeded or failed (a PostgreSQL pool left to the garbage collector stops its workers
+# from one of them, which Python reports as an error).
+_OPENED: list[Store] = []
+
+
+def open_store(url: str | None, *, setup: bool = False) -> Store:
+    target = url or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
+    store: Store
+    scheme = target.split("://", 1)[0].lower() if "://" in target else None
+    if scheme in ("postgresql", "postgres"):
+        from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)
+
+        store = PostgresStore(target, setup=setup)
+    elif scheme in (None, "sqlite"):
+        store = SqliteStore(target.split("://", 1)[1] if scheme else target)
+    else:
+        raise ConfigurationError(
+            f"--db {scheme}://… is not a database signoff stores in: give a SQLite file path "
+            "(or sqlite:///path) or a postgresql:// URL", code="unsupported_database")
+    _OPENED.append(store)
+    return store
+
+
+def close_opened() -> None:
+    while _OPENED:
+        _OPENED.pop().close()
+
+
+def open_gate(args: argparse.Namespace, *, proposes: bool = False) -> Gate:
+    """The gate a command works through. Only one that ``proposes`` calls (the server)
+    builds the policy's auto reviewer: deciding, listing and recovering never review, so
+    an approver needs no model key (``[review] api_key_env``)."""
+    path = args.policy or ("signoff.toml" if Path("signoff.toml").exists() else None)
+    reviewer = None if proposes else RiskReviewer()
+    policy = Policy.load(path, reviewer=reviewer) if path else \
+        Policy(parse_policy("", source="<empty>"), reviewer=reviewer)
+    return Gate(policy, open_store(args.db), agent=None)
+
+
+def emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+
+
+def token_of(args: argparse.Namespace) -> str | None:
+    if args.token_file:
+        try:
+            return Path(args.token_file).read_text("utf-8").strip()
+        except OSError as exc:
+            raise ConfigurationError(f"--token-file {args.token_file}: {exc.strerror}",
+                                     code="token_file_unreadable") from None
+    return args.token or os.environ.get("SIGNOFF_TOKEN")
+
+

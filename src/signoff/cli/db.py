@@ -1,0 +1,99 @@
+"""``signoff db``: create or upgrade the schema, back a SQLite file up, purge what ended
+before a date (the audit stays verifiable from a checkpoint)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from signoff.cli.common import DEFAULT_DB, emit, leaf, open_store
+from signoff.errors import ConfigurationError, InvalidInput
+
+
+def add_db(commands: Any) -> None:
+    db = commands.add_parser("db", help="database maintenance",
+                             description="Create or upgrade the schema; back it up.")
+    db_sub = db.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
+    leaf(db_sub, "migrate", "create or upgrade the schema (PostgreSQL needs this once)",
+         cmd_db_migrate)
+    backup = leaf(db_sub, "backup", "copy a SQLite database while it is in use, checked "
+                  "(PostgreSQL: use pg_dump)", cmd_db_backup)
+    backup.add_argument("destination", help="the new file (never overwritten)")
+    purge = leaf(db_sub, "purge", "remove requests that ended before a date, and the audit "
+                 "events before them, keeping the chain verifiable from a checkpoint",
+                 cmd_db_purge)
+    purge.add_argument("--before", required=True, metavar="WHEN",
+                       help="a date or time (ISO 8601, UTC unless it says; 2026-09-01, "
+                       "2026-09-01T12:00+02:00) or an age (90d: ninety days ago)")
+    purge.add_argument("--dry-run", action="store_true",
+                       help="count what would go; remove nothing")
+
+
+def cmd_db_migrate(args: argparse.Namespace) -> int:
+    store = open_store(args.db, setup=False)
+    version = store.migrate()
+    emit(args, {"version": version, "backend": store.backend},
+         f"{store.backend} schema at version {version}")
+    return 0
+
+def cmd_db_backup(args: argparse.Namespace) -> int:
+    from signoff.store.backup import PG_DUMP, backup_sqlite  # noqa: PLC0415 (one command's)
+
+    target = args.db or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
+    scheme = target.split("://", 1)[0].lower() if "://" in target else None
+    if scheme in ("postgresql", "postgres"):
+        raise ConfigurationError(f"signoff does not copy a PostgreSQL database; use its own "
+                                 f"tools: {PG_DUMP}", code="backup_with_pg_dump")
+    store = open_store(args.db)  # a SQLite file that is not signoff's is refused here
+    path = str(store.path)  # type: ignore[attr-defined]
+    done = backup_sqlite(path, args.destination)
+    emit(args, done.to_dict(), f"backed up {path} to {done.path}: {done.bytes} bytes, "
+         f"{done.audit_events} audit events, chain verified")
+    return 0
+
+
+def cmd_db_purge(args: argparse.Namespace) -> int:
+    import time  # noqa: PLC0415 (one command's)
+
+    from signoff.kernel.admin import os_actor  # noqa: PLC0415
+    from signoff.store.retention import purge  # noqa: PLC0415
+
+    now = time.time()
+    done = purge(open_store(args.db), before=parse_moment(args.before, now=now), now=now,
+                 actor=os_actor(), dry_run=args.dry_run)
+    what = "would remove" if done.dry_run else "removed"
+    text = (f"{what} {done.requests} requests that ended before {done.iso}, and "
+            f"{done.events} audit events")
+    if done.anchor is not None:
+        text += (f"\nthe audit chain {'would start' if done.dry_run else 'now starts'} after "
+                 f"event {done.anchor[0]}, hash {done.anchor[1]}"
+                 + ("" if done.dry_run else " (keep this line: it proves what was removed)"))
+    emit(args, done.to_dict(), text)
+    return 0
+
+
+def parse_moment(text: str, *, now: float) -> float:
+    """``--before``: an ISO 8601 date or time (UTC when it names no offset), or an age."""
+    import datetime as dt  # noqa: PLC0415
+
+    from signoff.policy.config import parse_duration  # noqa: PLC0415
+
+    value = text.strip()
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError:
+        try:
+            age = parse_duration(value)
+        except ValueError:
+            age = None
+        if age is None:
+            raise InvalidInput(f"--before {text!r} is neither a date (2026-09-01, "
+                               "2026-09-01T12:00Z) nor an age (90d)",
+                               code="invalid_moment") from None
+        return now - age
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
+
+
