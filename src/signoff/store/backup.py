@@ -20,7 +20,7 @@ from typing import Any
 
 from signoff.audit import GENESIS, Verification, verify
 from signoff.errors import ConfigurationError, StoreError
-from signoff.store.sqltx import audit_from_row
+from signoff.store.rows import audit_from_row
 
 PAGES_PER_STEP = 1024  # pages copied between yields to writers (4 MiB at 4 KiB pages)
 

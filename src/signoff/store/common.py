@@ -23,7 +23,8 @@ from signoff.store.recall import (
     read_session,
     read_thread,
 )
-from signoff.store.sqltx import _SELECT_REQUEST, SqlTx, audit_from_row, request_from_row
+from signoff.store.rows import audit_from_row, request_from_row
+from signoff.store.sqltx import _SELECT_REQUEST, SqlTx
 
 _AUDIT_PAGE = 1000
 

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from signoff.model import Grant
-from signoff.store.sqltx import SqlTx, grant_from_row
+from signoff.store.rows import grant_from_row
+from signoff.store.sqltx import SqlTx
 
 _GRANT = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
           "created_by, created_at")

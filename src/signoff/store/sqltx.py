@@ -8,28 +8,22 @@ bytes come back exactly as they went in.
 
 from __future__ import annotations
 
-import enum
 import functools
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from signoff.audit import AuditEvent, canonical_data, chain_hash
 from signoff.errors import InvalidInput
-from signoff.identity import Identity, IdentityKind
+from signoff.identity import Identity
 from signoff.model import (
     ApprovalRequest,
-    ApproveScope,
-    DecisionKind,
     DecisionRecord,
     Grant,
-    GrantScope,
     Rejection,
     RequestStatus,
-    ReviewMode,
-    Risk,
 )
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountRows
@@ -37,28 +31,26 @@ from signoff.store.base import Event
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.faults import classify
 from signoff.store.pgbatch import guarded
-
-REQUEST_COLUMNS = (
-    "id", "call_id", "tool", "args", "args_hash", "status", "risk", "summary",
-    "policy_version", "created_at", "updated_at", "thread_id", "run_id", "session_id",
-    "parent_call", "principal", "agent", "description", "expected_effect", "evidence",
-    "resource_versions", "roles", "approvals_required", "expires_at", "mandatory",
-    "decision_id", "reasons", "review_mode", "approved_args", "approved_hash", "outcome_code",
-    "outcome_reason", "alternatives", "response", "result", "error", "fencing_token",
-    "lease_until", "executor", "version", "review", "waiter", "requires", "changes",
+from signoff.store.rows import (
+    AUDIT_COLUMNS,
+    DECISION_COLUMNS,
+    ENCODERS,
+    GRANT_COLUMNS,
+    REQUEST_COLUMNS,
+    audit_from_row,
+    decision_from_row,
+    dumps_sorted,
+    encode,
+    identity_from_row,
+    replaced,
+    request_from_row,
 )
-_JSON_FIELDS = frozenset({"evidence", "resource_versions", "roles", "reasons", "alternatives",
-                          "review", "requires", "changes"})
+
 _SELECT_REQUEST = f"SELECT {', '.join(REQUEST_COLUMNS)} FROM requests"
 # A request and one user, one statement: what a decision reads under the request's lock.
 _SELECT_REQUEST_AND_USER = (
     f"SELECT {', '.join('r.' + c for c in REQUEST_COLUMNS)}, u.name, u.kind, u.roles, "
     "u.disabled FROM requests r LEFT JOIN users u ON u.name = ? WHERE r.id = ?")
-_DECISION_COLUMNS = ("id", "request_id", "kind", "approver", "created_at", "args_hash",
-                     "reason", "alternatives", "args", "message", "scope")
-_AUDIT_COLUMNS = "idx, at_us, kind, request_id, actor, data, prev_hash, hash"
-_GRANT_COLUMNS = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
-                  "created_by")
 
 
 def _typed(exc: Exception) -> Exception:
@@ -88,96 +80,22 @@ POSTGRES = Dialect("postgres", "%s", " FOR UPDATE", " FOR UPDATE SKIP LOCKED",
                    seals_later=True)
 
 
-def _enum_value(value: enum.Enum) -> Any:
-    return value.value
-
-
-def _encode(name: str, value: Any) -> Any:
-    if name == "review":
-        return _json_or_null(value)
-    if name in _JSON_FIELDS:
-        if not value:
-            return "{}" if name == "resource_versions" else "[]"
-        if isinstance(value, tuple):
-            value = list(value)
-        elif isinstance(value, Mapping):
-            value = dict(value)
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    if name == "mandatory":
-        return int(bool(value))
-    if isinstance(value, enum.Enum):
-        return value.value
-    return value
-
-
-# ``json.dumps(value, ensure_ascii=False, sort_keys=True)``, the encoder built once.
-_dumps_sorted = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
-
-
-def _json_list(value: Any) -> str:
-    return _dumps_sorted(list(value)) if value else "[]"
-
-
-def _json_map(value: Any) -> str:
-    return _dumps_sorted(dict(value)) if value else "{}"
-
-
-def _json_or_null(value: Any) -> str | None:
-    return None if value is None else _dumps_sorted(dict(value))
-
-
-# Per column, how a field becomes a SQL value (``None``: as it is).
-_SPECIAL: dict[str, Callable[[Any], Any]] = {
-    "status": _enum_value, "risk": _enum_value, "review_mode": _enum_value, "mandatory": int,
-    "resource_versions": _json_map, "review": _json_or_null,
-    **{name: _json_list for name in ("evidence", "roles", "reasons", "alternatives",
-                                     "changes")},
-    "requires": lambda value: _dumps_sorted([list(pair) for pair in value]) if value else "[]",
-}
-_ENCODERS: tuple[tuple[Callable[[Any], Any], Callable[[Any], Any] | None], ...] = tuple(
-    (getattr(ApprovalRequest, column).__get__, _SPECIAL.get(column))
-    for column in REQUEST_COLUMNS)
 _INSERT_REQUEST = (f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}) "
                    f"VALUES ({', '.join('?' for _ in REQUEST_COLUMNS)})")
 
-_STATUS = {s.value: s for s in RequestStatus}
-_RISK = {r.value: r for r in Risk}
-_MODE = {m.value: m for m in ReviewMode}
-_DECODE: dict[str, Callable[[Any], Any]] = {
-    "status": _STATUS.__getitem__, "risk": _RISK.__getitem__, "review_mode": _MODE.__getitem__,
-    "mandatory": bool,
-    **{name: (lambda text: () if text == "[]" else tuple(json.loads(text)))
-       for name in ("evidence", "roles", "alternatives", "reasons", "changes")},
-    "resource_versions": lambda text: {} if text == "{}" else json.loads(text),
-    "review": lambda text: None if text is None else json.loads(text),
-    "requires": lambda text: () if text == "[]" else tuple(
-        (str(role), int(count)) for role, count in json.loads(text)),
-}
-_REQUEST_FIELDS = tuple(ApprovalRequest.__dataclass_fields__)
-
-
-# The frozen dataclass's slots, written through their descriptors (what
-# ``object.__setattr__`` ends up doing, without looking each one up by name).
-_SLOT_SETTERS = {name: getattr(ApprovalRequest, name).__set__ for name in _REQUEST_FIELDS}
-_ROW_SETTERS = tuple((_SLOT_SETTERS[name], _DECODE.get(name)) for name in REQUEST_COLUMNS)
-_COPY_SLOTS = tuple((name, _SLOT_SETTERS[name], getattr(ApprovalRequest, name).__get__)
-                    for name in _REQUEST_FIELDS)
-assert set(REQUEST_COLUMNS) == set(_REQUEST_FIELDS)
-
-
-_INSERT_DECISION = (f"INSERT INTO decisions ({', '.join(_DECISION_COLUMNS)}) "
-                    f"VALUES ({', '.join('?' for _ in _DECISION_COLUMNS)})")
-assert _DECISION_COLUMNS == ("id", "request_id", "kind", "approver", "created_at", "args_hash",
+_INSERT_DECISION = (f"INSERT INTO decisions ({', '.join(DECISION_COLUMNS)}) "
+                    f"VALUES ({', '.join('?' for _ in DECISION_COLUMNS)})")
+assert DECISION_COLUMNS == ("id", "request_id", "kind", "approver", "created_at", "args_hash",
                              "reason", "alternatives", "args", "message", "scope")
 
 
-_INSERT_AUDIT = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_AUDIT = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 _INSERT_PENDING = ("INSERT INTO audit_pending (at_us, kind, request_id, actor, data) "
                    "VALUES (?, ?, ?, ?, ?)")
 # Appends only if the head is still (idx, hash), holding the head row while it looks
 # (PostgreSQL's FOR UPDATE waits out a concurrent append, then re-checks the head as that
 # committed it: a stale guess inserts nothing instead of racing for the index).
-_INSERT_AUDIT_IF_HEAD = (f"INSERT INTO audit ({_AUDIT_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
+_INSERT_AUDIT_IF_HEAD = (f"INSERT INTO audit ({AUDIT_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
                          "FROM audit_head WHERE id = 1 AND idx = ? AND hash = ?")
 
 
@@ -186,47 +104,6 @@ def _update_sql(names: tuple[str, ...]) -> str:
     """The compare-and-set UPDATE for one set of changed columns (the text built once)."""
     return (f"UPDATE requests SET {', '.join(f'{name} = ?' for name in names)} "
             "WHERE id = ? AND version = ?")
-
-
-def request_from_row(row: Sequence[Any]) -> ApprovalRequest:
-    new = object.__new__(ApprovalRequest)
-    for (set_slot, decode), value in zip(_ROW_SETTERS, row, strict=True):
-        set_slot(new, value if decode is None else decode(value))
-    return new
-
-
-def replaced(request: ApprovalRequest, changes: Mapping[str, Any]) -> ApprovalRequest:
-    """``dataclasses.replace`` without re-running ``__init__`` for forty fields."""
-    new = object.__new__(ApprovalRequest)
-    for name, set_slot, get_slot in _COPY_SLOTS:
-        set_slot(new, changes[name] if name in changes else get_slot(request))
-    return new
-
-
-def decision_from_row(row: Sequence[Any]) -> DecisionRecord:
-    data = dict(zip(_DECISION_COLUMNS, row, strict=True))
-    return DecisionRecord(**{**data, "kind": DecisionKind(data["kind"]),
-                             "scope": ApproveScope(data["scope"]),
-                             "alternatives": tuple(json.loads(data["alternatives"]))})
-
-
-def audit_from_row(row: Sequence[Any]) -> AuditEvent:
-    idx, at_us, kind, request_id, actor, data, prev_hash, hash_ = row
-    return AuditEvent(index=int(idx), at_us=int(at_us), kind=kind, request_id=request_id,
-                      actor=actor, data=data, prev_hash=prev_hash, hash=hash_)
-
-
-def grant_from_row(row: Sequence[Any]) -> Grant:
-    (id_, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses,
-     created_by) = row
-    return Grant(id=id_, scope=GrantScope(scope), tool=tool, args=json.loads(args),
-                 thread_id=thread_id, session_id=session_id, expires_at=expires_at,
-                 max_uses=max_uses, uses=int(uses), created_by=created_by)
-
-
-def _identity(name: str, kind: str, roles: str, disabled: Any) -> Identity:
-    return Identity(name=name, kind=IdentityKind(kind), roles=tuple(json.loads(roles)),
-                    disabled=bool(disabled))
 
 
 class SqlTx(AccountRows, DeliveryRows):
@@ -330,7 +207,7 @@ class SqlTx(AccountRows, DeliveryRows):
         width = len(REQUEST_COLUMNS)
         name, kind, roles, disabled = row[width:]
         return request_from_row(row[:width]), (
-            None if name is None else _identity(name, kind, roles, disabled))
+            None if name is None else identity_from_row(name, kind, roles, disabled))
 
     def find_request(self, thread_id: str, call_id: str) -> ApprovalRequest | None:
         row = self._one(f"{_SELECT_REQUEST} WHERE thread_id = ? AND call_id = ?"
@@ -344,11 +221,11 @@ class SqlTx(AccountRows, DeliveryRows):
     def insert_request(self, request: ApprovalRequest) -> None:
         self._defer(_INSERT_REQUEST, [
             get(request) if encode is None else encode(get(request))
-            for get, encode in _ENCODERS])
+            for get, encode in ENCODERS])
 
     def update_request(self, request: ApprovalRequest, **changes: Any) -> ApprovalRequest | None:
         changes["version"] = request.version + 1
-        params = [_encode(n, v) for n, v in changes.items()]
+        params = [encode(n, v) for n, v in changes.items()]
         if self._batch is not None and request.id in self._held:
             # Nothing can move a row this transaction holds: the compare-and-set goes with
             # the next round trip, and PostgreSQL itself rolls everything back if it failed.
@@ -381,7 +258,7 @@ class SqlTx(AccountRows, DeliveryRows):
                 request.approved_hash):
             return None
         self._held.add(request.id)
-        return [(name, None if kind is None else _identity(name, kind, roles, disabled))
+        return [(name, None if kind is None else identity_from_row(name, kind, roles, disabled))
                 for *_, name, kind, roles, disabled in rows if name is not None]
 
     def finish_execution(self, request_id: str, fencing_token: int, *,
@@ -392,7 +269,7 @@ class SqlTx(AccountRows, DeliveryRows):
         if the move was: on PostgreSQL in the same statement (a run's end is then one round
         trip, its commit included, when it is its transaction's only statement)."""
         assignments = ", ".join(f"{name} = ?" for name in changes)
-        params = [_encode(n, v) for n, v in changes.items()]
+        params = [encode(n, v) for n, v in changes.items()]
         update = (f"UPDATE requests SET {assignments}, version = version + 1 "
                   "WHERE id = ? AND fencing_token = ? AND status = 'executing'")
         if event is not None and self.dialect.seals_later:
@@ -437,7 +314,7 @@ class SqlTx(AccountRows, DeliveryRows):
         update = (f"UPDATE requests SET {assignments}, fencing_token = event.seq FROM event "
                   "WHERE requests.id = ? AND requests.version = ? RETURNING event.seq")
         params: list[Any] = [at_us, kind, request.id, actor, canonical_data(data),
-                             *(_encode(n, v) for n, v in changes.items()), request.id,
+                             *(encode(n, v) for n, v in changes.items()), request.id,
                              request.version]
         statement = f"{event_cte} {update}"
         if commit and self._batch is not None:
@@ -470,7 +347,7 @@ class SqlTx(AccountRows, DeliveryRows):
             decision.scope.value))
 
     def decisions(self, request_id: str) -> list[DecisionRecord]:
-        rows = self._exec(f"SELECT {', '.join(_DECISION_COLUMNS)} FROM decisions "
+        rows = self._exec(f"SELECT {', '.join(DECISION_COLUMNS)} FROM decisions "
                           "WHERE request_id = ? ORDER BY created_at, id", (request_id,)).fetchall()
         return [decision_from_row(r) for r in rows]
 
@@ -482,7 +359,7 @@ class SqlTx(AccountRows, DeliveryRows):
                           "WHERE d.request_id = ? AND d.kind IN ('approve', 'edit') "
                           "AND d.args_hash = ? ORDER BY d.created_at, d.id",
                           (request_id, args_hash)).fetchall()
-        return [(name, None if kind is None else _identity(name, kind, roles, disabled))
+        return [(name, None if kind is None else identity_from_row(name, kind, roles, disabled))
                 for name, kind, roles, disabled in rows]
 
     # ---- audit -------------------------------------------------------------------------------
@@ -613,7 +490,7 @@ class SqlTx(AccountRows, DeliveryRows):
         """Keep a call's auto review (the first one kept stands: a call is reviewed once)."""
         self._defer("INSERT INTO reviews (thread_id, call_id, args_hash, record, created_at) "
                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (thread_id, call_id) DO NOTHING",
-                   (thread_id, call_id, args_hash, _dumps_sorted(dict(record)), at))
+                   (thread_id, call_id, args_hash, dumps_sorted(dict(record)), at))
 
     def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None:
         row = self._one("SELECT reason, alternatives, request_id FROM rejections "
@@ -626,7 +503,7 @@ class SqlTx(AccountRows, DeliveryRows):
 
     def insert_grant(self, grant: Grant, *, at: float, request_id: str | None) -> None:
         self.memory_changed = True
-        self._defer(f"INSERT INTO grants ({_GRANT_COLUMNS}, created_at, request_id) "
+        self._defer(f"INSERT INTO grants ({GRANT_COLUMNS}, created_at, request_id) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (grant.id, grant.scope.value, grant.tool,
                     json.dumps(dict(grant.args), sort_keys=True), grant.thread_id,
@@ -652,7 +529,7 @@ class SqlTx(AccountRows, DeliveryRows):
     def _user(self, where: str, value: str) -> Identity | None:
         row = self._one(f"SELECT name, kind, roles, disabled FROM users WHERE {where} = ?",
                         (value,))
-        return None if row is None else _identity(*row)
+        return None if row is None else identity_from_row(*row)
 
     def get_user(self, name: str) -> Identity | None:
         return self._user("name", name)
