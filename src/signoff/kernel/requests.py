@@ -18,7 +18,7 @@ from signoff.ids import new_id
 from signoff.inputs import stored_text
 from signoff.kernel.tools import ToolEntry
 from signoff.model import ApprovalRequest, RequestStatus, RunContext, ToolCall, Verdict
-from signoff.policy.config import PolicyConfig
+from signoff.policy.spec import PolicyConfig
 
 _SUMMARY_VALUE = 120
 SUMMARY_MAX = 2_000  # a summary and an expected effect: derived text, made storable

@@ -46,10 +46,10 @@ from signoff.kernel.file_state import (
     file_versions_now,
 )
 from signoff.policy import Policy
-from signoff.policy.config import ToolSpec
 from signoff.policy.scope import MAX_PATHS_PER_ARGUMENT, judge_scope
 from signoff.policy.sensitive import is_sensitive
 from signoff.policy.shell import analyze
+from signoff.policy.spec import ToolSpec
 from signoff.policy.workspace import PathVerdict
 
 __all__ = ["CHANGES_MAX", "DIFF_BYTES", "DIFF_LINES", "PREFIX", "READ_MAX", "FileState",

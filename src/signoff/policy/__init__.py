@@ -1,6 +1,6 @@
 """The policy engine: config, rules, shell and path analysis, modes, ``Policy.evaluate``."""
 
-from signoff.policy.config import PolicyConfig, Rule, ToolSpec, WorkspaceConfig, parse_policy
+from signoff.policy.config import parse_policy
 from signoff.policy.engine import Policy
 from signoff.policy.memory import DecisionMemory, Memory
 from signoff.policy.modes import (
@@ -10,6 +10,7 @@ from signoff.policy.modes import (
     trusted_context,
     untrusted_context,
 )
+from signoff.policy.spec import PolicyConfig, Rule, ToolSpec, WorkspaceConfig
 
 __all__ = [
     "DecisionMemory",

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.canonical import args_hash
 from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, ToolCall, Verdict
-from signoff.policy.config import CONCERN_CODES, Rule
 from signoff.policy.matching import ToolView, grant_applies
 from signoff.policy.memory import RecalledCall
 from signoff.policy.modes import clamp
 from signoff.policy.shell import ShellAnalysis
+from signoff.policy.spec import CONCERN_CODES, Rule
 from signoff.review import ReviewOutcome, ReviewRequest, beyond_reviewer
 
 if TYPE_CHECKING:

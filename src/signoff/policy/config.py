@@ -13,13 +13,12 @@ import hashlib
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from signoff.errors import PolicyError
 from signoff.model import Effect, ReviewMode, Risk
-from signoff.policy.hints import McpConfig, parse_mcp
+from signoff.policy.hints import parse_mcp
 from signoff.policy.patterns import (
     CommandPattern,
     ValuePattern,
@@ -28,150 +27,23 @@ from signoff.policy.patterns import (
     tool_matches,
 )
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
+from signoff.policy.spec import (
+    CONCERN_CODES,
+    DEFAULT_ALWAYS_ASK,
+    DEFAULT_GATED,
+    ArgRule,
+    EditSpec,
+    PolicyConfig,
+    Rule,
+    ToolSpec,
+    WorkspaceConfig,
+)
 from signoff.review.config import REVIEWERS, TOKEN_LIMIT_PARAMS, ReviewConfig
 
-DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
-# Concerns (signoff.policy.concerns) that need a human whatever the review mode.
-DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "secret_read", "privilege",
-                      "system_install", "global_config")
-CONCERN_CODES = frozenset({"sensitive_write", "outside_write", "secret_read", "privilege",
-                           "system_install",
-                           "global_config", "hidden_exec", "inline_code", "network",
-                           "listener", "env_dump", "executes_written", "pipe_to_shell"})
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _RULE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _OUTSIDE = {"allow": "allow", "allow_all": "allow", "approve": "approve",
             "approve_outside": "approve", "ask": "approve", "deny": "deny", "deny_outside": "deny"}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolSpec:
-    name: str
-    paths: tuple[str, ...] = ()
-    writes: bool = False
-    shell: str | None = None
-    cwd: str | None = None
-    risk: Risk | None = None
-    description: str | None = None
-    # The path arguments are virtual, rooted at the workspace root: "/notes.md" is
-    # "<root>/notes.md" (deepagents' file backends with virtual_mode, their default).
-    virtual: bool = False
-    # Write evidence (signoff.kernel.writes): the argument holding the file's whole new text
-    # (write_file-style), or the edit_file-style arguments (old text, new text, replace all).
-    content: str | None = None
-    edit: EditSpec | None = None
-    # The argument naming the subagent a call starts (deepagents' ``task``:
-    # "subagent_type"): a call to a subagent that runs without signoff is refused.
-    subagent: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EditSpec:
-    """``edit = { old = "old_string", new = "new_string", all = "replace_all" }``: the
-    tool replaces ``old`` by ``new`` in the file it writes, every occurrence when ``all``
-    is true, else exactly one."""
-
-    old: str
-    new: str
-    all: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ArgRule:
-    name: str
-    patterns: tuple[ValuePattern, ...]
-    combined: re.Pattern[str] | None = None  # all patterns as one alternation, when it compiles
-
-    def matches(self, text: str) -> bool:
-        if self.combined is not None:
-            return self.combined.fullmatch(text) is not None
-        return any(p.matches(text) for p in self.patterns)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Rule:
-    id: str
-    index: int
-    effect: Effect
-    tool: str = "*"
-    commands: tuple[CommandPattern, ...] = ()
-    args: tuple[ArgRule, ...] = ()
-    mandatory: bool = False
-    risk: Risk | None = None
-    roles: tuple[str, ...] = ()
-    approvals: int | None = None
-    # Dual control: (role, approvals) pairs, all needed, each approver counted once.
-    requires: tuple[tuple[str, int], ...] = ()
-    expires: float | None = None
-    reason: str | None = None
-    text: str = ""  # the description shown in verdicts, computed once at load
-    writes: tuple[ValuePattern, ...] = ()  # allow rules: paths their commands may write
-    # Command patterns by their literal command name; patterns whose name is a glob apart.
-    by_name: Mapping[str, tuple[CommandPattern, ...]] = field(default_factory=dict)
-    wild: tuple[CommandPattern, ...] = ()
-
-    def __hash__(self) -> int:  # ids are unique in a policy; hashing every pattern is slow
-        return hash((self.id, self.index))
-
-    def describe(self) -> str:
-        return self.text or _describe(self)
-
-    def patterns_for(self, argv0: str) -> tuple[CommandPattern, ...]:
-        """The command patterns that can match a command named ``argv0`` (or its basename)."""
-        found = self.by_name.get(argv0, ())
-        base = argv0.rsplit("/", 1)[-1]
-        if base != argv0:
-            found = found + self.by_name.get(base, ())
-        return found + self.wild if self.wild else found
-
-
-def _describe(rule: Rule) -> str:
-    if rule.reason:
-        return rule.reason
-    parts = [f"tool {rule.tool!r}"]
-    if rule.commands:
-        parts.append("command " + " | ".join(repr(c.source) for c in rule.commands))
-    for arg in rule.args:
-        parts.append(f"{arg.name} ~ " + " | ".join(repr(p.source) for p in arg.patterns))
-    return f"rule '{rule.id}' ({rule.effect.value}): " + ", ".join(parts)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WorkspaceConfig:
-    root: str
-    name: str = "workspace"
-    outside: str = "approve"  # allow | approve | deny
-    allowlist: tuple[str, ...] = ()
-    mandatory: bool = False
-    risk: Risk = Risk.HIGH
-    sensitive: tuple[str, ...] = DEFAULT_SENSITIVE
-    secrets: tuple[str, ...] = DEFAULT_SECRETS
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PolicyConfig:
-    version: str
-    source: str = "<policy>"
-    default_review_mode: ReviewMode = ReviewMode.MANUAL
-    ceiling: ReviewMode = ReviewMode.FULL
-    gated: tuple[str, ...] = DEFAULT_GATED
-    unknown_tools: str = "ask"  # allow | ask | deny
-    clarification_tool: str | None = "ask_user"
-    unattended_asks: str = "block"  # block | allow
-    default_expires: float | None = 3600.0
-    default_approvals: int = 1
-    default_roles: tuple[str, ...] = ()
-    always_ask: tuple[str, ...] = DEFAULT_ALWAYS_ASK
-    # Single-user setups: the principal of a thread may raise its own review mode
-    # (never approve its own calls). Off: no route lets a principal review itself.
-    self_service_modes: bool = False
-    sensitive: tuple[str, ...] = DEFAULT_SENSITIVE
-    secrets: tuple[str, ...] = DEFAULT_SECRETS
-    workspace: WorkspaceConfig | None = None
-    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
-    rules: tuple[Rule, ...] = ()
-    review: ReviewConfig = field(default_factory=ReviewConfig)
-    mcp: McpConfig = field(default_factory=McpConfig)
 
 
 def load_policy_file(path: str | Path) -> PolicyConfig:
@@ -554,7 +426,7 @@ class _Loader:
                 wild.append(pattern)
             else:
                 by_name.setdefault(pattern.name, []).append(pattern)
-        return dataclasses.replace(rule, text=_describe(rule), wild=tuple(wild),
+        return dataclasses.replace(rule, text=rule.describe(), wild=tuple(wild),
                                    by_name={k: tuple(v) for k, v in by_name.items()})
 
     # ---- typed fields ---------------------------------------------------------------------

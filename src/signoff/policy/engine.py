@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from signoff.model import Reason, RunContext, Step, ToolCall, Verdict
-from signoff.policy.config import PolicyConfig, Rule, load_policy_file, parse_policy
+from signoff.policy.config import load_policy_file, parse_policy
 from signoff.policy.evaluation import Evaluation
 from signoff.policy.hints import HintBook
 from signoff.policy.matching import ToolView, build_view
 from signoff.policy.memory import DecisionMemory, Memory
 from signoff.policy.quick import quick_verdict
+from signoff.policy.spec import PolicyConfig, Rule
 from signoff.policy.workspace import Workspace
 from signoff.review import Reviewer, build_reviewer
 

@@ -28,7 +28,6 @@ from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
 from signoff.policy.concerns import shell_concerns
-from signoff.policy.config import Rule
 from signoff.policy.matching import (
     DEFAULT_ALLOW,
     ToolView,
@@ -40,6 +39,7 @@ from signoff.policy.memory import Memory
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
 from signoff.policy.sensitive import is_sensitive
 from signoff.policy.shell import ShellAnalysis, SimpleCommand, analyze
+from signoff.policy.spec import Rule
 
 _MAX_MEMO = 4096
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.errors import PathError
-from signoff.policy.config import ToolSpec, WorkspaceConfig
 from signoff.policy.shell import ShellAnalysis
 from signoff.policy.shellpaths import PathRef, has_glob
+from signoff.policy.spec import ToolSpec, WorkspaceConfig
 from signoff.policy.workspace import Location, PathVerdict, Workspace
 
 # Device files a redirection may name without touching anyone's data.
