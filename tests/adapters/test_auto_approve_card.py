@@ -15,7 +15,7 @@ from lc_helpers import Harness, calls
 
 from signoff import Decision
 from signoff.adapters.langchain import adecide_and_resume, decide_and_resume
-from signoff.adapters.lc_run import pending_request_ids
+from signoff.adapters.langchain.run import pending_request_ids
 from signoff.errors import InvalidDecision
 from signoff.model import RequestStatus
 

@@ -33,7 +33,7 @@ from signoff.adapters.langchain import (
     pending_request_ids,
     resume_command,
 )
-from signoff.adapters.lc_hitl import DEFAULT_REJECTION, IGNORED, WAKE_ONLY, resume_decision
+from signoff.adapters.langchain.hitl import DEFAULT_REJECTION, IGNORED, WAKE_ONLY, resume_decision
 from signoff.errors import ConfigurationError
 from signoff.model import Decision, DecisionKind, RequestStatus
 from signoff.store.base import Store

@@ -13,7 +13,7 @@ from lc_helpers import Harness, calls
 
 from signoff import Decision
 from signoff.adapters.langchain import SignoffMiddleware
-from signoff.adapters.lc_run import (
+from signoff.adapters.langchain.run import (
     SignoffContext,
     pending_request_ids,
     resume_command,
@@ -251,7 +251,7 @@ def test_wait_and_resume_wakes_on_a_decision_from_elsewhere(h: Harness,
 def test_async_runs_share_the_same_behaviour(h: Harness) -> None:
     import asyncio
 
-    from signoff.adapters.lc_run import await_and_resume
+    from signoff.adapters.langchain.run import await_and_resume
 
     agent, _ = h.agent([
         calls(("execute", {"command": "make build"}, "c1"),

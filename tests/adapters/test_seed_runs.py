@@ -15,7 +15,7 @@ from lc_helpers import Harness, calls, harness
 
 from signoff import Decision, ReviewMode, RunContext, ToolCall
 from signoff.adapters.langchain import SignoffMiddleware
-from signoff.adapters.lc_run import (
+from signoff.adapters.langchain.run import (
     SignoffContext,
     pending_request_ids,
     resume_command,
@@ -298,7 +298,7 @@ def test_a_pause_is_found_past_a_closed_gate_of_this_process(
     longer one of them, even while it is still alive (found when an earlier test's gate
     broke this lookup in a later one)."""
     from signoff import Gate, PostgresStore
-    from signoff.adapters.lc_run import GATES
+    from signoff.adapters.langchain.run import GATES
 
     closed = Gate(h.gate.policy, PostgresStore(postgres_database, setup=True))
     kept = SignoffMiddleware(closed)

@@ -30,7 +30,7 @@ from signoff import (
     ToolCall,
 )
 from signoff.adapters.langchain import SignoffMiddleware
-from signoff.adapters.lc_run import SignoffContext, pending_request_ids, resume_command
+from signoff.adapters.langchain.run import SignoffContext, pending_request_ids, resume_command
 from signoff.review import ChatCompletionsReviewer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "adapters"))

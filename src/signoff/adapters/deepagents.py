@@ -9,7 +9,7 @@ subagents are reviewed: a ``task`` call naming any other subagent is refused
 (``[tools.task] subagent = "subagent_type"``, in ``signoff init --preset deepagents``).
 
 A subagent's run starts inside the parent's ``task`` call, so the child bridge
-(``lc_child``) labels its requests with that call and makes its asks wait in place.
+(``langchain.child``) labels its requests with that call and makes its asks wait in place.
 
 ``check_backend`` refuses a policy that reads paths otherwise than the backend does:
 a file tool declared virtual over a backend with ``virtual_mode=False`` would judge

@@ -12,7 +12,7 @@ given, a first vote of a quorum), a mandatory one (the policy wants a human to
 look at that call), one this approver may not decide, one whose time is up.
 
 The mode applies to the run that waited: it takes it when it resumes (the store
-records the waiting run with the mode; ``adapters.lc_run.refixed``).
+records the waiting run with the mode; ``adapters.langchain.run.refixed``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Taking a decision a LangGraph resume value carries (the opt-in
 ``SignoffMiddleware(resume_decisions_as=<user>)``): read in LangChain's HITL shape
-(``lc_hitl``), taken as that user's through the gate's rules for the one request the
+(``langchain.hitl``), taken as that user's through the gate's rules for the one request the
 interrupt stands for, once per delivery (``Gate.decide_once``), audited ``via: resume``.
 What is refused or not a decision is said in the next pause, never raised into the run."""
 
@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.config import get_config
 
 from signoff import inputs
-from signoff.adapters.lc_hitl import resume_decision
+from signoff.adapters.langchain.hitl import resume_decision
 from signoff.errors import ConfigurationError, InvalidDecision
 from signoff.identity import IdentityKind
 from signoff.kernel.gate import Gate

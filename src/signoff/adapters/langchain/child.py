@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from signoff.adapters.lc_run import SignoffContext
+from signoff.adapters.langchain.run import SignoffContext
 from signoff.model import RunContext
 
 

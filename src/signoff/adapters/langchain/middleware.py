@@ -9,7 +9,7 @@ Two hooks, neither a graph step of its own:
 * ``wrap_tool_call`` sends every tool call through ``Gate.propose``. Allowed
   calls run; denied and blocked ones come back as error ToolMessages the model
   can act on; an ask pauses the run with a LangGraph interrupt that carries the
-  request id and LangChain's HITL shapes (``lc_hitl``). LangChain runs each
+  request id and LangChain's HITL shapes (``hitl``). LangChain runs each
   tool call of a turn as its own task, so the asks of one turn pause the run
   once, together, and calls that were free to run are not run again on resume.
 
@@ -23,7 +23,7 @@ node. An edit reaches the tool, rewrites the proposing AIMessage and adds the
 editor's reason to the tool's message; a
 rejection is an error ToolMessage with the reason and alternatives.
 
-A subagent — an agent whose run starts inside a gated tool call (``lc_child``), or
+A subagent — an agent whose run starts inside a gated tool call (``child``), or
 one given ``SignoffContext(parent_call=…)`` — cannot pause its parent's graph: its
 asks wait in place for at most ``subagent_wait`` seconds, then the request is
 withdrawn and the call fails closed. A call to a tool the policy marks as starting
@@ -57,14 +57,14 @@ from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from signoff.adapters import lc_child
-from signoff.adapters.lc_hitl import (
+from signoff.adapters.langchain import child
+from signoff.adapters.langchain.hitl import (
     args_schema_of,
     hitl_shapes,
     pause,
     response_schema,
 )
-from signoff.adapters.lc_messages import (
+from signoff.adapters.langchain.messages import (
     edit_note,
     from_outcome,
     proposing_message,
@@ -75,24 +75,18 @@ from signoff.adapters.lc_messages import (
     with_edited_args,
     with_note,
 )
-from signoff.adapters.lc_resume import resume_identity, take_resumed
-from signoff.adapters.lc_run import (
+from signoff.adapters.langchain.resume import resume_identity, take_resumed
+from signoff.adapters.langchain.run import (
     PAUSE_KEY,
     RUN_KEY,
     SignoffContext,
-    adecide_and_resume,
-    await_and_resume,
     context_of,
-    decide_and_resume,
     is_new_run,
     keep_gate,
     knocked_over,
-    pending_request_ids,
     refixed,
-    resume_command,
     start,
     trusted_of,
-    wait_and_resume,
 )
 from signoff.canonical import args_hash
 from signoff.errors import Conflict
@@ -191,7 +185,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if restored is not None:
             return restored
         if is_new_run(state):
-            trusted = lc_child.inherited(
+            trusted = child.inherited(
                 trusted_of(request.runtime.context if request.runtime else None))
             run, entry = start(self.gate, state, get_config(), trusted, self.default)
             self._keep_context(entry, run)
@@ -303,7 +297,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         plan = self._prepare(request)
         if isinstance(plan, ToolMessage):
             return plan
-        with lc_child.running(str(request.tool_call["id"]), self._run_of(request)):
+        with child.running(str(request.tool_call["id"]), self._run_of(request)):
             if isinstance(plan, _Run):
                 return handler(plan.request)
             token = _current.set(plan.execution)
@@ -321,7 +315,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         plan = await asyncio.to_thread(self._prepare, request)
         if isinstance(plan, ToolMessage):
             return plan
-        with lc_child.running(str(request.tool_call["id"]), self._run_of(request)):
+        with child.running(str(request.tool_call["id"]), self._run_of(request)):
             if isinstance(plan, _Run):
                 return await handler(plan.request)
             token = _current.set(plan.execution)
@@ -541,8 +535,3 @@ def _thread_of(request: ToolCallRequest) -> str | None:
 
 def _result_of(message: ToolMessage) -> Any:
     return message.content if isinstance(message.content, str) else list(message.content)
-
-
-__all__ = ["SignoffContext", "SignoffMiddleware", "SignoffState", "adecide_and_resume",
-           "await_and_resume", "decide_and_resume", "pending_request_ids", "resume_command",
-           "wait_and_resume"]
