@@ -3,9 +3,11 @@ them with its next statement or its commit (``signoff.store.pgbatch``) — and s
 all of them or none, in order, with typed errors.
 
 Round trips are counted on the wire's waits: every time this thread's psycopg connection
-waits on its socket (a ``Connection.wait`` whose generator waits for I/O at least once:
-once per message sent and answered; a wait that needs no I/O, such as the pool's commit of
-an idle connection, sends nothing). The sealer's and the listener's threads are not counted.
+waits on its socket for a statement's answer, or for a pipeline's at its synchronisation
+point (a ``Connection.wait`` whose generator waits for I/O at least once). A statement
+queued in a pipeline is only sent, and a wait that needs no I/O, such as the pool's commit
+of an idle connection, sends nothing: neither is a round trip. The sealer's and the
+listener's threads are not counted.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from signoff.model import (
 )
 from signoff.policy import Policy
 from signoff.store.base import Store
+from signoff.store.pgbatch import Batch
 
 
 @contextmanager
@@ -58,7 +61,10 @@ def round_trips() -> Iterator[list[int]]:
                 return done.value
 
     def wait(self: Any, gen: Generator[Any, Any, Any], *args: Any, **kwargs: Any) -> Any:
-        if threading.get_ident() == me:
+        # A statement queued in a pipeline is only sent: its answer comes at the
+        # pipeline's synchronisation point, whose wait is the round trip.
+        if threading.get_ident() == me and not (
+                self._pipeline is not None and gen.__qualname__.endswith("._execute_gen")):
             gen = counting(gen)
         return original(self, gen, *args, **kwargs)
 
@@ -161,6 +167,37 @@ def test_a_nul_in_a_kept_back_write_is_typed_and_writes_nothing(postgres_store: 
     """PostgreSQL refuses a NUL in text (SQLite stores it; ``signoff.inputs`` refuses it
     before any store on every surface)."""
     _bad_value_writes_nothing(postgres_store, "a\x00b")
+
+
+def test_a_failed_pipeline_leaves_no_statement_half_prepared(postgres_store: Store) -> None:
+    """psycopg starts preparing a statement the sixth time a connection sends it. In a
+    pipeline, one queued behind a statement that fails is skipped by the server: the
+    connection must not go on naming a prepared statement that was never made — and the
+    failure is the statement's own error, not the skipped ones'."""
+    # Fails when it runs, after a pause: the rest is queued long before its answer.
+    slow_failure = "SELECT 1 / (%s + (random() < 2)::int - 2) FROM pg_sleep(0.05)"
+    behind = "SELECT %s::int + 1"
+    with postgres_store.pool.connection() as conn:  # type: ignore[attr-defined]
+        # A ROLLBACK this connection has sent before: psycopg looks at a ROLLBACK's result
+        # (and forgets what it prepared) only the first time.
+        batch = Batch(conn)
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            batch.execute(slow_failure, (1,))
+        batch.rollback()
+        for n in range(5):  # sent five times: psycopg prepares it at the next
+            batch = Batch(conn)
+            batch.defer(behind, (n,))
+            batch.commit()
+        batch = Batch(conn)
+        batch.defer(slow_failure, (1,))
+        batch.defer(behind, (5,))  # prepared, but behind the failure: never made
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            batch.commit()
+        batch.rollback()
+        for n in range(3):
+            batch = Batch(conn)
+            batch.defer(behind, (n,))
+            assert batch.execute(behind, (n,), commit=True).fetchone() == (n + 1,)
 
 
 def test_a_kept_back_compare_and_set_that_moves_nothing_rolls_everything_back(

@@ -69,26 +69,32 @@ def seal_pass(conn: Any, key: int, batch: int = BATCH,
     the lock. Commits what it sealed (``before_commit``: run just before, with everything
     written — the crash tests kill a sealer there).
 
-    Three round trips on an autocommit connection (the store's): ``BEGIN`` with the lock,
-    the sealable events and the head, in one message (each statement its own snapshot, so
-    the reads see everything committed before the lock was taken); the chain's insert
-    with the delete from ``audit_pending``, one statement; ``COMMIT``. (Four on a
+    Two round trips on an autocommit connection (the store's), each one pipeline:
+    ``BEGIN`` with the lock, the sealable events and the head (each statement its own
+    snapshot, so the reads see everything committed before the lock was taken); the
+    chain's insert, with the delete from ``audit_pending`` in the same statement, and
+    ``COMMIT`` — three with ``before_commit``, which runs between them. (More on a
     connection that opens its transactions itself.)"""
-    import psycopg  # noqa: PLC0415 (PostgreSQL only)
+    from signoff.store.pgbatch import pipelined  # noqa: PLC0415 (PostgreSQL only)
 
-    cursor = psycopg.ClientCursor(conn)
-    begin = "BEGIN; " if conn.autocommit else ""  # else psycopg begins it itself
+    lock, sealable, top = conn.cursor(), conn.cursor(), conn.cursor()
     try:
-        cursor.execute(f"{begin}{_LOCK}; {_SEALABLE}; {_HEAD}", (key, batch))
-        if begin:
-            cursor.nextset()
-        got = cursor.fetchone()
-        cursor.nextset()
-        rows = cursor.fetchall()
-        cursor.nextset()
-        head = cursor.fetchone()
+        reads = [(lock, _LOCK, (key,)), (sealable, _SEALABLE, (batch,)), (top, _HEAD, ())]
+        if conn.autocommit:
+            pipelined(conn, [(conn.cursor(), "BEGIN", ()), *reads])
+        else:  # psycopg begins the transaction itself
+            for cursor, statement, params in reads:
+                cursor.execute(statement, params)
+        got = lock.fetchone()
+        rows = sealable.fetchall()
+        head = top.fetchone()
         if not got or not got[0] or not rows:
-            conn.rollback()  # nothing written: end it without a WAL record
+            # Nothing written: a COMMIT writes no WAL record either, and keeps what psycopg
+            # prepared on this connection (its rollback forgets it all).
+            if conn.autocommit:
+                conn.execute("COMMIT")
+            else:
+                conn.commit()
             return None if not got or not got[0] else 0
         if head is None:
             raise RuntimeError("the audit head row is missing (schema migration 1 makes it)")
@@ -104,10 +110,14 @@ def seal_pass(conn: Any, key: int, batch: int = BATCH,
                 column.append(value)
             seqs.append(seq)
             prev = digest
-        conn.execute(_INSERT, [seqs, *columns])
-        if before_commit is not None:
-            before_commit()
-        conn.commit()
+        if before_commit is None and conn.autocommit:
+            pipelined(conn, [(conn.cursor(), _INSERT, [seqs, *columns]),
+                             (conn.cursor(), "COMMIT", ())])
+        else:
+            conn.execute(_INSERT, [seqs, *columns])
+            if before_commit is not None:
+                before_commit()
+            conn.commit()
         return len(rows)
     except BaseException:
         with contextlib.suppress(Exception):
