@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -242,9 +244,11 @@ def _median_ms(cycle: Callable[[], None], cycles: int, warmup: int) -> float:
 
 class RoundTrips:
     """Counts psycopg's waits on the server's socket, in every thread or in one: each wait
-    that has to wait for I/O at all is a message sent and its answer awaited — a round
-    trip. A wait that needs no I/O (the pool's commit of an idle autocommit connection)
-    is not one. Installed on ``psycopg.Connection.wait`` for the ``with`` block only."""
+    that has to wait for I/O at all is a message (or a pipeline, at its synchronisation
+    point) sent and its answer awaited — a round trip. A statement queued in a pipeline is
+    only sent, and a wait that needs no I/O (the pool's commit of an idle autocommit
+    connection) sends nothing: neither is one. Installed on ``psycopg.Connection.wait`` for
+    the ``with`` block only."""
 
     def __init__(self, *, thread: int | None = None) -> None:
         self.thread = thread
@@ -271,7 +275,9 @@ class RoundTrips:
                     return done.value
 
         def wait(conn: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
-            if counter.thread is None or threading.get_ident() == counter.thread:
+            sent_only = conn._pipeline is not None and gen.__qualname__.endswith("._execute_gen")
+            if not sent_only and (counter.thread is None
+                                  or threading.get_ident() == counter.thread):
                 gen = counting(gen)
             return original(conn, gen, *args, **kwargs)
 
@@ -309,3 +315,30 @@ def round_trip_probe(dsn: str, samples: int = 300) -> tuple[float, float]:
             spinner.kill()
             spinner.wait()
     return idle, busy
+
+
+def backend_cpu(admin_dsn: str, database: str) -> dict[int, float]:
+    """CPU seconds (user + system, Linux ``/proc``) used so far by each backend connected to
+    ``database``: PostgreSQL's own work for that database's sessions, whatever the client's.
+    Empty where ``/proc`` cannot be read."""
+    import psycopg
+
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        pids = [int(r[0]) for r in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            (database,)).fetchall()]
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    used: dict[int, float] = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        used[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return used
+
+
+def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds the backends used between two ``backend_cpu`` readings (a backend that
+    connected in between counts from zero)."""
+    return sum(value - before.get(pid, 0.0) for pid, value in after.items())

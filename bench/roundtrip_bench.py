@@ -46,7 +46,17 @@ from typing import Any, Literal, TypedDict
 
 import signoff
 from _common import expect, version
-from _postgres import Floor, PgTarget, RoundTrips, connect_pg, pg_floor, redact, round_trip_probe
+from _postgres import (
+    Floor,
+    PgTarget,
+    RoundTrips,
+    backend_cpu,
+    connect_pg,
+    cpu_between,
+    pg_floor,
+    redact,
+    round_trip_probe,
+)
 from signoff import Effect, Policy, RunContext, ToolCall
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
@@ -111,6 +121,7 @@ class Counts:
     # PostgreSQL: round trips on the cycle's own thread, and on every thread (``RoundTrips``)
     round_trips: dict[str, int] = field(default_factory=dict)
     round_trips_all: dict[str, int] = field(default_factory=dict)
+    pg_cpu_ms: float | None = None  # PostgreSQL: the backends' CPU per cycle (``backend_cpu``)
     notes: list[str] = field(default_factory=list)
 
     def per_cycle(self, table: dict[str, int], phase: str | None = None) -> float:
@@ -186,17 +197,22 @@ def drive_counted(case: Case, i: str, snapshot: Callable[[], tuple[int, ...]],
             table[phase] = table.get(phase, 0) + (a - b)
 
 
-def count_round_trips(case: Case, cycles: int, counts: Counts) -> None:
+def count_round_trips(case: Case, cycles: int, counts: Counts, pg: PgTarget) -> None:
     """Round trips per phase (``_postgres.RoundTrips``): on the thread that runs the cycle,
-    and on every thread (a background checkpoint writer, signoff's sealer and listener)."""
+    and on every thread (a background checkpoint writer, signoff's sealer and listener);
+    and what the same cycles cost PostgreSQL's backends in CPU (``backend_cpu``)."""
     for n in range(2):  # the pools' first connections are not the cycle's
         for _ in case.cycle(f"warm-{uuid.uuid4().hex}-{n}"):
             pass
+    before = backend_cpu(pg.dsn, pg.database)
     with RoundTrips() as everyone, RoundTrips(thread=threading.get_ident()) as caller:
         for n in range(cycles):
             drive_counted(case, f"trips-{uuid.uuid4().hex}-{n}",
                           lambda: (caller.count, everyone.count),
                           [counts.round_trips, counts.round_trips_all])
+    if before:
+        counts.pg_cpu_ms = cpu_between(before, backend_cpu(pg.dsn, pg.database)) \
+            * 1000 / cycles
 
 
 class Tracer:
@@ -392,7 +408,7 @@ class SignoffPostgres(SignoffCase):
         store = PostgresStore(self.pg.bench_dsn, schema=self.schema)
         try:
             self.gate, _ = self._gate(store, add_user=False)
-            count_round_trips(self, cycles, counts)
+            count_round_trips(self, cycles, counts, self.pg)
         finally:
             store.close()
         if measured is None or overhead is None:
@@ -591,7 +607,7 @@ class LangGraphPostgresCase(_LangGraphCycle):
         measured = self.pg.xact_commit_delta(run)
         with PostgresSaver.from_conn_string(self.pg.bench_dsn) as saver:
             self.graph = _approval_graph(saver)
-            count_round_trips(self, cycles, counts)
+            count_round_trips(self, cycles, counts, self.pg)
         self.graph = live
         if measured is None:
             counts.notes.append("xact_commit: the statistics did not settle; not reported")
@@ -811,6 +827,9 @@ def report(cases: Sequence[Case], samples: dict[str, Samples], counts: dict[str,
                          f" ({k.per_cycle(k.round_trips_all, phase):g} all threads)")
             parts.append(text)
         print(f"  {case.key:<{width}}  " + " | ".join(parts))
+        if k.pg_cpu_ms is not None:
+            print(f"  {'':<{width}}  PostgreSQL's backends: {k.pg_cpu_ms:.2f} ms of CPU per "
+                  "cycle (every backend of the bench database, sealer and listener included)")
         for note in k.notes:
             print(f"  {'':<{width}}  {note}")
     print()
