@@ -15,7 +15,7 @@ server (the extended protocol), on an autocommit connection whose transaction th
 class opens and ends itself. So psycopg prepares the ones a connection sends often,
 and PostgreSQL plans them once rather than at every transaction (text batched in one
 simple-query message would be parsed and planned each time: on this machine that
-cost PostgreSQL 0.8 ms of CPU per approval cycle). A statement kept back that fails
+cost PostgreSQL about 0.9 ms of CPU per approval cycle). A statement kept back that fails
 stops the ones after it until the synchronisation point: the transaction is aborted
 and rolled back, and the error reaches the caller from the statement it was sending
 (or from the commit) — with nothing written, as any failed transaction. A kept-back
