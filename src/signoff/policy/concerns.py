@@ -18,6 +18,9 @@ concerns among the verdict's reasons. The codes:
 * ``system_install`` — installs or removes system packages;
 * ``global_config`` — changes configuration outside the workspace;
 * ``env_dump`` — prints the environment, secrets included;
+* ``secret_read`` — expands a variable whose name says it holds a credential (``echo
+  $AWS_SECRET_ACCESS_KEY``): the environment's counterpart of reading ``~/.aws/credentials``,
+  and a mandatory ask by default, like that read (``evaluation.py`` judges the files);
 * ``executes_written`` — a tool reads a file written earlier in the same command
   line (``echo … > conftest.py && pytest``).
 
@@ -26,6 +29,8 @@ workspace (``evaluation.py``), not here.
 """
 
 from __future__ import annotations
+
+import re
 
 from signoff.model import Risk
 from signoff.policy.commands import Concern, Kind
@@ -36,6 +41,12 @@ PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp"
                        "nsenter", "unshare", "setpriv", "capsh"})
 _ENV_DUMPERS = frozenset({"printenv"})
 _ENV_BUILTINS = frozenset({"set", "export", "declare", "typeset", "env"})
+# Variable names that say they hold a credential: SECRET, TOKEN, PASSWORD, API_KEY, a KEY
+# word, AUTH (not AUTHOR), CREDENTIALS, COOKIE, a DSN or a database URL.
+_SECRET_NAME = re.compile(
+    r"secret|token|passw|passphrase|credential|cookie|auth(?!or)|api_?key|access_?key|"
+    r"private_?key|(?:^|_)key(?:$|_)|(?:^|_)dsn(?:$|_)|database_?url|conn(?:ection)?_?str",
+    re.IGNORECASE)
 _NET_TOOLS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp",
                         "rsync", "ftp", "nmap"})
 _HIDDEN_FINDINGS = {"find_exec": "find -exec runs another command",
@@ -76,6 +87,10 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
                     f"{part.why or 'runs a program'}")
             elif part.kind is Kind.NETWORK:
                 add("network", f"{inv.model}: {part.why or 'talks to other machines'}")
+    for variable in analysis.variables:
+        if _SECRET_NAME.search(variable):
+            add("secret_read", f"expands ${variable}, a variable whose name says it holds a "
+                "credential")
     for finding in analysis.never_allow:
         if finding.code in _HIDDEN_FINDINGS:
             add("hidden_exec", _HIDDEN_FINDINGS[finding.code])

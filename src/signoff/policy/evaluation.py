@@ -28,6 +28,7 @@ from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
 from signoff.policy.concerns import shell_concerns
+from signoff.policy.globmeet import can_name
 from signoff.policy.matching import (
     DEFAULT_ALLOW,
     ToolView,
@@ -39,9 +40,11 @@ from signoff.policy.memory import Memory
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
 from signoff.policy.sensitive import is_sensitive
 from signoff.policy.shell import ShellAnalysis, SimpleCommand, analyze
+from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import Rule
 
 _MAX_MEMO = 4096
+_MAX_GLOBS = 16  # unexpanded shell globs judged one by one for the secrets they can name
 
 
 def _shown(name: object) -> str:
@@ -262,26 +265,49 @@ class Evaluation(Asking):
         return out
 
     def secret_reads(self, view: ToolView, analysis: ShellAnalysis | None,
-                     scope: ScopeResult) -> list[str]:
-        """The paths this call reads that hold credentials (``/etc/shadow``, ``~/.ssh/…``)."""
+                     scope: ScopeResult) -> list[tuple[str, str]]:
+        """The paths this call reads that hold credentials (``/etc/shadow``, ``~/.ssh/…``),
+        each with the pattern it matched. A shell glob counts by what it expands to, and
+        one that was not expanded (no workspace, a prefix outside it) by what it can name
+        (``signoff.policy.globmeet``)."""
         secrets = self.config.secrets
-        candidates: list[str] = []
+        found: dict[str, str] = {}
+
+        def check(path: str, hit: str | None) -> None:
+            if hit is not None:
+                found.setdefault(path, hit)
+
         if analysis is not None:
-            candidates = [r.path for r in analysis.paths if not r.write and r.literal]
+            reads = [r.path for r in analysis.paths if not r.write and r.literal]
+            for path in reads:
+                check(path, is_sensitive(path, secrets))
+            for verdict in scope.read:  # a glob's matches; where a link leads
+                check(verdict.given, is_sensitive(verdict.given, secrets) or (
+                    None if verdict.resolved is None else is_sensitive(verdict.resolved,
+                                                                       secrets)))
+            blind = list(dict.fromkeys(
+                scope.unexpanded if self.policy.workspace is not None
+                else [path for path in reads if has_glob(path)]))
+            for word in blind[:_MAX_GLOBS]:
+                check(word, can_name(word, secrets))
+            if len(blind) > _MAX_GLOBS:  # past judging: on the side of asking
+                check(blind[_MAX_GLOBS], f"one of {len(blind)} globs, too many to judge")
         elif view.spec is not None and not view.spec.writes:
             for name in view.spec.paths:
-                candidates.extend(str(v) for v in _as_list(self.args.get(name)))
-                candidates.extend(scope.resolved.get(name, ()))
-        return list(dict.fromkeys(c for c in candidates if is_sensitive(c, secrets)))[:3]
+                for value in _as_list(self.args.get(name)):
+                    check(str(value), is_sensitive(str(value), secrets))
+                for resolved in scope.resolved.get(name, ()):
+                    check(resolved, is_sensitive(resolved, secrets))
+        return list(found.items())[:3]
 
     def writes_and_concerns(self, view: ToolView, analysis: ShellAnalysis | None,
                             scope: ScopeResult) -> list[Reason]:
         """Sensitive writes, outside writes and the concerns the policy always asks about."""
         forced: list[Reason] = []
         always = self.config.always_ask
-        for given in self.secret_reads(view, analysis, scope):
-            secret = is_sensitive(given, self.config.secrets)
-            reason = self.concern("secret_read", f"reads {given!r}, a file that holds "
+        for given, secret in self.secret_reads(view, analysis, scope):
+            what = "a glob that can name a file" if has_glob(given) else "a file"
+            reason = self.concern("secret_read", f"reads {given!r}, {what} that holds "
                                   f"credentials ({secret})")
             if "secret_read" in always:
                 forced.append(reason)

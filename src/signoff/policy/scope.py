@@ -43,6 +43,10 @@ class ScopeResult:
     invalid: list[PathVerdict] = field(default_factory=list)
     allowlisted: list[PathVerdict] = field(default_factory=list)
     written: list[PathVerdict] = field(default_factory=list)  # every path a write touches
+    read: list[PathVerdict] = field(default_factory=list)  # every path a shell read touches
+    # Shell glob words judged as written, not expanded (their fixed prefix lies outside the
+    # workspace, or they match too much): they may name any file their pattern can.
+    unexpanded: list[str] = field(default_factory=list)
     _outside_given: set[str] = field(default_factory=set)
 
     @property
@@ -115,11 +119,12 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
                result: ScopeResult) -> None:
     if ref.literal and ref.path in DEVICE_SINKS:
         return
-    add = result.add
-    if ref.write:
-        def add(verdict: PathVerdict) -> None:
-            result.add(verdict)
-            result.written.append(verdict)
+    touched = result.written if ref.write else result.read
+
+    def add(verdict: PathVerdict) -> None:
+        result.add(verdict)
+        touched.append(verdict)
+
     if not ref.literal:
         add(_unplaceable(ref.path, "is an expansion whose value cannot be known "
                                    "before it runs", workspace))
@@ -132,11 +137,17 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
         add(_unplaceable(ref.path, "follows a cd whose target cannot be known", workspace))
         return
     for cwd in cwds or [base]:
-        if not has_glob(ref.path) or ref.path.startswith("~"):
+        if not has_glob(ref.path):
+            add(workspace.check(ref.path, cwd=cwd))
+            continue
+        if ref.path.startswith("~") or \
+                not workspace.check(_fixed_prefix(ref.path), cwd=cwd).inside:
+            result.unexpanded.append(ref.path)  # outside already: judged as written
             add(workspace.check(ref.path, cwd=cwd))
             continue
         expanded = _expand_glob(workspace, ref.path, cwd)
         if expanded is None:
+            result.unexpanded.append(ref.path)
             add(_unplaceable(ref.path, "is a glob too wide to judge", workspace))
             continue
         for match in expanded:
@@ -147,18 +158,13 @@ def _expand_glob(workspace: Workspace, pattern: str, cwd: str | None) -> list[st
     """What the shell would pass for a glob word, judged file by file (``cat *`` reads
     through a symlink the workspace holds). ``None`` when it is too wide to enumerate.
 
-    Only globs whose fixed prefix lies inside the workspace are expanded: a prefix
-    outside is outside already. A component that matches ``..`` (``.*`` in dash and
+    The caller expands only globs whose fixed prefix lies inside the workspace: a
+    prefix outside is outside already. A component that matches ``..`` (``.*`` in dash and
     bash before 5.2) also stands for ``..``. No match: the shell passes the word as is.
     """
     parts = pattern.split("/")
     if sum(1 for part in parts if has_glob(part)) > _MAX_GLOB_PARTS:
         return None
-    fixed = "/".join(itertools.takewhile(lambda part: not has_glob(part), parts)) or "."
-    if pattern.startswith("/") and fixed == ".":
-        fixed = "/"
-    if not workspace.check(fixed, cwd=cwd).inside:
-        return [pattern]
     start = workspace.resolve(cwd) if cwd is not None else workspace.root
     full = pattern if pattern.startswith("/") else os.path.join(start, pattern)
     matches = list(itertools.islice(glob.iglob(full), _MAX_GLOB_MATCHES + 1))
@@ -170,6 +176,12 @@ def _expand_glob(workspace: Workspace, pattern: str, cwd: str | None) -> list[st
     if dotdot != pattern:
         matches.append(dotdot)
     return matches or [pattern]
+
+
+def _fixed_prefix(pattern: str) -> str:
+    """The directories a glob word names before its first wildcard (``.`` for none)."""
+    fixed = "/".join(itertools.takewhile(lambda part: not has_glob(part), pattern.split("/")))
+    return fixed or ("/" if pattern.startswith("/") else ".")
 
 
 def _candidate_cwds(workspace: Workspace, cds: tuple[str | None, ...],

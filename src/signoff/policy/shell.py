@@ -97,6 +97,7 @@ def _analyze_cached(command: str) -> ShellAnalysis:
         commands=tuple(walk.commands),
         never_allow=tuple(walk.findings.values()),
         paths=tuple(walk.paths),
+        variables=tuple(dict.fromkeys(walk.variables)),
         finding_commands=tuple((code, frozenset(owners))
                                for code, owners in walk.finding_commands.items()),
     )
@@ -120,6 +121,7 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
         walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
         _fallback_commands(command, walk)
     _visit(root, walk, nested=nested, pipeline=None)
+    walk.variables.extend(_expanded_names(root))
     if "\\\n" in command and not joined:
         _line_continuations(command, walk, start)
 
@@ -211,6 +213,23 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         children = current.children
         for child in reversed(children):
             stack.append((child, is_nested, pipe))
+
+
+def _expanded_names(root: tree_sitter.Node) -> list[str]:
+    """The parameters the command expands: ``$X``, ``${X…}``, ``${X[i]}``, in strings and
+    unquoted here-documents too (single quotes and quoted here-documents expand nothing,
+    and the parser gives them no expansion nodes). Parents travel down with the nodes:
+    ``Node.parent`` walks from the root, quadratic on a deep tree."""
+    names: list[str] = []
+    stack: list[tuple[tree_sitter.Node, str, str]] = [(root, "", "")]
+    while stack:
+        node, parent, grandparent = stack.pop()
+        kind = node.type
+        if kind == "variable_name" and (parent in ("simple_expansion", "expansion") or (
+                parent == "subscript" and grandparent == "expansion")):
+            names.append(_text(node))
+        stack.extend((child, kind, parent) for child in reversed(node.children))
+    return names
 
 
 def _backticks(node: tree_sitter.Node, walk: Walk) -> None:

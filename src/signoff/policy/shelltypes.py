@@ -63,6 +63,7 @@ class ShellAnalysis:
     # For each never-allow finding raised by one command's own arguments (a wrapper, inline
     # code), the indexes of the commands that raised it; structural findings are absent.
     finding_commands: tuple[tuple[str, frozenset[int]], ...] = ()
+    variables: tuple[str, ...] = ()  # the parameters it expands ($HOME, ${TOKEN:-x}), in order
 
     def waivable(self, exact: set[int]) -> bool:
         """True when every never-allow finding came from commands an exact rule names."""
@@ -80,6 +81,7 @@ class Walk:
     commands: list[SimpleCommand] = field(default_factory=list)
     findings: dict[str, Finding] = field(default_factory=dict)
     paths: list[PathRef] = field(default_factory=list)
+    variables: list[str] = field(default_factory=list)
     cds: list[str | None] = field(default_factory=list)
     pipelines: int = 0
     # Words tree-sitter hangs on a redirection (``ls > f x``, ``cat <<EOF x``) that bash
@@ -118,6 +120,7 @@ class Walk:
             self.findings.setdefault(finding.code, finding)
         for ref in inner.paths:
             self.add_path(ref)
+        self.variables.extend(inner.variables)
 
     def find(self, code: str, text: str) -> None:
         self.findings.setdefault(code, Finding(code=code, text=text))

@@ -1,0 +1,180 @@
+"""Reading a credential through a shell glob or a variable is a ``secret_read``, like naming it.
+
+``cat .env`` was a mandatory ask while ``cat .en?``, ``cat .e*`` and ``echo
+$AWS_SECRET_ACCESS_KEY`` were allowed by the starter's read-only rule. A glob
+counts by what it expands to in the workspace, and one that cannot be expanded
+(no workspace, a prefix outside it) by the secrets it can name
+(``signoff.policy.globmeet``); a variable by its name.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
+from signoff.policy.globmeet import can_name
+from signoff.policy.sensitive import DEFAULT_SECRETS
+from signoff.policy.starter import starter_toml
+
+BARE = """\
+[policy]
+version = "bare"
+[tools.execute]
+shell = "command"
+[[rules]]
+id = "reads"
+effect = "allow"
+tool = "execute"
+command = ["cat *", "head *", "grep *", "sort *", "awk *", "echo *", "printf *", "ls *"]
+"""
+
+
+def _judge(policy: Policy, command: str, mode: ReviewMode = ReviewMode.MANUAL) -> Verdict:
+    return policy.evaluate(ToolCall(id="c", name="execute", args={"command": command}),
+                           RunContext(thread_id="t", review_mode=mode))
+
+
+def _secret(verdict: Verdict) -> list[str]:
+    return [r.text for r in verdict.reasons if r.code == "secret_read"]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print(1)\n")
+    (root / "notes.txt").write_text("n\n")
+    return root.resolve()
+
+
+@pytest.fixture
+def starter(workspace: Path) -> Policy:
+    return Policy.from_toml(starter_toml(str(workspace)))
+
+
+@pytest.mark.parametrize("command", [
+    "cat .en?", "cat .e*", "cat .[e]nv", "sort .?nv", "awk 1 .e*", "grep '' .en*",
+    "head -n 5 src/../.e*", "cd src && cat ../.en?",
+])
+def test_a_glob_that_expands_to_a_secret_is_a_mandatory_ask(
+        workspace: Path, starter: Policy, command: str) -> None:
+    (workspace / ".env").write_text("TOKEN=1\n")
+    for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
+        verdict = _judge(starter, command, mode)
+        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, mode, verdict)
+        assert any(".env" in text for text in _secret(verdict)), verdict.reasons
+
+
+def test_a_glob_that_matches_no_secret_is_judged_as_before(
+        workspace: Path, starter: Policy) -> None:
+    for command in ("cat .e*", "cat *", "grep -n x src/*.py", "cat notes.*"):
+        verdict = _judge(starter, command)
+        assert verdict.effect is Effect.ALLOW and not _secret(verdict), (command, verdict)
+    (workspace / "server.pem").write_text("-----BEGIN")
+    verdict = _judge(starter, "cat *")  # now * expands to a key
+    assert verdict.effect is Effect.ASK and verdict.mandatory
+    assert any("server.pem" in text for text in _secret(verdict))
+
+
+def test_a_link_in_the_workspace_is_judged_by_what_it_reads(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("key")
+    root = tmp_path / "ws"
+    root.mkdir()
+    os.symlink(home / ".ssh" / "id_ed25519", root / "notes")
+    text = starter_toml(str(root.resolve())).replace('outside = "approve"', 'outside = "allow"')
+    policy = Policy.from_toml(text)
+    for command in ("cat notes", "cat note?"):
+        verdict = _judge(policy, command)
+        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, verdict)
+        assert _secret(verdict), verdict.reasons
+
+
+@pytest.mark.parametrize("command", [
+    "cat ~/.ss*/id_*", "head /home/*/.aws/cred*", "cat /etc/sha*", "cat /et?/shadow",
+    "cat *.pe?", "cat /proc/*/env*", "cat ~/.[!.]*", "grep -h . ~/.git-cred*",
+])
+def test_without_a_workspace_a_glob_counts_by_the_secrets_it_can_name(command: str) -> None:
+    verdict = _judge(Policy.from_toml(BARE), command)
+    assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
+    assert "a glob that can name a file that holds credentials" in _secret(verdict)[0]
+
+
+@pytest.mark.parametrize("command", [
+    "cat *", "grep x *.py", "cat src/*.txt", "cat /var/log/*", "ls *", "cat notes.*",
+    "head -n1 docs/[a-z]*.md", "cat README*",
+])
+def test_a_glob_that_spells_no_secret_stays_allowed(command: str) -> None:
+    verdict = _judge(Policy.from_toml(BARE), command)
+    assert verdict.effect is Effect.ALLOW and not _secret(verdict), verdict
+
+
+def test_a_glob_outside_an_open_workspace_counts_by_the_secrets_it_can_name(
+        workspace: Path) -> None:
+    text = starter_toml(str(workspace)).replace('outside = "approve"', 'outside = "allow"')
+    policy = Policy.from_toml(text)
+    assert _judge(policy, "cat /var/log/sys*").effect is Effect.ALLOW
+    verdict = _judge(policy, "cat ~/.ss*/id_*")
+    assert verdict.effect is Effect.ASK and verdict.mandatory and _secret(verdict)
+
+
+def test_many_unexpanded_globs_are_asked_about_not_skipped() -> None:
+    harmless = " ".join(f"/var/log/a{n}*" for n in range(20))
+    verdict = _judge(Policy.from_toml(BARE), f"cat {harmless} ~/.ss*/id_*")
+    assert verdict.effect is Effect.ASK and verdict.mandatory
+    assert "too many to judge" in _secret(verdict)[0]
+
+
+@pytest.mark.parametrize("command", [
+    "echo $AWS_SECRET_ACCESS_KEY", 'printf %s "${GITHUB_TOKEN}"', "echo key=$OPENAI_API_KEY",
+    "echo ${DATABASE_URL:-none}", "cat <<EOF\n$DB_PASSWORD\nEOF", "echo $STRIPE_KEY",
+    "echo ${SLACK_AUTH[0]}",
+])
+def test_expanding_a_credential_variable_is_a_mandatory_ask(
+        starter: Policy, command: str) -> None:
+    for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
+        verdict = _judge(starter, command, mode)
+        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, mode, verdict)
+        assert any("a variable whose name says it holds a credential" in text
+                   for text in _secret(verdict))
+
+
+@pytest.mark.parametrize("command", [
+    "echo $HOME", "echo $PATH", "echo $GIT_AUTHOR_NAME", "echo '$AWS_SECRET_ACCESS_KEY'",
+    "cat <<'EOF'\n$DB_PASSWORD\nEOF", "echo $KEYBOARD_LAYOUT", "ls $VIRTUAL_ENV",
+])
+def test_other_variables_and_quoted_text_are_not_credentials(
+        starter: Policy, command: str) -> None:
+    assert not _secret(_judge(starter, command)), command
+
+
+def test_a_policy_that_does_not_always_ask_about_secrets_only_raises_the_risk(
+        workspace: Path) -> None:
+    text = starter_toml(str(workspace)).replace(
+        "[policy]\n", '[policy]\nalways_ask = ["sensitive_write"]\n', 1)
+    policy = Policy.from_toml(text)
+    verdict = _judge(policy, "echo $AWS_SECRET_ACCESS_KEY")
+    assert verdict.effect is Effect.ALLOW and verdict.risk.rank >= 2 and _secret(verdict)
+
+
+@pytest.mark.parametrize(("word", "named"), [
+    (".en?", ".env"), (".e*", ".env"), (".[e]nv", ".env"), ("x/../.e*", ".env"),
+    ("~/.ss*/id_*", ".ssh/**"), ("/et?/shadow", "/etc/shadow"), ("*.ke?", "*.key"),
+    ("a*.pem", "*.pem"), ("/proc/*/env*", "/proc/*/environ"), ("id_*", "id_rsa*"),
+    ("\\.en?", ".env"),
+    ("*", None), ("?env", None), ("src/*.py", None), ("*.txt", None), ("[!.]env", None),
+    ("README*", None), ("docs/[a-z]*.md", None), ("notes/*", None), ("*.k", None),
+    ("env", None), (".envrc", None),
+])
+def test_can_name(word: str, named: str | None) -> None:
+    assert can_name(word, DEFAULT_SECRETS) == named
+
+
+def test_can_name_is_bounded_on_hostile_words() -> None:
+    assert can_name("a*" * 3000, DEFAULT_SECRETS) is not None  # past judging: asks
+    for word in ("a*" * 128, "*/" * 128, "e*s*" * 64, "[" * 256, "[[:alpha:]" * 25):
+        can_name(word, DEFAULT_SECRETS)  # terminates, raises nothing
