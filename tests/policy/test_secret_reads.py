@@ -178,3 +178,30 @@ def test_can_name_is_bounded_on_hostile_words() -> None:
     assert can_name("a*" * 3000, DEFAULT_SECRETS) is not None  # past judging: asks
     for word in ("a*" * 128, "*/" * 128, "e*s*" * 64, "[" * 256, "[[:alpha:]" * 25):
         can_name(word, DEFAULT_SECRETS)  # terminates, raises nothing
+
+
+@pytest.mark.parametrize("command", [
+    "git show HEAD:.env", "git show :.env", "git show :0:.env", "git cat-file -p HEAD:.env",
+    "git show HEAD~3:config/.env.production", "git diff HEAD:.env HEAD~1:.env",
+    "git grep TOKEN HEAD:.env", "git grep -e TOKEN HEAD:.ssh/id_rsa",
+])
+def test_a_secret_read_out_of_git_objects_is_a_secret_read(workspace: Path,
+                                                            command: str) -> None:
+    """``<rev>:<path>`` names a file's committed content; the regex rule of the starter is
+    left out, so only ``secret_read`` stands between the agent and the file."""
+    text = starter_toml(str(workspace))
+    start = text.index('[[rules]]\nid = "env-files-shell"')
+    end = text.find("[[rules]]", start + 1)
+    policy = Policy.from_toml(text[:start] + (text[end:] if end > 0 else ""))
+    verdict = _judge(policy, command, ReviewMode.FULL)
+    assert verdict.effect is Effect.ASK and verdict.mandatory, (command, verdict)
+    assert _secret(verdict), verdict.reasons
+
+
+@pytest.mark.parametrize("command", [
+    "git show HEAD:README.md", "git show HEAD:", "git show :/fix", "git show HEAD",
+    "git grep x HEAD", "git show v1.0:src/app.py",
+])
+def test_other_git_objects_are_read_as_before(starter: Policy, command: str) -> None:
+    verdict = _judge(starter, command)
+    assert verdict.effect is Effect.ALLOW and not _secret(verdict), (command, verdict)

@@ -14,6 +14,9 @@ other way to make git run code.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 from signoff.policy.commands.records import Kind, Model, Opt, Part, State, model
 
 R, W, X, N, I, U = (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT,  # noqa: E741
@@ -66,7 +69,23 @@ def _diff_like(name: str, extra_long: str = "", *, log: bool = False) -> Model:
     kinds["O"] = (R, "reads the order file")
     return model(name, "pusz0U:M::C::B::D::l:S:G:O:RaibwWX::n:EFPgcmtL:I:",
                  f"{_DIFF_LONG} {_LOG_LONG if log else ''} {extra_long}", digits=True,
-                 kinds=kinds)
+                 kinds=kinds, finish=_object_paths)
+
+
+# <rev>:<path>, :<path> (the index) and :<stage>:<path> name a file's content as git
+# stored it; :/<text> searches commit messages, and <rev>: is a whole tree.
+_OBJECT_PATH = re.compile(r"(?::[0-3]:|[^:]*:)(?!/)(?P<path>.+)", re.DOTALL)
+
+
+def _object_paths(state: State, first: int = 0) -> None:
+    """``git show HEAD:.env`` reads ``.env`` (as committed): an operand that names a path
+    in an object is a read of that path, so the secrets and the workspace see it."""
+    for index in state.operands[first:]:
+        part = state.parts[index]
+        found = _OBJECT_PATH.fullmatch(part.word) if part.kind in (R, I) else None
+        if found is not None:
+            state.parts[index] = replace(part, kind=R, value=found["path"],
+                                         why="reads a file as git stored it")
 
 
 def _writes_repo(name: str, short: str = "", long: str = "", **kw: object) -> Model:
@@ -91,9 +110,13 @@ def _stash_finish(state: State) -> None:
 
 
 def _grep_finish(state: State) -> None:
-    """git grep's first operand is the pattern, unless -e or -f gave one."""
+    """git grep's first operand is the pattern, unless -e or -f gave one; the trees it
+    searches may name paths in objects (``HEAD:secrets``)."""
     if "pattern" not in state.modes and state.operands:
         state.set_operand(0, I, "the pattern")
+        _object_paths(state, first=1)
+    else:
+        _object_paths(state)
 
 
 # git -c KEY=VALUE for keys that only change what is printed; any other key may name a
@@ -225,8 +248,9 @@ SUBCOMMANDS: dict[str, Model] = {
     "cat-file": model("git cat-file", "tspeP", "batch=? batch-check=? batch-command=? "
                       "batch-all-objects buffer unordered follow-symlinks textconv filters "
                       "path= allow-unknown-type use-mailmap no-use-mailmap",
-                      operand=I, kinds={"textconv": (X, "runs conversion filters"),
-                                        "filters": (X, "runs the configured filters")}),
+                      operand=I, finish=_object_paths,
+                      kinds={"textconv": (X, "runs conversion filters"),
+                             "filters": (X, "runs the configured filters")}),
     "describe": model("git describe", "", "all tags contains abbrev= candidates= exact-match "
                       "debug long match= exclude= always first-parent dirty=? broken=?",
                       operand=I),
