@@ -40,6 +40,7 @@ _SEALABLE = ("SELECT seq, at_us, kind, request_id, actor, data FROM audit_pendin
              "pg_current_snapshot() AS s WHERE txid < pg_snapshot_xmin(s) "
              "OR txid >= pg_snapshot_xmax(s) ORDER BY txid, seq LIMIT %s")
 _HEAD = "SELECT idx, hash FROM audit_head WHERE id = 1"
+_WAITING = "SELECT COUNT(*) FROM audit_pending"
 # The sealed events leave audit_pending in the statement that chains them into audit.
 _INSERT = ("WITH gone AS (DELETE FROM audit_pending WHERE seq = ANY(%s::bigint[])) "
            "INSERT INTO audit (idx, at_us, kind, request_id, actor, data, prev_hash, hash) "
@@ -67,19 +68,27 @@ def seal_pass(conn: Any, key: int, batch: int = BATCH,
               before_commit: Callable[[], None] | None = None) -> int | None:
     """One pass on ``conn``: how many events it sealed, or ``None`` when another sealer holds
     the lock. Commits what it sealed (``before_commit``: run just before, with everything
-    written — the crash tests kill a sealer there).
+    written — the crash tests kill a sealer there)."""
+    return _seal(conn, key, batch, before_commit)[0]
+
+
+def _seal(conn: Any, key: int, batch: int = BATCH,
+          before_commit: Callable[[], None] | None = None) -> tuple[int | None, int]:
+    """``seal_pass``, and how many committed events it left in ``audit_pending`` (held back
+    by a running transaction, or past ``batch``): the sealer's next wait depends on it.
 
     Two round trips on an autocommit connection (the store's), each one pipeline:
-    ``BEGIN`` with the lock, the sealable events and the head (each statement its own
-    snapshot, so the reads see everything committed before the lock was taken); the
-    chain's insert, with the delete from ``audit_pending`` in the same statement, and
-    ``COMMIT`` — three with ``before_commit``, which runs between them. (More on a
-    connection that opens its transactions itself.)"""
+    ``BEGIN`` with the lock, the sealable events, the head and the count of pending ones
+    (each statement its own snapshot, so the reads see everything committed before the
+    lock was taken); the chain's insert, with the delete from ``audit_pending`` in the
+    same statement, and ``COMMIT`` — three with ``before_commit``, which runs between
+    them. (More on a connection that opens its transactions itself.)"""
     from signoff.store.pgbatch import pipelined  # noqa: PLC0415 (PostgreSQL only)
 
-    lock, sealable, top = conn.cursor(), conn.cursor(), conn.cursor()
+    lock, sealable, top, waiting = conn.cursor(), conn.cursor(), conn.cursor(), conn.cursor()
     try:
-        reads = [(lock, _LOCK, (key,)), (sealable, _SEALABLE, (batch,)), (top, _HEAD, ())]
+        reads = [(lock, _LOCK, (key,)), (sealable, _SEALABLE, (batch,)), (top, _HEAD, ()),
+                 (waiting, _WAITING, ())]
         if conn.autocommit:
             pipelined(conn, [(conn.cursor(), "BEGIN", ()), *reads])
         else:  # psycopg begins the transaction itself
@@ -88,6 +97,8 @@ def seal_pass(conn: Any, key: int, batch: int = BATCH,
         got = lock.fetchone()
         rows = sealable.fetchall()
         head = top.fetchone()
+        # Counted after the sealable read: it includes every row that read took.
+        left = max(0, int(waiting.fetchone()[0]) - len(rows))
         if not got or not got[0] or not rows:
             # Nothing written: a COMMIT writes no WAL record either, and keeps what psycopg
             # prepared on this connection (its rollback forgets it all).
@@ -95,7 +106,7 @@ def seal_pass(conn: Any, key: int, batch: int = BATCH,
                 conn.execute("COMMIT")
             else:
                 conn.commit()
-            return None if not got or not got[0] else 0
+            return (None if not got or not got[0] else 0), left
         if head is None:
             raise RuntimeError("the audit head row is missing (schema migration 1 makes it)")
         index, prev = int(head[0]), str(head[1])
@@ -118,7 +129,7 @@ def seal_pass(conn: Any, key: int, batch: int = BATCH,
             if before_commit is not None:
                 before_commit()
             conn.commit()
-        return len(rows)
+        return len(rows), left
     except BaseException:
         with contextlib.suppress(Exception):
             conn.rollback()
@@ -208,15 +219,15 @@ class Sealer:
     def _drain(self) -> float:
         """Pass until nothing sealable is left; how long to wait before the next pass."""
         progress = False
+        count = 0
         with self._connect() as conn:
             while not self._stopping.is_set():
-                sealed = seal_pass(conn, self._key)
+                sealed, count = _seal(conn, self._key)
                 if sealed is None:  # another server is sealing: look again soon
                     return RETRY
                 progress = progress or sealed > 0
                 if sealed < BATCH:
                     break
-            count, _, _ = _pending_now(conn)
         now = time.monotonic()
         if count == 0 or progress:
             self._held_since = None if count == 0 else now
