@@ -205,3 +205,31 @@ def test_a_secret_read_out_of_git_objects_is_a_secret_read(workspace: Path,
 def test_other_git_objects_are_read_as_before(starter: Policy, command: str) -> None:
     verdict = _judge(starter, command)
     assert verdict.effect is Effect.ALLOW and not _secret(verdict), (command, verdict)
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("grep", {"pattern": "TOKEN", "path": "/", "glob": ".e*"}),
+    ("grep", {"pattern": "TOKEN", "glob": "**/.en?"}),
+    ("glob", {"pattern": "**/.e*"}),
+    ("grep", {"pattern": "BEGIN", "glob": "*.pe?"}),
+])
+def test_a_search_tool_whose_glob_names_a_secret_is_a_secret_read(
+        workspace: Path, tool: str, args: dict[str, str]) -> None:
+    """deepagents' grep returns matching lines of the files its glob names."""
+    policy = Policy.from_toml(starter_toml(str(workspace), preset="deepagents"))
+    verdict = policy.evaluate(ToolCall(id="c", name=tool, args=args),
+                              RunContext(thread_id="t", review_mode=ReviewMode.FULL))
+    assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
+    assert "a glob that can name a file that holds credentials" in _secret(verdict)[0]
+
+
+@pytest.mark.parametrize("args", [
+    {"pattern": "TOKEN", "glob": "*"}, {"pattern": "TOKEN", "glob": "**/*.py"},
+    {"pattern": "TOKEN"},
+])
+def test_a_search_tool_whose_glob_spells_no_secret_is_allowed(
+        workspace: Path, args: dict[str, str]) -> None:
+    policy = Policy.from_toml(starter_toml(str(workspace), preset="deepagents"))
+    verdict = policy.evaluate(ToolCall(id="c", name="grep", args=args),
+                              RunContext(thread_id="t"))
+    assert verdict.effect is Effect.ALLOW and not _secret(verdict), verdict

@@ -268,8 +268,8 @@ class Evaluation(Asking):
                      scope: ScopeResult) -> list[tuple[str, str]]:
         """The paths this call reads that hold credentials (``/etc/shadow``, ``~/.ssh/…``),
         each with the pattern it matched. A shell glob counts by what it expands to, and
-        one that was not expanded (no workspace, a prefix outside it) by what it can name
-        (``signoff.policy.globmeet``)."""
+        one that was not expanded (no workspace, a prefix outside it) — or a tool's path
+        argument with glob characters — by what it can name (``signoff.policy.globmeet``)."""
         secrets = self.config.secrets
         found: dict[str, str] = {}
 
@@ -295,7 +295,9 @@ class Evaluation(Asking):
         elif view.spec is not None and not view.spec.writes:
             for name in view.spec.paths:
                 for value in _as_list(self.args.get(name)):
-                    check(str(value), is_sensitive(str(value), secrets))
+                    text = str(value)  # a glob for a search tool (grep's glob, glob's pattern)
+                    check(text, is_sensitive(text, secrets) or (
+                        can_name(text, secrets) if has_glob(text) else None))
                 for resolved in scope.resolved.get(name, ()):
                     check(resolved, is_sensitive(resolved, secrets))
         return list(found.items())[:3]

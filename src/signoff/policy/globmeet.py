@@ -84,10 +84,10 @@ def _bracket(text: str, i: int) -> tuple[Token, int] | None:
 
 
 def shell_tokens(word: str) -> list[tuple[Token, ...]]:
-    """A bash glob word, as the token lists of its alternatives: ``*`` and ``?`` stop at
-    ``/``, and a wildcard at the start of a name never matches its leading dot (``*``
-    there is "nothing, or a first character other than ``.``, then anything");
-    ``\\x`` is a literal ``x``."""
+    """A glob word, as the token lists of its alternatives: ``*`` and ``?`` stop at ``/``,
+    and a wildcard at the start of a name never matches its leading dot (``*`` there is
+    "nothing, or a first character other than ``.``, then anything"); ``**`` crosses
+    ``/`` (bash's ``globstar``, and the tools' globs); ``\\x`` is a literal ``x``."""
     alternatives: list[list[Token]] = [[]]
     i = 0
     at_start = True  # the next character begins a name
@@ -95,6 +95,10 @@ def shell_tokens(word: str) -> list[tuple[Token, ...]]:
         char = word[i]
         if char == "\\" and i + 1 < len(word):
             token, i = _literal(word[i + 1]), i + 2
+        elif word.startswith("**", i):
+            alternatives = [[*a, _DEEP] for a in alternatives]
+            i, at_start = i + 2, False
+            continue
         elif char == "*":
             i += 1
             if at_start:
@@ -127,6 +131,9 @@ def _plain_tokens(word: str) -> tuple[Token, ...]:
     while i < len(word):
         if word[i] == "\\" and i + 1 < len(word):
             out.append(_literal(word[i + 1]))
+            i += 2
+        elif word.startswith("**", i):
+            out.append(_DEEP)
             i += 2
         elif word[i] == "*":
             out.append(_STAR)
