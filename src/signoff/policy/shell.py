@@ -172,18 +172,22 @@ def _fallback_commands(command: str, walk: Walk) -> None:
             words.append(token)
 
 
-def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None) -> None:
+def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,
+           parent: tree_sitter.Node | None = None) -> None:
     # Iterative over siblings, recursive over depth, bounded by the tree's own depth;
     # 64 KiB of input cannot nest deeper than Python's default recursion allows
-    # for the shapes bash permits without an ERROR node, and errors stop here.
-    stack: list[tuple[tree_sitter.Node, bool, int | None]] = [(node, nested, pipeline)]
+    # for the shapes bash permits without an ERROR node, and errors stop here. Each node
+    # travels with its parent: ``Node.parent`` walks down from the root, so asking it of
+    # every node of a deep tree (``x=$(x=$(…``) is quadratic.
+    stack: list[tuple[tree_sitter.Node, bool, int | None, tree_sitter.Node | None]] = [
+        (node, nested, pipeline, parent)]
     while stack:
-        current, is_nested, pipe = stack.pop()
+        current, is_nested, pipe, above = stack.pop()
         kind = current.type
         if current.is_error or current.is_missing:
             walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
         if kind == "command":
-            _command(current, walk, nested=is_nested, pipeline=pipe)
+            _command(current, walk, nested=is_nested, pipeline=pipe, parent=above)
             continue
         if kind in _SUBSTITUTIONS:
             walk.find("substitution", f"{kind.replace('_', ' ')} {_text(current)[:40]!r}")
@@ -193,8 +197,7 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         elif kind == "expansion" and not sw.plain_expansion(current):
             walk.find("parameter_expansion", f"parameter expansion {_text(current)[:40]!r}")
             _backticks(current, walk)
-        elif kind == "heredoc_body" and current.parent is not None and \
-                sw.heredoc_expands(current.parent):
+        elif kind == "heredoc_body" and above is not None and sw.heredoc_expands(above):
             _backticks(current, walk)
         elif kind in ("variable_assignment", "variable_assignments"):
             walk.find("assignment", f"variable assignment {_text(current)[:40]!r}")
@@ -208,11 +211,11 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
             walk.pipelines += 1
             pipe = walk.pipelines
         elif (current.is_named and kind not in _CONTAINERS and kind != "ERROR"
-              and _is_statement(current)):
+              and _is_statement(current, above)):
             walk.find("compound", f"{kind.replace('_', ' ')} is not judged command by command")
         children = current.children
         for child in reversed(children):
-            stack.append((child, is_nested, pipe))
+            stack.append((child, is_nested, pipe, current))
 
 
 def _expanded_names(root: tree_sitter.Node) -> list[str]:
@@ -277,12 +280,12 @@ def _attach_trailing_words(node: tree_sitter.Node, walk: Walk) -> None:
     walk.extra_words.setdefault(owner.id, []).extend(extra)
 
 
-def _is_statement(node: tree_sitter.Node) -> bool:
-    parent = node.parent
+def _is_statement(node: tree_sitter.Node, parent: tree_sitter.Node | None) -> bool:
     return (parent is not None and parent.type in _CONTAINERS) or node.type.endswith("_statement")
 
 
-def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None) -> None:
+def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,
+             parent: tree_sitter.Node | None) -> None:
     words: list[sw.WordValue] = []
     name_plain = False
     extra = walk.extra_words.pop(node.id, [])
@@ -293,19 +296,20 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
             value = sw.word_value(inner)
             name_plain = value.plain
             words.append(value)
-            _scan_word(inner, walk, nested=nested, pipeline=pipeline)
+            _scan_word(inner, walk, nested=nested, pipeline=pipeline,
+                       parent=child if child.children else node)
         elif kind in ("variable_assignment", "variable_assignments"):
             walk.find("assignment", f"variable assignment {_text(child)[:40]!r} before a command")
-            _scan_word(child, walk, nested=nested, pipeline=pipeline)
+            _scan_word(child, walk, nested=nested, pipeline=pipeline, parent=node)
         elif kind in _REDIRECTS:
             # the target is a path; a herestring's substitutions run; trailing words are args
             extra.extend(_trailing_words(child))
             walk.collecting = True
-            _visit(child, walk, nested=nested, pipeline=pipeline)
+            _visit(child, walk, nested=nested, pipeline=pipeline, parent=node)
             walk.collecting = False
         elif child.is_named and kind != "comment":
             words.append(sw.word_value(child))
-            _scan_word(child, walk, nested=nested, pipeline=pipeline)
+            _scan_word(child, walk, nested=nested, pipeline=pipeline, parent=node)
     # Words hung on a redirection: arguments to bash; their substitutions are visited
     # with the redirection they hang on.
     words.extend(sw.word_value(w) for w in extra)
@@ -319,7 +323,7 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
         walk.add_path(dataclasses.replace(ref, command=index))
     walk.pending_redirects.clear()
     _simple(words, walk, nested=nested, pipeline=pipeline, source=_text(node),
-            name_plain=name_plain, stdin=_stdin_texts(node),
+            name_plain=name_plain, stdin=_stdin_texts(node, parent),
             name_text=_text(node.children[0]) if node.children else "")
 
 
@@ -374,10 +378,9 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                     name_text=inner[0].text)
 
 
-def _stdin_texts(node: tree_sitter.Node) -> tuple[str, ...]:
+def _stdin_texts(node: tree_sitter.Node, parent: tree_sitter.Node | None) -> tuple[str, ...]:
     """Heredoc and herestring bodies fed to this command (``bash <<< 'rm x'``)."""
     redirects = [c for c in node.children if c.type in _REDIRECTS]
-    parent = node.parent
     if parent is not None and parent.type == "redirected_statement" and \
             parent.child_by_field_name("body") == node:
         redirects.extend(c for c in parent.children if c.type in _REDIRECTS)
@@ -390,10 +393,11 @@ def _stdin_texts(node: tree_sitter.Node) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None) -> None:
+def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,
+               parent: tree_sitter.Node) -> None:
     """Look inside a word for substitutions and risky expansions."""
     if node.child_count or node.is_error or node.is_missing:
-        _visit(node, walk, nested=nested, pipeline=pipeline)
+        _visit(node, walk, nested=nested, pipeline=pipeline, parent=parent)
 
 
 def _redirect(node: tree_sitter.Node, walk: Walk) -> None:
