@@ -233,3 +233,36 @@ def test_a_search_tool_whose_glob_spells_no_secret_is_allowed(
     verdict = policy.evaluate(ToolCall(id="c", name="grep", args=args),
                               RunContext(thread_id="t"))
     assert verdict.effect is Effect.ALLOW and not _secret(verdict), verdict
+
+
+WRITER = """\
+[policy]
+version = "writer"
+[tools.execute]
+shell = "command"
+[[rules]]
+id = "edit"
+effect = "allow"
+tool = "execute"
+command = ["sed *", "cp *", "tee *", "echo *"]
+writes = ["**"]
+"""
+
+
+@pytest.mark.parametrize(("command", "named"), [
+    ("sed -i s/a/b/ Makefil?", "Makefile"), ("tee .git/hoo*/pre-commit", ".git/hooks/**"),
+    ("cp x .bash*", ".bashrc"), ("echo x > conftes?.py", "conftest.py"),
+    ("sed -i s/a/b/ *.py", "conftest.py"),
+])
+def test_without_a_workspace_a_written_glob_counts_by_the_sensitive_paths_it_can_name(
+        command: str, named: str) -> None:
+    verdict = _judge(Policy.from_toml(WRITER), command)
+    assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
+    texts = [r.text for r in verdict.reasons if r.code == "sensitive_write"]
+    assert texts and "a glob that can name a sensitive path" in texts[0], verdict.reasons
+    assert f"({named})" in texts[0]
+
+
+def test_a_written_glob_that_spells_nothing_sensitive_is_allowed() -> None:
+    verdict = _judge(Policy.from_toml(WRITER), "tee notes/*.md")
+    assert verdict.effect is Effect.ALLOW, verdict

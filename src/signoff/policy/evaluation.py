@@ -325,10 +325,13 @@ class Evaluation(Asking):
             if given in DEVICE_SINKS:
                 continue
             hit = is_sensitive(given, self.config.sensitive) or (
-                resolved is not None and is_sensitive(resolved, self.config.sensitive))
+                resolved is not None and is_sensitive(resolved, self.config.sensitive)) or (
+                can_name(given, self.config.sensitive) if has_glob(given) else None)
             if hit and given not in seen:
                 seen.add(given)
-                reason = self.concern("sensitive_write", f"writes {given!r}, a sensitive path "
+                what = "a glob that can name a sensitive path" if has_glob(given) \
+                    else "a sensitive path"
+                reason = self.concern("sensitive_write", f"writes {given!r}, {what} "
                                       f"({hit}): tools run or trust what it holds")
                 if "sensitive_write" in always:
                     forced.append(reason)
