@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from signoff import Policy, ToolCall
+from signoff import Policy, PolicyError, ToolCall
 from signoff.cli import main
 from signoff.model import Effect, Risk, Verdict
 from signoff.policy.hints import ToolHints
@@ -326,6 +326,23 @@ def test_git_env_files_need_security(root: Path, tool: str, args: dict[str, Any]
     assert (verdict.effect, verdict.code) == (Effect.ASK, "mandatory_ask"), args
     assert verdict.roles == ("security",) and verdict.approvals == 2
     assert verdict.risk is Risk.CRITICAL
+
+
+@pytest.mark.parametrize("revision", [
+    "HEAD:.ssh/id_rsa", "main:deploy/server.key", ":.npmrc", ":0:.git-credentials",
+    "v1.0:config/id_ed25519",
+])
+def test_git_show_of_another_secret_is_a_secret_read(root: Path, revision: str) -> None:
+    """``objects = ["revision"]``: a file read out of a commit is judged as reading it."""
+    verdict = _judge(_policy(root, "mcp-git"), "git__git_show",
+                     {"repo_path": ".", "revision": revision}, "full")
+    assert (verdict.effect, verdict.code) == (Effect.ASK, "secret_read"), verdict.message
+    assert verdict.mandatory
+
+
+def test_objects_must_name_arguments() -> None:
+    with pytest.raises(PolicyError, match="objects"):
+        Policy.from_toml('[policy]\nversion = "1"\n[tools.show]\nobjects = "revision"\n')
 
 
 # ---- signoff init / check ----------------------------------------------------------------

@@ -264,7 +264,7 @@ class _Loader:
             where = f"[tools.{name}]"
             spec = self.table(body, where)
             self.known(spec, {"paths", "writes", "shell", "cwd", "risk", "description",
-                              "virtual", "subagent", "content", "edit"}, where)
+                              "virtual", "subagent", "content", "edit", "objects"}, where)
             shell = spec.get("shell")
             if shell is not None and not (isinstance(shell, str) and shell):
                 raise self.error("must name the argument holding the command", rule=where,
@@ -287,7 +287,7 @@ class _Loader:
                 name=name, paths=paths, writes=writes, shell=shell, cwd=cwd,
                 risk=self.risk(spec, where), description=description,
                 virtual=self.flag(spec, "virtual", where), subagent=subagent,
-                content=content, edit=edit,
+                content=content, edit=edit, objects=self.strings(spec, "objects", (), where),
             )
         return specs
 

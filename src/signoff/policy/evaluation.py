@@ -27,6 +27,7 @@ from signoff.errors import InvalidArguments, InvalidInput
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
+from signoff.policy.commands.git import object_path
 from signoff.policy.concerns import shell_concerns
 from signoff.policy.globmeet import can_name
 from signoff.policy.matching import (
@@ -300,6 +301,11 @@ class Evaluation(Asking):
                         can_name(text, secrets) if has_glob(text) else None))
                 for resolved in scope.resolved.get(name, ()):
                     check(resolved, is_sensitive(resolved, secrets))
+        for name in view.spec.objects if view.spec is not None else ():
+            for value in _as_list(self.args.get(name)):
+                stored = object_path(value) if isinstance(value, str) else None
+                if stored is not None:  # "HEAD:.env": .env as committed
+                    check(value, is_sensitive(stored, secrets))
         return list(found.items())[:3]
 
     def writes_and_concerns(self, view: ToolView, analysis: ShellAnalysis | None,

@@ -39,6 +39,9 @@ class ToolSpec:
     # (write_file-style), or the edit_file-style arguments (old text, new text, replace all).
     content: str | None = None
     edit: EditSpec | None = None
+    # Arguments that may name a file inside a git object ("HEAD:.env", ":src/app.py"):
+    # the tool prints what was committed there, so it is read (``secret_read``).
+    objects: tuple[str, ...] = ()
     # The argument naming the subagent a call starts (deepagents' ``task``:
     # "subagent_type"): a call to a subagent that runs without signoff is refused.
     subagent: str | None = None

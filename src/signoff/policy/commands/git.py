@@ -77,14 +77,20 @@ def _diff_like(name: str, extra_long: str = "", *, log: bool = False) -> Model:
 _OBJECT_PATH = re.compile(r"(?::[0-3]:|[^:]*:)(?!/)(?P<path>.+)", re.DOTALL)
 
 
+def object_path(text: str) -> str | None:
+    """The path a git object name reads (``HEAD:.env`` → ``.env``), or ``None``."""
+    found = _OBJECT_PATH.fullmatch(text)
+    return None if found is None else found["path"]
+
+
 def _object_paths(state: State, first: int = 0) -> None:
     """``git show HEAD:.env`` reads ``.env`` (as committed): an operand that names a path
     in an object is a read of that path, so the secrets and the workspace see it."""
     for index in state.operands[first:]:
         part = state.parts[index]
-        found = _OBJECT_PATH.fullmatch(part.word) if part.kind in (R, I) else None
-        if found is not None:
-            state.parts[index] = replace(part, kind=R, value=found["path"],
+        path = object_path(part.word) if part.kind in (R, I) else None
+        if path is not None:
+            state.parts[index] = replace(part, kind=R, value=path,
                                          why="reads a file as git stored it")
 
 
