@@ -334,10 +334,11 @@ def test_git_env_files_need_security(root: Path, tool: str, args: dict[str, Any]
 ])
 def test_git_show_of_another_secret_is_a_secret_read(root: Path, revision: str) -> None:
     """``objects = ["revision"]``: a file read out of a commit is judged as reading it."""
-    verdict = _judge(_policy(root, "mcp-git"), "git__git_show",
-                     {"repo_path": ".", "revision": revision}, "full")
-    assert (verdict.effect, verdict.code) == (Effect.ASK, "secret_read"), verdict.message
-    assert verdict.mandatory
+    for tool, name in (("git__git_show", "revision"), ("git__git_diff", "target")):
+        verdict = _judge(_policy(root, "mcp-git"), tool, {"repo_path": ".", name: revision},
+                         "full")
+        assert (verdict.effect, verdict.code) == (Effect.ASK, "secret_read"), verdict.message
+        assert verdict.mandatory
 
 
 def test_objects_must_name_arguments() -> None:
