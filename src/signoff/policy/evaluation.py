@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from typing import Any
 
 from signoff import inputs
 from signoff.canonical import parse_args
@@ -27,7 +26,6 @@ from signoff.errors import InvalidArguments, InvalidInput
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
-from signoff.policy.commands.git import object_path
 from signoff.policy.concerns import shell_concerns
 from signoff.policy.globmeet import can_name
 from signoff.policy.matching import (
@@ -38,6 +36,7 @@ from signoff.policy.matching import (
     unknown_reason,
 )
 from signoff.policy.memory import Memory
+from signoff.policy.reads import as_list, secret_reads
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
 from signoff.policy.sensitive import is_sensitive
 from signoff.policy.shell import ShellAnalysis, SimpleCommand, analyze
@@ -45,7 +44,6 @@ from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import Rule
 
 _MAX_MEMO = 4096
-_MAX_GLOBS = 16  # unexpanded shell globs judged one by one for the secrets they can name
 
 
 def _shown(name: object) -> str:
@@ -265,55 +263,14 @@ class Evaluation(Asking):
                            "writes names")
         return out
 
-    def secret_reads(self, view: ToolView, analysis: ShellAnalysis | None,
-                     scope: ScopeResult) -> list[tuple[str, str]]:
-        """The paths this call reads that hold credentials (``/etc/shadow``, ``~/.ssh/…``),
-        each with the pattern it matched. A shell glob counts by what it expands to, and
-        one that was not expanded (no workspace, a prefix outside it) — or a tool's path
-        argument with glob characters — by what it can name (``signoff.policy.globmeet``)."""
-        secrets = self.config.secrets
-        found: dict[str, str] = {}
-
-        def check(path: str, hit: str | None) -> None:
-            if hit is not None:
-                found.setdefault(path, hit)
-
-        if analysis is not None:
-            reads = [r.path for r in analysis.paths if not r.write and r.literal]
-            for path in reads:
-                check(path, is_sensitive(path, secrets))
-            for verdict in scope.read:  # a glob's matches; where a link leads
-                check(verdict.given, is_sensitive(verdict.given, secrets) or (
-                    None if verdict.resolved is None else is_sensitive(verdict.resolved,
-                                                                       secrets)))
-            blind = list(dict.fromkeys(
-                scope.unexpanded if self.policy.workspace is not None
-                else [path for path in reads if has_glob(path)]))
-            for word in blind[:_MAX_GLOBS]:
-                check(word, can_name(word, secrets))
-            if len(blind) > _MAX_GLOBS:  # past judging: on the side of asking
-                check(blind[_MAX_GLOBS], f"one of {len(blind)} globs, too many to judge")
-        elif view.spec is not None and not view.spec.writes:
-            for name in view.spec.paths:
-                for value in _as_list(self.args.get(name)):
-                    text = str(value)  # a glob for a search tool (grep's glob, glob's pattern)
-                    check(text, is_sensitive(text, secrets) or (
-                        can_name(text, secrets) if has_glob(text) else None))
-                for resolved in scope.resolved.get(name, ()):
-                    check(resolved, is_sensitive(resolved, secrets))
-        for name in view.spec.objects if view.spec is not None else ():
-            for value in _as_list(self.args.get(name)):
-                stored = object_path(value) if isinstance(value, str) else None
-                if stored is not None:  # "HEAD:.env": .env as committed
-                    check(value, is_sensitive(stored, secrets))
-        return list(found.items())[:3]
-
     def writes_and_concerns(self, view: ToolView, analysis: ShellAnalysis | None,
                             scope: ScopeResult) -> list[Reason]:
         """Sensitive writes, outside writes and the concerns the policy always asks about."""
         forced: list[Reason] = []
         always = self.config.always_ask
-        for given, secret in self.secret_reads(view, analysis, scope):
+        for given, secret in secret_reads(
+                self.config.secrets, view.spec, self.args, analysis, scope,
+                expanded=self.policy.workspace is not None):
             what = "a glob that can name a file" if has_glob(given) else "a file"
             reason = self.concern("secret_read", f"reads {given!r}, {what} that holds "
                                   f"credentials ({secret})")
@@ -325,7 +282,7 @@ class Evaluation(Asking):
                 written = [(r.path, None) for r in analysis.paths if r.write and r.literal]
             elif view.spec is not None and view.spec.writes:
                 written = [(str(v), None) for name in view.spec.paths
-                           for v in _as_list(self.args.get(name))]
+                           for v in as_list(self.args.get(name))]
         seen: set[str] = set()
         for given, resolved in written:
             if given in DEVICE_SINKS:
@@ -437,9 +394,3 @@ class Evaluation(Asking):
         if reason.step is Step.MANDATORY_DENY:
             return f"Denied by policy ({reason.text}). Do not retry this call."
         return reason.text
-
-
-def _as_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]

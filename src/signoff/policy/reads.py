@@ -1,0 +1,73 @@
+"""What a call reads that holds credentials: the paths behind ``secret_read``.
+
+A file is read by name (``cat .env``, ``read_file("~/.ssh/id_rsa")``), through a shell
+glob (``cat .en?``), through a link, or out of a git object (``git show HEAD:.env``,
+an MCP tool's ``revision``): each counts. A glob counts by what it expands to in the
+workspace; one that was not expanded (no workspace, a prefix outside it), and a tool's
+path argument with glob characters, by what it can name (``signoff.policy.globmeet``).
+Variables that hold credentials are a shell concern (``signoff.policy.concerns``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from signoff.policy.commands.git import object_path
+from signoff.policy.globmeet import can_name
+from signoff.policy.scope import ScopeResult
+from signoff.policy.sensitive import is_sensitive
+from signoff.policy.shell import ShellAnalysis
+from signoff.policy.shellpaths import has_glob
+from signoff.policy.spec import ToolSpec
+
+MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
+SHOWN = 3  # paths named in a verdict's reasons
+
+
+def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[str, Any],
+                 analysis: ShellAnalysis | None, scope: ScopeResult, *,
+                 expanded: bool) -> list[tuple[str, str]]:
+    """The paths this call reads that hold credentials, each with the pattern it matched.
+    ``expanded``: the workspace guard expanded the shell's globs (there is a workspace),
+    so only those it left as written (``scope.unexpanded``) are judged as patterns."""
+    found: dict[str, str] = {}
+
+    def check(path: str, hit: str | None) -> None:
+        if hit is not None:
+            found.setdefault(path, hit)
+
+    if analysis is not None:
+        reads = [r.path for r in analysis.paths if not r.write and r.literal]
+        for path in reads:
+            check(path, is_sensitive(path, secrets))
+        for verdict in scope.read:  # a glob's matches; where a link leads
+            check(verdict.given, is_sensitive(verdict.given, secrets) or (
+                None if verdict.resolved is None else is_sensitive(verdict.resolved, secrets)))
+        blind = list(dict.fromkeys(
+            scope.unexpanded if expanded else [path for path in reads if has_glob(path)]))
+        for word in blind[:MAX_GLOBS]:
+            check(word, can_name(word, secrets))
+        if len(blind) > MAX_GLOBS:
+            check(blind[MAX_GLOBS], f"one of {len(blind)} globs, too many to judge")
+    elif spec is not None and not spec.writes:
+        for name in spec.paths:
+            for value in as_list(args.get(name)):
+                text = str(value)  # a glob for a search tool (grep's glob, glob's pattern)
+                check(text, is_sensitive(text, secrets) or (
+                    can_name(text, secrets) if has_glob(text) else None))
+            for resolved in scope.resolved.get(name, ()):
+                check(resolved, is_sensitive(resolved, secrets))
+    for name in spec.objects if spec is not None else ():
+        for value in as_list(args.get(name)):
+            stored = object_path(value) if isinstance(value, str) else None
+            if stored is not None:  # "HEAD:.env": .env as committed
+                check(value, is_sensitive(stored, secrets))
+    return list(found.items())[:SHOWN]
+
+
+def as_list(value: Any) -> list[Any]:
+    """An argument that may hold one value or a list of them, as a list."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
