@@ -19,17 +19,17 @@ from signoff.policy.globmeet import can_name
 from signoff.policy.sensitive import DEFAULT_SECRETS
 from signoff.policy.starter import starter_toml
 
-BARE = """\
-[policy]
-version = "bare"
-[tools.execute]
-shell = "command"
-[[rules]]
-id = "reads"
-effect = "allow"
-tool = "execute"
-command = ["cat *", "head *", "grep *", "sort *", "awk *", "echo *", "printf *", "ls *"]
-"""
+
+def _shell_policy(commands: list[str], *, writes: bool = False) -> Policy:
+    """No workspace: one shell tool, one allow rule (``writes``: any redirection too)."""
+    listed = ", ".join(f'"{c}"' for c in commands)
+    return Policy.from_toml(
+        f'[policy]\nversion = "bare"\n[tools.execute]\nshell = "command"\n'
+        f'[[rules]]\nid = "reads"\neffect = "allow"\ntool = "execute"\ncommand = [{listed}]\n'
+        + ('writes = ["**"]\n' if writes else ""))
+
+
+BARE = ["cat *", "head *", "grep *", "sort *", "awk *", "echo *", "printf *", "ls *"]
 
 
 def _judge(policy: Policy, command: str, mode: ReviewMode = ReviewMode.MANUAL) -> Verdict:
@@ -99,7 +99,7 @@ def test_a_link_in_the_workspace_is_judged_by_what_it_reads(tmp_path: Path) -> N
     "cat *.pe?", "cat /proc/*/env*", "cat ~/.[!.]*", "grep -h . ~/.git-cred*",
 ])
 def test_without_a_workspace_a_glob_counts_by_the_secrets_it_can_name(command: str) -> None:
-    verdict = _judge(Policy.from_toml(BARE), command)
+    verdict = _judge(_shell_policy(BARE), command)
     assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
     assert "a glob that can name a file that holds credentials" in _secret(verdict)[0]
 
@@ -109,7 +109,7 @@ def test_without_a_workspace_a_glob_counts_by_the_secrets_it_can_name(command: s
     "head -n1 docs/[a-z]*.md", "cat README*",
 ])
 def test_a_glob_that_spells_no_secret_stays_allowed(command: str) -> None:
-    verdict = _judge(Policy.from_toml(BARE), command)
+    verdict = _judge(_shell_policy(BARE), command)
     assert verdict.effect is Effect.ALLOW and not _secret(verdict), verdict
 
 
@@ -124,7 +124,7 @@ def test_a_glob_outside_an_open_workspace_counts_by_the_secrets_it_can_name(
 
 def test_many_unexpanded_globs_are_asked_about_not_skipped() -> None:
     harmless = " ".join(f"/var/log/a{n}*" for n in range(20))
-    verdict = _judge(Policy.from_toml(BARE), f"cat {harmless} ~/.ss*/id_*")
+    verdict = _judge(_shell_policy(BARE), f"cat {harmless} ~/.ss*/id_*")
     assert verdict.effect is Effect.ASK and verdict.mandatory
     assert "too many to judge" in _secret(verdict)[0]
 
@@ -235,18 +235,7 @@ def test_a_search_tool_whose_glob_spells_no_secret_is_allowed(
     assert verdict.effect is Effect.ALLOW and not _secret(verdict), verdict
 
 
-WRITER = """\
-[policy]
-version = "writer"
-[tools.execute]
-shell = "command"
-[[rules]]
-id = "edit"
-effect = "allow"
-tool = "execute"
-command = ["sed *", "cp *", "tee *", "echo *"]
-writes = ["**"]
-"""
+WRITER = ["sed *", "cp *", "tee *", "echo *"]
 
 
 @pytest.mark.parametrize(("command", "named"), [
@@ -256,7 +245,7 @@ writes = ["**"]
 ])
 def test_without_a_workspace_a_written_glob_counts_by_the_sensitive_paths_it_can_name(
         command: str, named: str) -> None:
-    verdict = _judge(Policy.from_toml(WRITER), command)
+    verdict = _judge(_shell_policy(WRITER, writes=True), command)
     assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
     texts = [r.text for r in verdict.reasons if r.code == "sensitive_write"]
     assert texts and "a glob that can name a sensitive path" in texts[0], verdict.reasons
@@ -264,5 +253,5 @@ def test_without_a_workspace_a_written_glob_counts_by_the_sensitive_paths_it_can
 
 
 def test_a_written_glob_that_spells_nothing_sensitive_is_allowed() -> None:
-    verdict = _judge(Policy.from_toml(WRITER), "tee notes/*.md")
+    verdict = _judge(_shell_policy(WRITER, writes=True), "tee notes/*.md")
     assert verdict.effect is Effect.ALLOW, verdict
