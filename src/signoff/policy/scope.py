@@ -125,9 +125,10 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
         result.add(verdict)
         touched.append(verdict)
 
-    if not ref.literal:
-        add(_unplaceable(ref.path, "is an expansion whose value cannot be known "
-                                   "before it runs", workspace))
+    if not ref.literal:  # <…>: names the command reads when it runs (xargs, tar -T)
+        add(_unplaceable(ref.path, "is read when the command runs" if ref.path.startswith("<")
+                         else "is an expansion whose value cannot be known before it runs",
+                         workspace))
         return
     if ref.cds not in cache:
         cache[ref.cds] = _candidate_cwds(workspace, ref.cds, base)

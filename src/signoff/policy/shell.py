@@ -39,7 +39,7 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
-from signoff.policy import commands, shellchain, shellnested, shellpaths
+from signoff.policy import commands, shellchain, shellfeed, shellnested, shellpaths
 from signoff.policy import shellwords as sw
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import (
@@ -190,23 +190,23 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
             _command(current, walk, nested=is_nested, pipeline=pipe, parent=above)
             continue
         if kind in _SUBSTITUTIONS:
-            walk.find("substitution", f"{kind.replace('_', ' ')} {_text(current)[:40]!r}")
+            walk.find("substitution", f"{kind.replace('_', ' ')} {sw.node_text(current)[:40]!r}")
             is_nested = True
         elif kind == "arithmetic_expansion":
             walk.find("arithmetic", "arithmetic expansion can run code through array subscripts")
         elif kind == "expansion" and not sw.plain_expansion(current):
-            walk.find("parameter_expansion", f"parameter expansion {_text(current)[:40]!r}")
+            walk.find("parameter_expansion", f"parameter expansion {sw.node_text(current)[:40]!r}")
             _backticks(current, walk)
         elif kind == "heredoc_body" and above is not None and sw.heredoc_expands(above):
             _backticks(current, walk)
         elif kind in ("variable_assignment", "variable_assignments"):
-            walk.find("assignment", f"variable assignment {_text(current)[:40]!r}")
+            walk.find("assignment", f"variable assignment {sw.node_text(current)[:40]!r}")
         elif kind == "function_definition":
             walk.find("function_definition", "defines a shell function (could shadow a command)")
         elif kind in _REDIRECTS:
             _redirect(current, walk)
         elif kind == "redirected_statement":
-            _attach_trailing_words(current, walk)
+            _attach_redirects(current, walk)
         elif kind == "pipeline":
             walk.pipelines += 1
             pipe = walk.pipelines
@@ -230,14 +230,14 @@ def _expanded_names(root: tree_sitter.Node) -> list[str]:
         kind = node.type
         if kind == "variable_name" and (parent in ("simple_expansion", "expansion") or (
                 parent == "subscript" and grandparent == "expansion")):
-            names.append(_text(node))
+            names.append(sw.node_text(node))
         stack.extend((child, kind, parent) for child in reversed(node.children))
     return names
 
 
 def _backticks(node: tree_sitter.Node, walk: Walk) -> None:
     """`cmd` that tree-sitter leaves as text (unquoted heredoc bodies, ``${x:-`cmd`}``)."""
-    text = _text(node)
+    text = sw.node_text(node)
     if "`" not in text:
         return
     scripts = sw.backtick_scripts(text)
@@ -260,13 +260,12 @@ def _trailing_words(redirect: tree_sitter.Node) -> list[tree_sitter.Node]:
     return []
 
 
-def _attach_trailing_words(node: tree_sitter.Node, walk: Walk) -> None:
-    extra = [w for child in node.children if child.type in _REDIRECTS
-             for w in _trailing_words(child)]
-    if not extra:
-        return
-    # The redirection belongs to the last simple command before it (``ls | cat > f x`` is
-    # ``ls | cat x > f``), whatever tree-sitter made the body.
+def _attach_redirects(node: tree_sitter.Node, walk: Walk) -> None:
+    """A statement's redirections belong to the last simple command before them (``ls |
+    cat > f x`` is ``ls | cat x > f``), whatever tree-sitter made the body: so do the
+    words after them, and the standard input they give (``echo a | xargs cat < f``)."""
+    redirects = [child for child in node.children if child.type in _REDIRECTS]
+    extra = [w for child in redirects for w in _trailing_words(child)]
     owner = node.child_by_field_name("body")
     while owner is not None and owner.type in ("pipeline", "list", "redirected_statement"):
         if owner.type == "redirected_statement":
@@ -275,9 +274,12 @@ def _attach_trailing_words(node: tree_sitter.Node, walk: Walk) -> None:
             named = [c for c in owner.children if c.is_named and c.type != "comment"]
             owner = named[-1] if named else None
     if owner is None or owner.type != "command":
-        walk.find("unparseable", "words after a redirection of a compound command")
+        if extra:
+            walk.find("unparseable", "words after a redirection of a compound command")
         return
-    walk.extra_words.setdefault(owner.id, []).extend(extra)
+    if extra:
+        walk.extra_words.setdefault(owner.id, []).extend(extra)
+    walk.redirects_of.setdefault(owner.id, []).extend(redirects)
 
 
 def _is_statement(node: tree_sitter.Node, parent: tree_sitter.Node | None) -> bool:
@@ -299,7 +301,8 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
             _scan_word(inner, walk, nested=nested, pipeline=pipeline,
                        parent=child if child.children else node)
         elif kind in ("variable_assignment", "variable_assignments"):
-            walk.find("assignment", f"variable assignment {_text(child)[:40]!r} before a command")
+            walk.find("assignment",
+                      f"variable assignment {sw.node_text(child)[:40]!r} before a command")
             _scan_word(child, walk, nested=nested, pipeline=pipeline, parent=node)
         elif kind in _REDIRECTS:
             # the target is a path; a herestring's substitutions run; trailing words are args
@@ -322,13 +325,14 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
     for ref in walk.pending_redirects:  # this command's redirections, read before its words
         walk.add_path(dataclasses.replace(ref, command=index))
     walk.pending_redirects.clear()
-    _simple(words, walk, nested=nested, pipeline=pipeline, source=_text(node),
-            name_plain=name_plain, stdin=_stdin_texts(node, parent),
-            name_text=_text(node.children[0]) if node.children else "")
+    _simple(words, walk, nested=nested, pipeline=pipeline, source=sw.node_text(node),
+            name_plain=name_plain, feed=shellfeed.feed_of(
+                node, walk.redirects_of.pop(node.id, []), parent, walk.before),
+            name_text=sw.node_text(node.children[0]) if node.children else "")
 
 
 def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: int, source: str,
-            name_plain: bool, stdin: tuple[str, ...], name_text: str) -> None:
+            name_plain: bool, feed: shellfeed.Feed, name_text: str) -> None:
     """Record one simple command: its model, its findings, its paths, what it wraps."""
     argv = tuple(w.text for w in words)
     literal = tuple(w.literal for w in words)
@@ -342,7 +346,7 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
     cmd = SimpleCommand(
         argv=argv, literal=literal, name_plain=name_plain, nested=nested,
         pipeline=pipeline, source=source, invocation=inv, sub_argv=sub_argv,
-        globals_inert=globals_inert, heredoc=bool(stdin))
+        globals_inert=globals_inert, heredoc=bool(feed.bodies))
     index = len(walk.commands)
     walk.commands.append(cmd)
     if not literal[0]:
@@ -360,9 +364,11 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                 pipeline=pipeline, source=cmd.source))
     walk.current = index
     shellpaths.paths_of(cmd, words, walk)
+    if inv is not None and inv.stdin_names:
+        shellpaths.names_from_stdin(inv.stdin_names, shellfeed.lines(feed), feed.known, walk)
     wrapped = inv is not None and inv.inner is not None
     before = len(walk.raised)
-    shellnested.judge_special(cmd, walk, stdin=stdin, script=_nested_script,
+    shellnested.judge_special(cmd, walk, stdin=feed.bodies, script=_nested_script,
                               modelled_wrapper=inv is not None and inv.modelled
                               and cmd.basename in sw.WRAPPERS)
     for code in walk.raised[before:]:  # this command's own findings, raised again or not
@@ -370,27 +376,19 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
     walk.current = -1
     if wrapped and inv is not None and inv.inner is not None:
         inner = list(words[inv.inner:])
-        if inv.inner_tail:
-            inner.append(sw.WordValue("<words read from standard input>", False, False))
+        inner_feed = feed
+        if inv.inner_tail:  # xargs: the words of its input, as far as the line says
+            tail, known = shellfeed.words(feed, whole_lines=inv.stdin_names == "items") \
+                if inv.stdin_names else ([], False)
+            known = known and inv.stdin_names == "words"
+            inner.extend(sw.WordValue(word, True, True) for word in tail)
+            if not known:
+                inner.append(sw.WordValue("<words read from standard input>", False, False))
+            inner_feed = shellfeed.NO_FEED  # xargs's command reads nothing from its input
         if inner and walk.spend(len(inner)):
             _simple(inner, walk, nested=nested, pipeline=pipeline, source=source,
-                    name_plain=inner[0].plain or inner[0].literal, stdin=stdin,
+                    name_plain=inner[0].plain or inner[0].literal, feed=inner_feed,
                     name_text=inner[0].text)
-
-
-def _stdin_texts(node: tree_sitter.Node, parent: tree_sitter.Node | None) -> tuple[str, ...]:
-    """Heredoc and herestring bodies fed to this command (``bash <<< 'rm x'``)."""
-    redirects = [c for c in node.children if c.type in _REDIRECTS]
-    if parent is not None and parent.type == "redirected_statement" and \
-            parent.child_by_field_name("body") == node:
-        redirects.extend(c for c in parent.children if c.type in _REDIRECTS)
-    out: list[str] = []
-    for redirect in redirects:
-        if redirect.type == "herestring_redirect":
-            out.extend(sw.word_value(c).text for c in redirect.children if c.is_named)
-        elif redirect.type == "heredoc_redirect":
-            out.extend(_text(c) for c in redirect.children if c.type == "heredoc_body")
-    return tuple(out)
 
 
 def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,
@@ -432,10 +430,5 @@ def _nested_script(text: str, walk: Walk) -> None:
     _analyze_into(text, inner, nested=True)
     walk.depth -= 1
     walk.merge(inner)
-
-
-def _text(node: tree_sitter.Node) -> str:
-    raw = node.text
-    return raw.decode("utf-8", "surrogateescape") if raw is not None else ""
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from signoff.policy import shellwords as sw
 from signoff.policy.commands import Invocation, Kind
+from signoff.policy.commands.git import object_path
 
 if TYPE_CHECKING:
     from signoff.policy.shelltypes import SimpleCommand
@@ -110,6 +111,26 @@ def path_candidates(text: str) -> list[str]:
         if value.startswith(("/", "~")) or value in (".", "..") or value.startswith("../"):
             out.append(value)
     return out
+
+
+def names_from_stdin(kind: str, lines: list[str], known: bool, walk: PathSink) -> None:
+    """The files a command reads by names on its standard input (``tar -T -``, ``git
+    cat-file --batch``): each line the command line writes there (for git, the path in
+    ``HEAD:.env``, also after ``contents``), and one path nothing can place unless the
+    line wrote all of the input."""
+    if kind not in ("paths", "objects"):
+        return
+    cds = tuple(walk.cds)
+    for line in lines:
+        names = [line, line.split(" ", 1)[1]] if kind == "objects" and " " in line else [line]
+        for name in names:
+            path = object_path(name) if kind == "objects" else name
+            for text in _value_path(path or ""):
+                walk.add_path(PathRef(path=text, literal=True, write=False, cds=cds,
+                                      command=walk.current))
+    if not known:
+        walk.add_path(PathRef(path=f"<{kind} named on standard input>", literal=False,
+                              write=False, cds=cds, command=walk.current))
 
 
 def has_glob(word: str) -> bool:

@@ -88,6 +88,10 @@ class Walk:
     # passes to a command as arguments, keyed by the id of that command's node.
     extra_words: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
     seen_paths: set[PathRef] = field(default_factory=set)
+    # The redirections of a statement, by the id of the simple command they belong to.
+    redirects_of: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
+    # The commands of the pipeline being read, each by the one before it (shellfeed).
+    before: dict[int, dict[int, tree_sitter.Node | None]] = field(default_factory=dict)
     finding_commands: dict[str, set[int]] = field(default_factory=dict)
     current: int = -1  # the index of the command whose words are being read
     raised: list[str] = field(default_factory=list)

@@ -89,7 +89,7 @@ class WordValue:
 
 def word_value(node: tree_sitter.Node) -> WordValue:
     kind = node.type
-    raw = _text(node)
+    raw = node_text(node)
     if kind in ("word", "number"):
         if "\\" in raw:
             return WordValue(_BACKSLASH.sub(_unescape_word, raw), True, False)
@@ -103,10 +103,10 @@ def word_value(node: tree_sitter.Node) -> WordValue:
         literal = True
         for child in node.children:
             if child.type == "string_content":
-                parts.append(_DQ_ESCAPE.sub(_unescape_dq, _text(child)))
+                parts.append(_DQ_ESCAPE.sub(_unescape_dq, node_text(child)))
             elif child.is_named:
                 literal = False
-                parts.append(_text(child))
+                parts.append(node_text(child))
         if not literal:
             return WordValue(raw, False, False)
         return WordValue("".join(parts), True, False)
@@ -179,13 +179,13 @@ def heredoc_expands(redirect: tree_sitter.Node) -> bool:
     """A heredoc whose delimiter is unquoted: its body undergoes expansion and substitution."""
     for child in redirect.children:
         if child.type == "heredoc_start":
-            return not any(q in _text(child) for q in ("'", '"', "\\"))
+            return not any(q in node_text(child) for q in ("'", '"', "\\"))
     return True
 
 
 def plain_expansion(node: tree_sitter.Node) -> bool:
     """``${NAME}`` with no operator: as harmless as ``$NAME``."""
-    return bool(_PLAIN_EXPANSION.match(_text(node)))
+    return bool(_PLAIN_EXPANSION.match(node_text(node)))
 
 
 def brace_expand(word: str, limit: int = 16) -> list[str] | None:
@@ -379,6 +379,7 @@ def inline_code(name: str, argv: tuple[str, ...]) -> tuple[str, str] | None:
     return None
 
 
-def _text(node: tree_sitter.Node) -> str:
+def node_text(node: tree_sitter.Node) -> str:
+    """A node's source text (bytes that are not UTF-8 kept as surrogates)."""
     raw = node.text
     return raw.decode("utf-8", "surrogateescape") if raw is not None else ""

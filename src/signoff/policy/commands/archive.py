@@ -66,6 +66,22 @@ def _tar_finish(state: State) -> None:
     if mode in ("extract", "list", "diff", "delete"):
         for n in range(len(state.operands)):
             state.set_operand(n, I, "an archive member")
+    if mode in ("create", "append", "update"):
+        _named_in_lists(state)
+
+
+def _named_in_lists(state: State) -> None:
+    """``tar c -T LIST`` archives the files LIST names: ``-`` is standard input, which the
+    command line may write; any other list is a file nothing here reads."""
+    for part in list(state.parts):
+        if part.option not in ("-T", "--files-from") or part.value is None:
+            continue
+        if part.value == "-":
+            state.stdin_names = "paths"
+        else:
+            state.parts.append(Part(kind=R, word=part.word, index=part.index, literal=False,
+                                    value=f"<the files named in {part.value}>",
+                                    why="archives the files its list names"))
 
 
 def _tar_model() -> Model:

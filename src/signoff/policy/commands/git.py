@@ -94,6 +94,20 @@ def _object_paths(state: State, first: int = 0) -> None:
                                          why="reads a file as git stored it")
 
 
+def _cat_file_finish(state: State) -> None:
+    """``--batch`` and ``--batch-command`` print the objects named on standard input
+    (``--batch-check`` only their sizes); with ``--batch-all-objects``, every object."""
+    _object_paths(state)
+    if "batch" not in state.modes:
+        return
+    if "all_objects" in state.modes:
+        state.parts.append(Part(kind=R, word="--batch-all-objects", index=0, literal=False,
+                                value="<every object in the repository>",
+                                why="prints every file the repository holds"))
+    else:
+        state.stdin_names = "objects"
+
+
 def _writes_repo(name: str, short: str = "", long: str = "", **kw: object) -> Model:
     """A subcommand that changes the repository or the working tree (its purpose)."""
     return model(name, short, long, finish=_marks_repo_write, **kw)  # type: ignore[arg-type]
@@ -254,9 +268,11 @@ SUBCOMMANDS: dict[str, Model] = {
     "cat-file": model("git cat-file", "tspeP", "batch=? batch-check=? batch-command=? "
                       "batch-all-objects buffer unordered follow-symlinks textconv filters "
                       "path= allow-unknown-type use-mailmap no-use-mailmap",
-                      operand=I, finish=_object_paths,
+                      operand=I, finish=_cat_file_finish,
                       kinds={"textconv": (X, "runs conversion filters"),
-                             "filters": (X, "runs the configured filters")}),
+                             "filters": (X, "runs the configured filters"),
+                             "batch": Opt(sets="batch"), "batch-command": Opt(sets="batch"),
+                             "batch-all-objects": Opt(sets="all_objects")}),
     "describe": model("git describe", "", "all tags contains abbrev= candidates= exact-match "
                       "debug long match= exclude= always first-parent dirty=? broken=?",
                       operand=I),

@@ -42,7 +42,8 @@ def parse(spec: Model, argv: tuple[str, ...], literal: tuple[bool, ...], start: 
     sub_index = int(state.modes.get("subcommand_index", "0"))
     return Invocation(model=label or (f"{spec.name} {sub}" if sub else spec.name),
                       parts=tuple(state.parts), inner=state.inner, inner_tail=state.inner_tail,
-                      concerns=tuple(state.concerns), subcommand_index=sub_index)
+                      concerns=tuple(state.concerns), subcommand_index=sub_index,
+                      stdin_names=state.stdin_names)
 
 
 def _parse_into(spec: Model, state: State, start: int) -> None:

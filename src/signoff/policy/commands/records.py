@@ -64,6 +64,9 @@ class Invocation:
     parts: tuple[Part, ...] = ()
     inner: int | None = None  # argv index where a wrapped command starts (timeout 5 CMD…)
     inner_tail: bool = False  # the wrapper appends words of its own to the wrapped command
+    # What the command reads from standard input as names: "paths" (tar -T -), "objects"
+    # (git cat-file --batch), "words" or "items" (xargs: split on blanks, or otherwise)
+    stdin_names: str = ""
     concerns: tuple[Concern, ...] = ()
     subcommand_index: int = 0  # argv index of the subcommand (git log: where "log" is)
 
@@ -106,6 +109,7 @@ class State:
     concerns: list[Concern] = field(default_factory=list)
     inner: int | None = None
     inner_tail: bool = False
+    stdin_names: str = ""
 
     def operand_parts(self) -> list[Part]:
         return [self.parts[i] for i in self.operands]

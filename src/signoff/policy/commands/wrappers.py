@@ -2,7 +2,9 @@
 
 A wrapper's own options are modelled; its command is parsed as a command of its
 own, and an allow rule admits the pair only when the wrapped command is admitted
-too. ``xargs`` appends words read from its input, which nothing here can know.
+too. ``xargs`` appends words read from its input: the ones the command line writes
+(``xargs cat <<< .env``, ``echo .env | xargs cat``) are judged, and any others
+are an argument nothing can know.
 Wrappers that change who runs (``sudo``, ``su``, ``doas``) or where (``ssh``,
 ``chroot``) are not modelled: they stay never-allow (``wrapper``).
 """
@@ -21,6 +23,8 @@ def _lead_inert(state: State) -> None:
 
 def _xargs_finish(state: State) -> None:
     state.inner_tail = True
+    if "arg_file" not in state.modes:  # -a FILE: the words come from FILE, not the input
+        state.stdin_names = "items" if "split" in state.modes else "words"
     if state.inner is None:
         state.parts.append(Part(kind=I, word="xargs", index=0, why="runs echo"))
 
@@ -66,9 +70,11 @@ MODELS: list[Model] = [
           "replace=? max-lines=? max-args= open-tty max-procs= interactive no-run-if-empty "
           "max-chars= show-limits verbose exit process-slot-var= help version",
           wraps=True, posix=True, finish=_xargs_finish,
-          kinds={"a": (R, "reads its arguments from FILE"),
-                 "arg-file": (R, "reads its arguments from FILE"),
-                 "process-slot-var": (U, "sets an environment variable")}),
+          kinds={"a": Opt(kind=R, sets="arg_file", why="reads its arguments from FILE"),
+                 "arg-file": Opt(kind=R, sets="arg_file", why="reads its arguments from FILE"),
+                 "process-slot-var": (U, "sets an environment variable"),
+                 **{o: Opt(sets="split") for o in ("0", "d", "I", "i", "L", "l", "null",
+                                                   "delimiter", "replace", "max-lines")}}),
     model("env", "0iu:C:S:v", "ignore-environment null unset= chdir= split-string= "
           "block-signal=? default-signal=? ignore-signal=? list-signal-handling debug help "
           "version", wraps=True, posix=True, assigns=True, finish=_env_finish,

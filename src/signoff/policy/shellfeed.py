@@ -1,0 +1,166 @@
+"""What a command line says flows into a command's standard input.
+
+Some commands take the names of what they read from standard input: ``xargs``
+appends them to its command, ``git cat-file --batch`` prints the objects they
+name, ``tar -T -`` archives the files. ``echo HEAD:.env | git cat-file --batch``
+reads ``.env`` as surely as ``git show HEAD:.env`` does, so when the text is
+written in the command — a here-string, a here-document, ``echo`` or ``printf``
+before a pipe — the names in it are judged as the reads they are. When it is
+not (a file, another program's output, an expansion), what is read cannot be
+known and counts as a path nothing can place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tree_sitter
+
+from signoff.policy import shellwords as sw
+
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+# printf formats whose output is exactly their arguments, each followed by a separator
+_LIST_FORMATS = {"%s\\n": "\n", "%s\\0": "\x00", "%s ": " ", "%s\\t": "\t", "%s": ""}
+_PRINTF_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\0": "\x00", "\\\\": "\\"}
+_PRINTF_ESCAPE = re.compile(r"\\.")
+_QUOTES = re.compile(r"['\"\\]")
+_BLANKS = re.compile(r"[\s\x00]+")
+_LINES = re.compile(r"[\n\x00]")
+
+
+@dataclass(frozen=True, slots=True)
+class Feed:
+    """Standard input as the command line gives it.
+
+    ``bodies`` are here-document and here-string texts (a shell given one runs it);
+    ``texts`` is every text known to flow in, those and an ``echo`` before a pipe;
+    ``known`` says the texts are all of it, with nothing expanded when it runs.
+    """
+
+    bodies: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    known: bool = False
+
+
+NO_FEED = Feed()
+# pipeline node id → {command node id: the node before it in the pipeline}
+Before = dict[int, dict[int, tree_sitter.Node | None]]
+
+
+def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
+            parent: tree_sitter.Node | None, before: Before) -> Feed:
+    """The standard input of the simple command ``node`` (whose parent is ``parent``),
+    given the redirections of the statement it ends (``outer``); ``before`` is the walk's
+    memory of the last pipeline's commands."""
+    redirects = [c for c in node.children if c.type in _REDIRECTS] + outer
+    bodies: list[str] = []
+    known = True
+    redirected = False
+    for redirect in redirects:
+        if redirect.type == "herestring_redirect":
+            for child in redirect.children:
+                if child.is_named:
+                    value = sw.word_value(child)
+                    bodies.append(value.text + "\n")
+                    known = known and value.literal
+            redirected = True
+        elif redirect.type == "heredoc_redirect":
+            for child in redirect.children:
+                if child.type == "heredoc_body":
+                    body = sw.node_text(child)
+                    bodies.append(body)
+                    known = known and not (sw.heredoc_expands(redirect)
+                                           and ("$" in body or "`" in body))
+            redirected = True
+        elif _reads_input(redirect):
+            known, redirected = False, True
+    piped, piped_known = _piped(node, parent, before)
+    if not redirected:  # a redirection of standard input wins over the pipe
+        known = piped_known
+    return Feed(bodies=tuple(bodies), texts=(*bodies, *piped), known=known)
+
+
+def words(feed: Feed, *, whole_lines: bool) -> tuple[list[str], bool]:
+    """The words ``xargs`` makes of the feed (blank-separated; with ``whole_lines``, for
+    ``-0``, ``-d``, ``-I``, also each line whole), and whether that is all of them. A word
+    with quotes or backslashes, which xargs removes, counts both ways."""
+    out: list[str] = []
+    known = feed.known
+    for text in feed.texts:
+        for word in _BLANKS.split(text):
+            if not word:
+                continue
+            out.append(word)
+            if _QUOTES.search(word):
+                known = False
+                out.append(_QUOTES.sub("", word))
+    for line in lines(feed) if whole_lines else ():
+        if _BLANKS.search(line):
+            out.append(line)
+    return out, known
+
+
+def lines(feed: Feed) -> list[str]:
+    """The names in the feed, one per line (or NUL-separated): ``tar -T -``, ``git
+    cat-file --batch``."""
+    return [line for text in feed.texts for line in _LINES.split(text) if line]
+
+
+def _reads_input(redirect: tree_sitter.Node) -> bool:
+    """``< file``, ``<> file``, ``0<&3``: standard input comes from elsewhere."""
+    descriptor = redirect.child_by_field_name("descriptor")
+    if descriptor is not None and sw.node_text(descriptor) != "0":
+        return False
+    return any(not c.is_named and c.type in ("<", "<>", "<&", "<&-") for c in redirect.children)
+
+
+def _piped(node: tree_sitter.Node, parent: tree_sitter.Node | None,
+           before: Before) -> tuple[tuple[str, ...], bool]:
+    """What the command before ``node`` in a pipeline writes, when it is an ``echo`` or
+    ``printf`` of literal words; ``((), False)`` for any other writer."""
+    if parent is None or parent.type != "pipeline":
+        return (), False
+    if parent.id not in before:  # once per pipeline: ``a | a | …`` × 10,000 stays linear
+        named = [c for c in parent.children if c.is_named and c.type != "comment"]
+        before.clear()
+        before[parent.id] = {c.id: p for p, c in zip([None, *named], named, strict=False)}
+    writer = before[parent.id].get(node.id)
+    if writer is None or writer.type != "command":
+        return (), False
+    values = [sw.word_value(c.children[0] if c.type == "command_name" and c.children else c)
+              for c in writer.children if c.is_named and c.type not in _REDIRECTS]
+    if not values or not all(v.literal for v in values):
+        return tuple(v.text for v in values[1:] if v.literal), False
+    name, args = values[0].text, [v.text for v in values[1:]]
+    if name == "echo":
+        return _echo(args)
+    if name == "printf":
+        return _printf(args)
+    return (), False
+
+
+def _echo(args: list[str]) -> tuple[tuple[str, ...], bool]:
+    while args and re.fullmatch(r"-[neE]+", args[0]):
+        if "e" in args[0]:
+            return tuple(args[1:]), False  # escapes: \x2eenv is .env
+        args = args[1:]
+    # dash's echo reads escapes whatever the options: a backslash makes it unknown
+    return (" ".join(args) + "\n",), not any("\\" in a for a in args)
+
+
+def _printf(args: list[str]) -> tuple[tuple[str, ...], bool]:
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args or args[0].startswith("-"):  # printf -v NAME writes no output
+        return tuple(args), False
+    form, rest = args[0], args[1:]
+    if form in _LIST_FORMATS:
+        sep = _LIST_FORMATS[form]
+        return ("".join(a + sep for a in rest) if sep else "\n".join(rest),), not (
+            sep == "" and len(rest) > 1)
+    if "%" in form:  # printf 'HEAD:.e%s' nv: the output is not any of the words
+        return (form, *rest), False
+    known = all(m.group(0) in _PRINTF_ESCAPES for m in _PRINTF_ESCAPE.finditer(form))
+    return (_PRINTF_ESCAPE.sub(lambda m: _PRINTF_ESCAPES.get(m.group(0), m.group(0)), form),
+            ), known
