@@ -72,6 +72,13 @@ def workspace(tmp_path: Path) -> Path:
     "echo .env | timeout 5 xargs cat",
     "tar cf - -T - <<< .env",
     "echo .env | tar cf out.tar -T -",
+    "xargs -d, cat <<< '.env,x'",
+    "xargs -d '\\x2c' cat <<< 'a,.env'",
+    "xargs -dX cat <<< 'a.txtX.envX'",
+    "xargs cat <<E\n.e\\\nnv\nE",  # bash joins the lines of an unquoted here-document
+    "echo HEAD:.env | git --no-pager cat-file --batch",
+    "echo HEAD:.env | git -C sub cat-file --batch",
+    "git cat-file --batch <<< $'HEAD:.env'",
 ])
 def test_a_secret_named_on_standard_input_is_a_mandatory_ask(
         workspace: Path, command: str) -> None:
@@ -117,6 +124,7 @@ def test_harmless_names_written_in_the_line_are_allowed(workspace: Path, command
     "git cat-file --batch --batch-all-objects",
     "tar cf out.tar -T names.txt",
     "tar cf out.tar -T -",
+    "xargs -d '\\x99999999999999999999' cat <<< src/app.py",
 ])
 def test_names_the_line_does_not_write_are_placed_nowhere(workspace: Path, command: str) -> None:
     verdict = _judge(_policy(workspace), command)

@@ -378,8 +378,9 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
         inner = list(words[inv.inner:])
         inner_feed = feed
         if inv.inner_tail:  # xargs: the words of its input, as far as the line says
-            tail, known = shellfeed.words(feed, whole_lines=inv.stdin_names == "items") \
-                if inv.stdin_names else ([], False)
+            tail, known = shellfeed.words(
+                feed, whole_lines=inv.stdin_names == "items",
+                delimiter=inv.stdin_delimiter) if inv.stdin_names else ([], False)
             known = known and inv.stdin_names == "words"
             inner.extend(sw.WordValue(word, True, True) for word in tail)
             if not known:

@@ -66,13 +66,15 @@ def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
                     known = known and value.literal
             redirected = True
         elif redirect.type == "heredoc_redirect":
+            expands = sw.heredoc_expands(redirect)
             for child in redirect.children:
                 if child.type == "heredoc_body":
                     body = sw.node_text(child)
                     bodies.append(body)
-                    known = known and not (sw.heredoc_expands(redirect)
-                                           and ("$" in body or "`" in body))
-            redirected = True
+                    if expands and any(c in body for c in "$`\\"):
+                        known = False  # expanded, or joined at a backslash-newline
+                        bodies.append(body.replace("\\\n", "").replace("\\", ""))
+            redirected = redirected or _descriptor(redirect) in (None, "0")  # not 3<<E
         elif _reads_input(redirect):
             known, redirected = False, True
     piped, piped_known = _piped(node, parent, before)
@@ -81,10 +83,11 @@ def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
     return Feed(bodies=tuple(bodies), texts=(*bodies, *piped), known=known)
 
 
-def words(feed: Feed, *, whole_lines: bool) -> tuple[list[str], bool]:
+def words(feed: Feed, *, whole_lines: bool, delimiter: str = "") -> tuple[list[str], bool]:
     """The words ``xargs`` makes of the feed (blank-separated; with ``whole_lines``, for
-    ``-0``, ``-d``, ``-I``, also each line whole), and whether that is all of them. A word
-    with quotes or backslashes, which xargs removes, counts both ways."""
+    ``-0``, ``-d``, ``-I``, also each line whole, and each piece between ``delimiter``s),
+    and whether that is all of them. A word with quotes or backslashes, which xargs
+    removes, counts both ways."""
     out: list[str] = []
     known = feed.known
     for text in feed.texts:
@@ -98,6 +101,8 @@ def words(feed: Feed, *, whole_lines: bool) -> tuple[list[str], bool]:
     for line in lines(feed) if whole_lines else ():
         if _BLANKS.search(line):
             out.append(line)
+        if delimiter:
+            out.extend(piece.strip() for piece in line.split(delimiter) if piece.strip())
     return out, known
 
 
@@ -107,10 +112,14 @@ def lines(feed: Feed) -> list[str]:
     return [line for text in feed.texts for line in _LINES.split(text) if line]
 
 
+def _descriptor(redirect: tree_sitter.Node) -> str | None:
+    descriptor = redirect.child_by_field_name("descriptor")
+    return None if descriptor is None else sw.node_text(descriptor)
+
+
 def _reads_input(redirect: tree_sitter.Node) -> bool:
     """``< file``, ``<> file``, ``0<&3``: standard input comes from elsewhere."""
-    descriptor = redirect.child_by_field_name("descriptor")
-    if descriptor is not None and sw.node_text(descriptor) != "0":
+    if _descriptor(redirect) not in (None, "0"):
         return False
     return any(not c.is_named and c.type in ("<", "<>", "<&", "<&-") for c in redirect.children)
 

@@ -67,6 +67,7 @@ class Invocation:
     # What the command reads from standard input as names: "paths" (tar -T -), "objects"
     # (git cat-file --batch), "words" or "items" (xargs: split on blanks, or otherwise)
     stdin_names: str = ""
+    stdin_delimiter: str = ""  # xargs -d: what separates the names
     concerns: tuple[Concern, ...] = ()
     subcommand_index: int = 0  # argv index of the subcommand (git log: where "log" is)
 
@@ -110,6 +111,7 @@ class State:
     inner: int | None = None
     inner_tail: bool = False
     stdin_names: str = ""
+    stdin_delimiter: str = ""  # xargs -d: what separates the names
 
     def operand_parts(self) -> list[Part]:
         return [self.parts[i] for i in self.operands]

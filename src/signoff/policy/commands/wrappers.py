@@ -25,8 +25,26 @@ def _xargs_finish(state: State) -> None:
     state.inner_tail = True
     if "arg_file" not in state.modes:  # -a FILE: the words come from FILE, not the input
         state.stdin_names = "items" if "split" in state.modes else "words"
+    if state.modes.get("split_option") in ("-d", "--delimiter"):
+        state.stdin_delimiter = _delimiter(state.modes["split"])
     if state.inner is None:
         state.parts.append(Part(kind=I, word="xargs", index=0, why="runs echo"))
+
+
+def _delimiter(value: str) -> str:
+    """xargs -d's separator: a character, or a C escape (``\\n``, ``\\x2c``, ``\\054``)."""
+    if len(value) == 1:
+        return value
+    escapes = {"\\n": "\n", "\\t": "\t", "\\0": "\x00", "\\\\": "\\", "\\r": "\r"}
+    if value in escapes:
+        return escapes[value]
+    for prefix, base in (("\\x", 16), ("\\", 8)):
+        if value.startswith(prefix):
+            try:
+                return chr(int(value[len(prefix):], base))
+            except (ValueError, OverflowError):
+                return ""
+    return ""
 
 
 def _env_finish(state: State) -> None:
