@@ -609,6 +609,10 @@ def test_path_references_are_bounded() -> None:
     "cat <<EOF\n" * 5_000,
     "sudo " * 10_000 + "rm x",
     "env -S " * 8_000,
+    "echo x | " * 10_000 + "xargs cat",
+    "xargs cat <<< '" + "a " * 30_000 + "'",
+    "".join(f"a{i}=x; " for i in range(4_000)) + "cat " + " ".join(f"$a{i}" for i in range(2_000)),
+    "".join(f"a=v{i}; " for i in range(20)) + "cat $a " * 5_000,
 ])
 def test_hostile_input_is_judged_quickly(command: str) -> None:
     """analyze() on hostile input: bounded time, no exception (RecursionError included)."""

@@ -39,7 +39,14 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
-from signoff.policy import commands, shellchain, shellfeed, shellnested, shellpaths
+from signoff.policy import (
+    commands,
+    shellchain,
+    shellfeed,
+    shellnested,
+    shellpaths,
+    shellvars,
+)
 from signoff.policy import shellwords as sw
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import (
@@ -122,6 +129,9 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
         _fallback_commands(command, walk)
     _visit(root, walk, nested=nested, pipeline=None)
     walk.variables.extend(_expanded_names(root))
+    assigned, walk.assigned = walk.assigned, {}
+    for variant in shellvars.substituted(command, assigned):
+        _nested_script(variant, walk, paths_only=True)  # F=.env; cat $F reads .env
     if "\\\n" in command and not joined:
         _line_continuations(command, walk, start)
 
@@ -201,6 +211,8 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
             _backticks(current, walk)
         elif kind in ("variable_assignment", "variable_assignments"):
             walk.find("assignment", f"variable assignment {sw.node_text(current)[:40]!r}")
+            if kind == "variable_assignment":
+                shellvars.record(current, walk.assigned)
         elif kind == "function_definition":
             walk.find("function_definition", "defines a shell function (could shadow a command)")
         elif kind in _REDIRECTS:
@@ -303,6 +315,8 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
         elif kind in ("variable_assignment", "variable_assignments"):
             walk.find("assignment",
                       f"variable assignment {sw.node_text(child)[:40]!r} before a command")
+            if kind == "variable_assignment":
+                shellvars.record(child, walk.assigned)
             _scan_word(child, walk, nested=nested, pipeline=pipeline, parent=node)
         elif kind in _REDIRECTS:
             # the target is a path; a herestring's substitutions run; trailing words are args
@@ -420,7 +434,9 @@ def _redirect(node: tree_sitter.Node, walk: Walk) -> None:
         walk.add_path(dataclasses.replace(ref, command=len(walk.commands) - 1))
 
 
-def _nested_script(text: str, walk: Walk) -> None:
+def _nested_script(text: str, walk: Walk, *, paths_only: bool = False) -> None:
+    """Judge ``text`` as a script the command runs; ``paths_only``: take only the paths
+    it touches (a variant of the line that may not be what runs: no deny from it)."""
     if walk.depth >= MAX_NESTED_SCRIPTS:
         walk.find("too_deep", "scripts nested too deeply to judge")
         return
@@ -430,6 +446,10 @@ def _nested_script(text: str, walk: Walk) -> None:
     inner = Walk(depth=walk.depth, budget=walk.budget)
     _analyze_into(text, inner, nested=True)
     walk.depth -= 1
-    walk.merge(inner)
+    if paths_only:
+        for ref in inner.paths:
+            walk.add_path(ref)
+    else:
+        walk.merge(inner)
 
 
