@@ -129,8 +129,8 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
         _fallback_commands(command, walk)
     _visit(root, walk, nested=nested, pipeline=None)
     walk.variables.extend(_expanded_names(root))
-    assigned, walk.assigned = walk.assigned, {}
-    for variant in shellvars.substituted(command, assigned):
+    (assigned, walk.assigned), (outputs, walk.outputs) = (walk.assigned, {}), (walk.outputs, {})
+    for variant in shellvars.substituted(command, assigned, outputs):
         _nested_script(variant, walk, paths_only=True)  # F=.env; cat $F reads .env
     if "\\\n" in command and not joined:
         _line_continuations(command, walk, start)
@@ -201,6 +201,8 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
             continue
         if kind in _SUBSTITUTIONS:
             walk.find("substitution", f"{kind.replace('_', ' ')} {sw.node_text(current)[:40]!r}")
+            if kind == "command_substitution":
+                shellvars.record_output(current, walk.outputs)
             is_nested = True
         elif kind == "arithmetic_expansion":
             walk.find("arithmetic", "arithmetic expansion can run code through array subscripts")

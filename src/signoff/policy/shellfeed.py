@@ -126,8 +126,7 @@ def _reads_input(redirect: tree_sitter.Node) -> bool:
 
 def _piped(node: tree_sitter.Node, parent: tree_sitter.Node | None,
            before: Before) -> tuple[tuple[str, ...], bool]:
-    """What the command before ``node`` in a pipeline writes, when it is an ``echo`` or
-    ``printf`` of literal words; ``((), False)`` for any other writer."""
+    """What the command before ``node`` in a pipeline writes (``printed``)."""
     if parent is None or parent.type != "pipeline":
         return (), False
     if parent.id not in before:  # once per pipeline: ``a | a | …`` × 10,000 stays linear
@@ -135,7 +134,13 @@ def _piped(node: tree_sitter.Node, parent: tree_sitter.Node | None,
         before.clear()
         before[parent.id] = {c.id: p for p, c in zip([None, *named], named, strict=False)}
     writer = before[parent.id].get(node.id)
-    if writer is None or writer.type != "command":
+    return ((), False) if writer is None else printed(writer)
+
+
+def printed(writer: tree_sitter.Node) -> tuple[tuple[str, ...], bool]:
+    """What a command writes when it is an ``echo`` or ``printf`` of literal words (and
+    whether that is all of it); ``((), False)`` for any other command."""
+    if writer.type != "command":
         return (), False
     values = [sw.word_value(c.children[0] if c.type == "command_name" and c.children else c)
               for c in writer.children if c.is_named and c.type not in _REDIRECTS]

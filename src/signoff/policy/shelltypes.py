@@ -90,6 +90,7 @@ class Walk:
     seen_paths: set[PathRef] = field(default_factory=set)
     # The literal values the line assigns its variables (shellvars).
     assigned: dict[str, list[str]] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)  # $(echo .env): ".env"
     # The redirections of a statement, by the id of the simple command they belong to.
     redirects_of: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
     # The commands of the pipeline being read, each by the one before it (shellfeed).

@@ -1,9 +1,10 @@
-"""A name the line assigns to a variable counts where the variable expands.
+"""A name the line spells through a variable or ``$(echo …)`` counts where it expands.
 
-``F=.env; cat $F`` reads ``.env``. The assignment made the call a review, but
-``full`` mode passes reviews, and a credential read is a human's in every mode.
-The line is read again with the assigned values written in; only the paths of
-that reading count (``signoff.policy.shellvars``).
+``F=.env; cat $F`` and ``cat $(echo .env)`` read ``.env``. The assignment or the
+substitution made the call a review, but ``full`` mode passes reviews, and a
+credential read is a human's in every mode. The line is read again with the
+values written in; only the paths of that reading count
+(``signoff.policy.shellvars``).
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ def workspace(tmp_path: Path) -> Path:
     "F=.env; echo HEAD:$F | git cat-file --batch",
     "F=.env; echo $F | xargs cat",
     "cat $F; F=.env",  # assigned anywhere on the line: every value is tried
+    "cat $(echo .env)",
+    "cat `echo .env`",
+    "cat \"$(printf '%s\\n' .env)\"",
+    "git show $(echo HEAD:.env)",
+    "F=$(echo .env); cat $F",
+    "cat $(echo $(echo .env))",
 ])
 def test_a_secret_assigned_then_read_is_a_mandatory_ask(workspace: Path, command: str) -> None:
     for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
@@ -67,11 +74,12 @@ def test_a_sensitive_path_assigned_then_written_is_a_mandatory_ask(workspace: Pa
     assert "sensitive_write" in {r.code for r in verdict.reasons}
 
 
-def test_a_harmless_assigned_name_is_judged_as_before(workspace: Path) -> None:
-    verdict = _judge(_policy(workspace), "F=notes.txt; cat $F")
-    assert verdict.effect is Effect.ASK and not verdict.mandatory  # the assignment: gated
-    assert _judge(_policy(workspace), "F=notes.txt; cat $F", ReviewMode.FULL).effect \
-        is Effect.ALLOW
+@pytest.mark.parametrize("command", [
+    "F=notes.txt; cat $F", "cat $(echo notes.txt)", "cat $(printf '.e%s' nv)"])
+def test_a_name_that_is_no_secret_is_judged_as_before(workspace: Path, command: str) -> None:
+    verdict = _judge(_policy(workspace), command)
+    assert verdict.effect is Effect.ASK and not verdict.mandatory  # never allowed: gated
+    assert _judge(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
 
 
 def test_the_written_in_line_is_not_what_runs_so_it_never_denies(workspace: Path) -> None:
