@@ -94,3 +94,26 @@ def test_only_name_like_values_are_written_in() -> None:
     assert {c.argv[0] for c in analysis.commands} == {"cat"}
     assert {ref.path for ref in analysis.paths if ref.literal} == set()
     assert {ref.path for ref in analyze("F=a; cat $F").paths if ref.literal} == {"a"}
+
+
+@pytest.mark.parametrize("command", [
+    "python -c 'print(open(\".env\").read())'",
+    "python3 -c \"import pathlib; print(pathlib.Path('.env').read_text())\"",
+    "node -e \"console.log(require('fs').readFileSync('.env','utf8'))\"",
+    "perl -e 'open(F, \"<.env\"); print <F>'",
+    "ruby -e 'puts File.read(\".env\")'",
+    "php -r 'readfile(\"/etc/shadow\");'",
+    "python - <<'PY'\nprint(open('.env').read())\nPY",
+    "bash -c \"python -c 'open(\\\".env\\\")'\"",
+])
+def test_a_secret_named_in_inline_code_is_a_mandatory_ask(workspace: Path, command: str) -> None:
+    for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
+        verdict = _judge(_policy(workspace), command, mode)
+        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, mode, verdict)
+        assert "secret_read" in {r.code for r in verdict.reasons}
+
+
+def test_inline_code_that_names_no_secret_is_judged_as_before(workspace: Path) -> None:
+    command = "python -c 'print(\"hello\", open(\"notes.txt\").read())'"
+    assert _judge(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
+    assert analyze(command).code_names == ("hello", "notes.txt")

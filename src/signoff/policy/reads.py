@@ -1,6 +1,7 @@
 """What a call reads that holds credentials: the paths behind ``secret_read``.
 
-A file is read by name (``cat .env``, ``read_file("~/.ssh/id_rsa")``), through a shell
+A file is read by name (``cat .env``, ``read_file("~/.ssh/id_rsa")``, a string in
+inline code: ``python -c 'open(".env")'``), through a shell
 glob (``cat .en?``), through a link, or out of a git object (``git show HEAD:.env``,
 an MCP tool's ``revision``): each counts. A glob counts by what it expands to in the
 workspace; one that was not expanded (no workspace, a prefix outside it), and a tool's
@@ -39,7 +40,7 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
 
     if analysis is not None:
         reads = [r.path for r in analysis.paths if not r.write and r.literal]
-        for path in reads:
+        for path in [*reads, *analysis.code_names]:  # code_names: open(".env") in python -c
             check(path, is_sensitive(path, secrets))
         for verdict in scope.read:  # a glob's matches; where a link leads
             check(verdict.given, is_sensitive(verdict.given, secrets) or (

@@ -105,6 +105,7 @@ def _analyze_cached(command: str) -> ShellAnalysis:
         never_allow=tuple(walk.findings.values()),
         paths=tuple(walk.paths),
         variables=tuple(dict.fromkeys(walk.variables)),
+        code_names=tuple(dict.fromkeys(walk.code_names))[:sw.MAX_CODE_STRINGS],
         finding_commands=tuple((code, frozenset(owners))
                                for code, owners in walk.finding_commands.items()),
     )

@@ -75,6 +75,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         # options end (node script.js -e x passes -e to the script) and --version.
         if any(p.kind is commands.Kind.EXEC and p.why == "runs inline code" for p in inv.parts):
             walk.find("inline_code", f"{name} runs inline code")
+            walk.code_names.extend(sw.code_strings(" ".join(argv[1:])))
             return
         if not any(p.why == STDIN_PROGRAM for p in inv.parts):
             return
@@ -82,10 +83,12 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         finding = sw.inline_code(name, argv)
         if finding is not None:
             walk.find(*finding)
+            walk.code_names.extend(sw.code_strings(" ".join(argv[1:])))
             return
     if sw.is_interpreter(name) and sw.reads_stdin(argv):
         if stdin:  # python - <<'PY' … PY: the program is in the command, for all to read
             walk.find("heredoc_program", f"{name} runs the program of a here-document")
+            walk.code_names.extend(n for text in stdin for n in sw.code_strings(text))
         else:
             walk.find("interpreter_stdin", f"{name} reads its program from standard input")
 

@@ -64,6 +64,7 @@ class ShellAnalysis:
     # code), the indexes of the commands that raised it; structural findings are absent.
     finding_commands: tuple[tuple[str, frozenset[int]], ...] = ()
     variables: tuple[str, ...] = ()  # the parameters it expands ($HOME, ${TOKEN:-x}), in order
+    code_names: tuple[str, ...] = ()  # string literals of inline code (open(".env"))
 
     def waivable(self, exact: set[int]) -> bool:
         """True when every never-allow finding came from commands an exact rule names."""
@@ -82,6 +83,7 @@ class Walk:
     findings: dict[str, Finding] = field(default_factory=dict)
     paths: list[PathRef] = field(default_factory=list)
     variables: list[str] = field(default_factory=list)
+    code_names: list[str] = field(default_factory=list)
     cds: list[str | None] = field(default_factory=list)
     pipelines: int = 0
     # Words tree-sitter hangs on a redirection (``ls > f x``, ``cat <<EOF x``) that bash
@@ -128,6 +130,7 @@ class Walk:
         for ref in inner.paths:
             self.add_path(ref)
         self.variables.extend(inner.variables)
+        self.code_names.extend(inner.code_names)
 
     def find(self, code: str, text: str) -> None:
         self.findings.setdefault(code, Finding(code=code, text=text))

@@ -379,6 +379,24 @@ def inline_code(name: str, argv: tuple[str, ...]) -> tuple[str, str] | None:
     return None
 
 
+# A string literal in a program's text: 'x', "x" or `x` on one line.
+_CODE_STRING = re.compile(r"""'([^'\\\n]{1,4096})'|"([^"\\\n]{1,4096})"|`([^`\\\n]{1,4096})`""")
+MAX_CODE_STRINGS = 64
+
+
+def code_strings(text: str) -> list[str]:
+    """The string literals of inline code (``open(".env")``, ``open(F, "<.env")``), each
+    a name the program may open: what a program spells, as a shell line's words are."""
+    out: list[str] = []
+    for match in _CODE_STRING.finditer(text):
+        value = (match.group(1) or match.group(2) or match.group(3)).lstrip("<>+|& ").strip()
+        if value and value not in out:
+            out.append(value)
+            if len(out) >= MAX_CODE_STRINGS:
+                break
+    return out
+
+
 def node_text(node: tree_sitter.Node) -> str:
     """A node's source text (bytes that are not UTF-8 kept as surrogates)."""
     raw = node.text
