@@ -255,3 +255,22 @@ def test_without_a_workspace_a_written_glob_counts_by_the_sensitive_paths_it_can
 def test_a_written_glob_that_spells_nothing_sensitive_is_allowed() -> None:
     verdict = _judge(_shell_policy(WRITER, writes=True), "tee notes/*.md")
     assert verdict.effect is Effect.ALLOW, verdict
+
+
+@pytest.mark.parametrize(("path", "hit"), [
+    (".env~", ".env"), (".pgpass.bak", ".pgpass"), ("/home/u/.netrc.orig", ".netrc"),
+    (".aws/credentials.old", ".aws/credentials"), ("deploy/.env.swp", ".env.*"),
+    ("notes.txt~", None), ("Makefile.bak", None), (".envrc", None),
+])
+def test_a_backup_copy_of_a_secret_is_a_secret(path: str, hit: str | None) -> None:
+    from signoff.policy.sensitive import is_secret
+
+    assert is_secret(path, DEFAULT_SECRETS) == hit
+
+
+def test_reading_a_backup_copy_of_a_secret_is_a_mandatory_ask() -> None:
+    policy = _shell_policy(BARE)  # no regex rule: secret_read alone
+    for command in ("cat .env~", "head .pgpass.bak", "grep KEY ~/.netrc.orig"):
+        verdict = _judge(policy, command, ReviewMode.FULL)
+        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, verdict)
+    assert _judge(policy, "cat notes.txt~").effect is Effect.ALLOW

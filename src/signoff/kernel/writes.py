@@ -47,7 +47,7 @@ from signoff.kernel.file_state import (
 )
 from signoff.policy import Policy
 from signoff.policy.scope import MAX_PATHS_PER_ARGUMENT, judge_scope
-from signoff.policy.sensitive import is_sensitive
+from signoff.policy.sensitive import is_secret
 from signoff.policy.shell import analyze
 from signoff.policy.spec import ToolSpec
 from signoff.policy.workspace import PathVerdict
@@ -166,7 +166,7 @@ class _Builder:
                                        note=f"not read: {why}"))
             return
         resolved = verdict.resolved
-        secret = is_sensitive(resolved, self.policy.config.secrets) is not None
+        secret = is_secret(resolved, self.policy.config.secrets) is not None
         state = file_state(base, resolved, want_data=not secret and not shell)
         self.versions[PREFIX + resolved] = state.version
         entry = _entry(verdict.given, "write", resolved=resolved, state=state)

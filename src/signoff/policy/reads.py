@@ -17,7 +17,7 @@ from typing import Any
 from signoff.policy.commands.git import object_path
 from signoff.policy.globmeet import can_name
 from signoff.policy.scope import ScopeResult
-from signoff.policy.sensitive import is_sensitive
+from signoff.policy.sensitive import is_secret
 from signoff.policy.shell import ShellAnalysis
 from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import ToolSpec
@@ -41,10 +41,10 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
     if analysis is not None:
         reads = [r.path for r in analysis.paths if not r.write and r.literal]
         for path in [*reads, *analysis.code_names]:  # code_names: open(".env") in python -c
-            check(path, is_sensitive(path, secrets))
+            check(path, is_secret(path, secrets))
         for verdict in scope.read:  # a glob's matches; where a link leads
-            check(verdict.given, is_sensitive(verdict.given, secrets) or (
-                None if verdict.resolved is None else is_sensitive(verdict.resolved, secrets)))
+            check(verdict.given, is_secret(verdict.given, secrets) or (
+                None if verdict.resolved is None else is_secret(verdict.resolved, secrets)))
         blind = list(dict.fromkeys(
             scope.unexpanded if expanded else [path for path in reads if has_glob(path)]))
         for word in blind[:MAX_GLOBS]:
@@ -55,15 +55,15 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
         for name in spec.paths:
             for value in as_list(args.get(name)):
                 text = str(value)  # a glob for a search tool (grep's glob, glob's pattern)
-                check(text, is_sensitive(text, secrets) or (
+                check(text, is_secret(text, secrets) or (
                     can_name(text, secrets) if has_glob(text) else None))
             for resolved in scope.resolved.get(name, ()):
-                check(resolved, is_sensitive(resolved, secrets))
+                check(resolved, is_secret(resolved, secrets))
     for name in spec.objects if spec is not None else ():
         for value in as_list(args.get(name)):
             stored = object_path(value) if isinstance(value, str) else None
             if stored is not None:  # "HEAD:.env": .env as committed
-                check(value, is_sensitive(stored, secrets))
+                check(value, is_secret(stored, secrets))
     return list(found.items())[:SHOWN]
 
 

@@ -73,6 +73,19 @@ def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[st
             re.compile("|".join(relative) or never, re.DOTALL))
 
 
+# A copy an editor or a person leaves beside a file: .env~, .netrc.bak, credentials.orig
+_BACKUP = re.compile(r"(?:~|\.(?:bak|backup|orig|old|save|sav|swp|swo|tmp|copy)|-)$", re.I)
+
+
+def is_secret(path: str, secrets: tuple[str, ...]) -> str | None:
+    """The secret pattern ``path`` matches, itself or as a backup copy of a match
+    (``.env~``, ``.pgpass.bak``): a copy holds what the file held."""
+    hit = is_sensitive(path, secrets)
+    if hit is None and _BACKUP.search(path):
+        hit = is_sensitive(_BACKUP.sub("", path), secrets)
+    return hit
+
+
 def is_sensitive(path: str, patterns: tuple[str, ...]) -> str | None:
     """The first pattern ``path`` matches, or ``None``. ``path`` may be relative."""
     if not path:
