@@ -264,7 +264,8 @@ class _Loader:
             where = f"[tools.{name}]"
             spec = self.table(body, where)
             self.known(spec, {"paths", "writes", "shell", "cwd", "risk", "description",
-                              "virtual", "subagent", "content", "edit", "objects"}, where)
+                              "virtual", "subagent", "content", "edit", "objects", "trees"},
+                       where)
             shell = spec.get("shell")
             if shell is not None and not (isinstance(shell, str) and shell):
                 raise self.error("must name the argument holding the command", rule=where,
@@ -283,11 +284,16 @@ class _Loader:
             paths = self.strings(spec, "paths", (), where)
             writes = self.flag(spec, "writes", where)
             content, edit = self.write_content(spec, paths, writes, where)
+            trees = self.strings(spec, "trees", (), where)
+            if set(trees) - set(paths):
+                raise self.error("must name arguments listed in paths", rule=where,
+                                 field="trees")
             specs[name] = ToolSpec(
                 name=name, paths=paths, writes=writes, shell=shell, cwd=cwd,
                 risk=self.risk(spec, where), description=description,
                 virtual=self.flag(spec, "virtual", where), subagent=subagent,
                 content=content, edit=edit, objects=self.strings(spec, "objects", (), where),
+                trees=trees,
             )
         return specs
 

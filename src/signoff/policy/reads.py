@@ -3,15 +3,19 @@
 A file is read by name (``cat .env``, ``read_file("~/.ssh/id_rsa")``, a string in
 inline code: ``python -c 'open(".env")'``), through a shell
 glob (``cat .en?``), through a link, or out of a git object (``git show HEAD:.env``,
-an MCP tool's ``revision``): each counts. A glob counts by what it expands to in the
-workspace; one that was not expanded (no workspace, a prefix outside it), and a tool's
-path argument with glob characters, by what it can name (``signoff.policy.globmeet``).
+an MCP tool's ``revision``), or by a recursive search of a directory that holds it
+(``grep -r TOKEN .``, ``signoff.policy.trees``): each counts. A glob counts by what it
+expands to in the workspace; one that was not expanded (no workspace, a prefix outside
+it), and a tool's path argument with glob characters, by what it can name
+(``signoff.policy.globmeet``).
 Variables that hold credentials are a shell concern (``signoff.policy.concerns``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import posixpath
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from signoff.policy.commands.git import object_path
@@ -21,6 +25,7 @@ from signoff.policy.sensitive import is_secret
 from signoff.policy.shell import ShellAnalysis
 from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import ToolSpec
+from signoff.policy.trees import secret_under
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons
@@ -51,6 +56,11 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
             check(word, can_name(word, secrets))
         if len(blind) > MAX_GLOBS:
             check(blind[MAX_GLOBS], f"one of {len(blind)} globs, too many to judge")
+        trees = [(v.given, v.resolved, tree) for v, tree in scope.trees] if expanded else [
+            (r.path, None, r.tree) for r in analysis.paths if r.tree and r.literal]
+        for given, resolved, tree in trees[:MAX_GLOBS]:  # grep -r x ., rg x ~/.ssh
+            check(given, can_name(given.rstrip("/") + "/**", secrets))
+            _check_tree(check, given, resolved, tree, secrets)
     elif spec is not None and not spec.writes:
         for name in spec.paths:
             for value in as_list(args.get(name)):
@@ -59,12 +69,30 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
                     can_name(text, secrets) if has_glob(text) else None))
             for resolved in scope.resolved.get(name, ()):
                 check(resolved, is_secret(resolved, secrets))
+        narrowed = any(has_glob(str(value)) for name in spec.paths if name not in spec.trees
+                       for value in as_list(args.get(name)))  # grep(glob="*.py")
+        for name in () if narrowed else spec.trees:
+            roots = scope.resolved.get(name) or (
+                [scope.root] if args.get(name) is None and spec.virtual and scope.root else [])
+            for value in as_list(args.get(name)) if not roots else ():  # no workspace
+                check(str(value), can_name(str(value).rstrip("/") + "/**", secrets))
+            for root in roots[:MAX_GLOBS]:
+                _check_tree(check, root, root, "all", secrets)
     for name in spec.objects if spec is not None else ():
         for value in as_list(args.get(name)):
             stored = object_path(value) if isinstance(value, str) else None
             if stored is not None:  # "HEAD:.env": .env as committed
                 check(value, is_secret(stored, secrets))
     return list(found.items())[:SHOWN]
+
+
+def _check_tree(check: Callable[[str, str | None], None], given: str, resolved: str | None,
+                tree: str, secrets: tuple[str, ...]) -> None:
+    """A directory read file by file: the first secret under it, if any."""
+    under = None if resolved is None or not os.path.isdir(resolved) else \
+        secret_under(resolved, secrets, hidden="all" in tree, follow="follow" in tree)
+    if under is not None:
+        check(posixpath.join(given, under[0]), under[1])
 
 
 def as_list(value: Any) -> list[Any]:

@@ -47,6 +47,10 @@ class ScopeResult:
     # Shell glob words judged as written, not expanded (their fixed prefix lies outside the
     # workspace, or they match too much): they may name any file their pattern can.
     unexpanded: list[str] = field(default_factory=list)
+    # Directories a shell command reads file by file (grep -r, rg), with how ("all" files,
+    # or "visible" ones): what they hold is read too.
+    trees: list[tuple[PathVerdict, str]] = field(default_factory=list)
+    root: str | None = None  # the workspace root, where a virtual tool's omitted path lands
     _outside_given: set[str] = field(default_factory=set)
 
     @property
@@ -74,6 +78,7 @@ def judge_scope(
     result = ScopeResult()
     if workspace is None or config is None or spec is None:
         return result
+    result.root = workspace.root
     base: str | None = None
     if spec.cwd is not None and spec.cwd in args:
         verdict = workspace.check(args[spec.cwd])
@@ -124,6 +129,8 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
     def add(verdict: PathVerdict) -> None:
         result.add(verdict)
         touched.append(verdict)
+        if ref.tree:
+            result.trees.append((verdict, ref.tree))
 
     if not ref.literal:  # <…>: names the command reads when it runs (xargs, tar -T)
         add(_unplaceable(ref.path, "is read when the command runs" if ref.path.startswith("<")

@@ -37,6 +37,7 @@ class PathRef:
     cds: tuple[str | None, ...] = ()  # None: a cd whose target cannot be known statically
     command: int = -1  # the index of the command it belongs to (-1: not known)
     redirect: bool = False  # a redirection target, not an argument
+    tree: str = ""  # read file by file, as a directory: Invocation.tree ("all", "visible")
 
 
 class PathSink(Protocol):
@@ -152,7 +153,8 @@ def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -
         if kind not in (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK):
             continue
         _add_value(walk, part.value, literal=part.literal, write=kind is Kind.WRITE, cds=cds,
-                   split=_value_path)
+                   split=_value_path,
+                   tree=inv.tree if kind is Kind.READ and part.option is None else "")
 
 
 def _value_path(text: str) -> list[str]:
@@ -164,16 +166,17 @@ def _value_path(text: str) -> list[str]:
 
 
 def _add_value(walk: PathSink, value: str, *, literal: bool, write: bool,
-               cds: tuple[str | None, ...], split: Callable[[str], list[str]]) -> None:
+               cds: tuple[str | None, ...], split: Callable[[str], list[str]],
+               tree: str = "") -> None:
     """Record the paths one word names: each brace form, each candidate ``split`` finds;
     a word with an expansion (or too many braces) as one path nothing can place."""
     expanded = (sw.brace_expand(value) if "{" in value else [value]) if literal else None
     if expanded is None:
         walk.add_path(PathRef(path=value, literal=False, write=write, cds=cds,
-                              command=walk.current))
+                              command=walk.current, tree=tree))
         return
     for each in expanded:
         for text in split(each):
             # ~+ is $PWD and ~- is $OLDPWD: nothing static knows where those are
             walk.add_path(PathRef(path=text, literal=not text.startswith(("~+", "~-")),
-                                  write=write, cds=cds, command=walk.current))
+                                  write=write, cds=cds, command=walk.current, tree=tree))

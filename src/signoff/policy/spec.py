@@ -42,6 +42,9 @@ class ToolSpec:
     # Arguments that may name a file inside a git object ("HEAD:.env", ":src/app.py"):
     # the tool prints what was committed there, so it is read (``secret_read``).
     objects: tuple[str, ...] = ()
+    # Path arguments naming a directory the tool reads file by file (deepagents' grep): a
+    # credential under it is read (``secret_read``), unless a glob argument narrows it.
+    trees: tuple[str, ...] = ()
     # The argument naming the subagent a call starts (deepagents' ``task``:
     # "subagent_type"): a call to a subagent that runs without signoff is refused.
     subagent: str | None = None

@@ -43,7 +43,8 @@ def parse(spec: Model, argv: tuple[str, ...], literal: tuple[bool, ...], start: 
     return Invocation(model=label or (f"{spec.name} {sub}" if sub else spec.name),
                       parts=tuple(state.parts), inner=state.inner, inner_tail=state.inner_tail,
                       concerns=tuple(state.concerns), subcommand_index=sub_index,
-                      stdin_names=state.stdin_names, stdin_delimiter=state.stdin_delimiter)
+                      stdin_names=state.stdin_names, stdin_delimiter=state.stdin_delimiter,
+                      tree=state.tree)
 
 
 def _parse_into(spec: Model, state: State, start: int) -> None:

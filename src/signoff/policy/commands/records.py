@@ -68,6 +68,9 @@ class Invocation:
     # (git cat-file --batch), "words" or "items" (xargs: split on blanks, or otherwise)
     stdin_names: str = ""
     stdin_delimiter: str = ""  # xargs -d: what separates the names
+    # Its operand directories are read file by file: "all" (grep -r), or "visible", hidden
+    # files skipped (rg without --hidden); "follow": linked directories too (grep -R)
+    tree: str = ""
     concerns: tuple[Concern, ...] = ()
     subcommand_index: int = 0  # argv index of the subcommand (git log: where "log" is)
 
@@ -112,6 +115,7 @@ class State:
     inner_tail: bool = False
     stdin_names: str = ""
     stdin_delimiter: str = ""  # xargs -d: what separates the names
+    tree: str = ""
 
     def operand_parts(self) -> list[Part]:
         return [self.parts[i] for i in self.operands]

@@ -95,9 +95,32 @@ AWK = model(
 def _grep_finish(state: State) -> None:
     if "pattern" not in state.modes and state.operands:
         state.set_operand(0, I, "the pattern")
+    recurse = state.modes.get("recurse")
+    if recurse in ("", "recurse"):  # -r, -R, --directories=recurse; -R follows links
+        follow = any(p.option in ("-R", "--dereference-recursive") for p in state.parts)
+        _searches_trees(state, "all follow" if follow else "all")
+
+
+def _rg_finish(state: State) -> None:
+    """rg searches directories, skipping hidden files unless told (--hidden, -uu, -.)."""
+    if "pattern" not in state.modes and state.operands:
+        state.set_operand(0, I, "the pattern")
+    hidden = "hidden" in state.modes or sum(
+        p.option in ("-u", "--unrestricted") for p in state.parts) >= 2  # -uu: --hidden
+    follow = any(p.option in ("-L", "--follow") for p in state.parts)
+    _searches_trees(state, ("all" if hidden else "visible") + (" follow" if follow else ""))
+
+
+def _searches_trees(state: State, tree: str) -> None:
+    """Its path operands are directories it reads file by file; none is ``.``."""
+    state.tree = tree
+    if not any(state.parts[i].kind is R for i in state.operands):
+        state.parts.append(Part(kind=R, word=".", index=0, value=".",
+                                why="searches the working directory"))
 
 
 _PATTERN = Opt(sets="pattern")
+_RECURSE = Opt(sets="recurse")
 _PATTERN_FILE = Opt(kind=R, sets="pattern", why="reads patterns from FILE")
 
 GREP = model(
@@ -110,12 +133,15 @@ GREP = model(
     "count initial-tab null before-context= after-context= context= color=? colour=? binary",
     digits=True, kinds={"e": _PATTERN, "regexp": _PATTERN, "f": _PATTERN_FILE,
                         "file": _PATTERN_FILE,
-                        "exclude-from": (R, "reads exclusion globs from FILE")},
+                        "exclude-from": (R, "reads exclusion globs from FILE"),
+                        "r": _RECURSE, "R": _RECURSE, "recursive": _RECURSE,
+                        "dereference-recursive": _RECURSE,
+                        "d": Opt(sets="recurse"), "directories": Opt(sets="recurse")},
     finish=_grep_finish)
 
 _RG_EXEC = (X, "rg --pre runs a program on every file searched")
 RG = model(
-    "rg", "A:B:C:abcd:E:e:Ff:g:HhIij:LlM:m:NnoPpqr:SsT:t:UuvVwxz0", "after-context= "
+    "rg", "A:B:C:abcd:E:e:Ff:g:HhIij:LlM:m:NnoPpqr:SsT:t:UuvVwxz0.", "after-context= "
     "before-context= context= text byte-offset count count-matches color= colors= column "
     "context-separator= crlf dfa-size-limit= encoding= engine= regexp= file= files "
     "files-with-matches files-without-match fixed-strings follow glob= iglob= "
@@ -135,8 +161,9 @@ RG = model(
            "pre": _RG_EXEC, "hostname-bin": (X, "rg --hostname-bin runs a program"),
            "z": (X, "rg -z runs decompression programs"),
            "search-zip": (X, "rg --search-zip runs decompression programs"),
-           "ignore-file": (R, "reads ignore globs from FILE")},
-    finish=_grep_finish)
+           "ignore-file": (R, "reads ignore globs from FILE"),
+           "hidden": Opt(sets="hidden"), ".": Opt(sets="hidden")},
+    finish=_rg_finish)
 
 SORT = model(
     "sort", "bcCdfghik:mMno:rRsS:t:T:uVzy", "ignore-leading-blanks dictionary-order "

@@ -1,0 +1,151 @@
+"""A recursive search reads what the directory holds, a credential included.
+
+``grep -r TOKEN .`` prints the lines of ``.env`` as surely as ``grep TOKEN .env``, and
+the starter's read-only rule allowed it in every mode. A directory a search walks is
+now walked by the policy too (bounded, breadth first: ``signoff.policy.trees``), the
+way the tool walks it: grep -r reads dot-files, rg without ``--hidden`` does not,
+grep -R and rg -L follow linked directories.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
+from signoff.policy import trees
+from signoff.policy.sensitive import DEFAULT_SECRETS
+from signoff.policy.starter import starter_toml
+
+
+def _judge(policy: Policy, command: str, mode: ReviewMode = ReviewMode.MANUAL) -> Verdict:
+    return policy.evaluate(ToolCall(id="c", name="execute", args={"command": command}),
+                           RunContext(thread_id="t", review_mode=mode))
+
+
+def _secret(verdict: Verdict) -> list[str]:
+    return [r.text for r in verdict.reasons if r.code == "secret_read"]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "app.py").write_text("TOKEN = None\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "index.md").write_text("# docs\n")
+    (root / ".env").write_text("TOKEN=1\n")
+    return root.resolve()
+
+
+@pytest.fixture
+def starter(workspace: Path) -> Policy:
+    return Policy.from_toml(starter_toml(str(workspace)))
+
+
+@pytest.mark.parametrize("command", [
+    "grep -r TOKEN .", "grep -rn TOKEN", "grep TOKEN -r", "grep -R TOKEN src .",
+    "grep -d recurse TOKEN .", "grep --recursive -l TOKEN .", "egrep -r 'TO+KEN' .",
+    "rg --hidden TOKEN", "rg -uu TOKEN", "rg -. TOKEN .", "cd src && grep -r x ..",
+])
+def test_a_recursive_search_over_a_secret_is_a_mandatory_ask(
+        starter: Policy, command: str) -> None:
+    for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
+        verdict = _judge(starter, command, mode)
+        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, mode, verdict)
+        assert any(".env" in text for text in _secret(verdict)), verdict.reasons
+
+
+@pytest.mark.parametrize("command", [
+    "grep -r TOKEN src", "grep -rn x docs src", "rg TOKEN", "rg -u TOKEN",
+    "grep -d skip TOKEN .", "grep TOKEN src/pkg/app.py",
+])
+def test_a_search_that_reaches_no_secret_is_allowed(starter: Policy, command: str) -> None:
+    verdict = _judge(starter, command)
+    assert verdict.effect is Effect.ALLOW, (command, verdict)
+
+
+def test_rg_reads_a_secret_that_is_not_hidden(workspace: Path, starter: Policy) -> None:
+    (workspace / "src" / "pkg" / "server.pem").write_text("-----BEGIN")
+    verdict = _judge(starter, "rg TOKEN src", ReviewMode.FULL)
+    assert verdict.effect is Effect.ASK and verdict.mandatory
+    assert any("src/pkg/server.pem" in text for text in _secret(verdict)), verdict.reasons
+
+
+def test_a_link_to_a_secret_counts_where_it_leads(
+        workspace: Path, tmp_path: Path, starter: Policy) -> None:
+    home = tmp_path / "home" / ".ssh"
+    home.mkdir(parents=True)
+    (home / "id_rsa").write_text("KEY")
+    os.symlink(home / "id_rsa", workspace / "docs" / "notes")
+    verdict = _judge(starter, "grep -r x docs", ReviewMode.FULL)
+    assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
+
+
+def test_linked_directories_are_entered_only_when_the_tool_follows_them(
+        workspace: Path, starter: Policy) -> None:
+    os.symlink(workspace, workspace / "docs" / "up")  # docs/up/.env is .env
+    assert _judge(starter, "grep -r x docs").effect is Effect.ALLOW
+    verdict = _judge(starter, "grep -R x docs")
+    assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
+    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS, hidden=True,
+                              follow=True) == ("up/.env", ".env")
+
+
+def test_the_walk_is_breadth_first_and_bounded(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deep = workspace / "docs" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / ".env").write_text("X=1\n")
+    found = trees.secret_under(str(workspace), DEFAULT_SECRETS, hidden=True)
+    assert found == (".env", ".env")  # the top before the depths
+    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS, hidden=True) == (
+        "a/b/.env", ".env")
+    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS, hidden=False) is None
+    monkeypatch.setattr(trees, "MAX_ENTRIES", 2)  # past the bound it claims nothing
+    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS, hidden=True) is None
+
+
+def test_without_a_workspace_a_directory_counts_by_what_it_can_hold() -> None:
+    policy = Policy.from_toml(
+        '[policy]\nversion = "bare"\n[tools.execute]\nshell = "command"\n'
+        '[[rules]]\nid = "reads"\neffect = "allow"\ntool = "execute"\ncommand = ["grep *"]\n')
+    verdict = _judge(policy, "grep -r x ~/.ssh", ReviewMode.FULL)
+    assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
+    assert _judge(policy, "grep -r x /var/log").effect is Effect.ALLOW
+
+
+@pytest.mark.parametrize("args", [
+    {"pattern": "TOKEN"}, {"pattern": "TOKEN", "path": "/"}, {"pattern": "TOKEN", "path": None},
+])
+def test_a_search_tool_over_a_secret_is_a_mandatory_ask(
+        workspace: Path, args: dict[str, str | None]) -> None:
+    """deepagents' grep searches every file under its path (a .env too) unless its glob
+    narrows the search: ``[tools.grep] trees = ["path"]`` in the deepagents preset."""
+    policy = Policy.from_toml(starter_toml(str(workspace), preset="deepagents"))
+    verdict = policy.evaluate(ToolCall(id="c", name="grep", args=args),
+                              RunContext(thread_id="t", review_mode=ReviewMode.FULL))
+    assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
+    assert any(".env" in text for text in _secret(verdict)), verdict.reasons
+
+
+@pytest.mark.parametrize("args", [
+    {"pattern": "TOKEN", "path": "/src"}, {"pattern": "TOKEN", "glob": "*.py"},
+    {"pattern": "TOKEN", "path": "/", "glob": "**/*.md"},
+])
+def test_a_search_tool_that_reaches_no_secret_is_allowed(
+        workspace: Path, args: dict[str, str]) -> None:
+    policy = Policy.from_toml(starter_toml(str(workspace), preset="deepagents"))
+    verdict = policy.evaluate(ToolCall(id="c", name="grep", args=args),
+                              RunContext(thread_id="t"))
+    assert verdict.effect is Effect.ALLOW, verdict
+
+
+def test_trees_must_name_path_arguments() -> None:
+    from signoff.errors import PolicyError
+
+    with pytest.raises(PolicyError, match="trees"):
+        Policy.from_toml('[policy]\nversion = "t"\n[tools.search]\npaths = ["dir"]\n'
+                         'trees = ["where"]\n')
