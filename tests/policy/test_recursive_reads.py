@@ -16,6 +16,7 @@ import pytest
 
 from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.policy import trees
+from signoff.policy.commands import Tree
 from signoff.policy.sensitive import DEFAULT_SECRETS
 from signoff.policy.starter import starter_toml
 
@@ -47,6 +48,8 @@ def starter(workspace: Path) -> Policy:
 
 @pytest.mark.parametrize("command", [
     "grep -r TOKEN .", "grep -rn TOKEN", "grep TOKEN -r", "grep -R TOKEN src .",
+    "grep -r --include='.e*' TOKEN .", "grep -r --exclude=*.md TOKEN .",
+    "rg --hidden -t weird TOKEN",  # a type not known here narrows nothing
     "grep -d recurse TOKEN .", "grep --recursive -l TOKEN .", "egrep -r 'TO+KEN' .",
     "rg --hidden TOKEN", "rg -uu TOKEN", "rg -. TOKEN .", "cd src && grep -r x ..",
 ])
@@ -61,6 +64,9 @@ def test_a_recursive_search_over_a_secret_is_a_mandatory_ask(
 @pytest.mark.parametrize("command", [
     "grep -r TOKEN src", "grep -rn x docs src", "rg TOKEN", "rg -u TOKEN",
     "grep -d skip TOKEN .", "grep TOKEN src/pkg/app.py",
+    "grep -rn --include=*.py TOKEN .", "grep -r --exclude=.en? TOKEN .",
+    "grep -r --exclude='.e*' TOKEN .", "rg --hidden -t py TOKEN", "rg -uu -g '*.md' TOKEN",
+    "rg --hidden -g '!.en?' TOKEN", "grep -r --include='src/*' TOKEN .",
 ])
 def test_a_search_that_reaches_no_secret_is_allowed(starter: Policy, command: str) -> None:
     verdict = _judge(starter, command)
@@ -68,7 +74,7 @@ def test_a_search_that_reaches_no_secret_is_allowed(starter: Policy, command: st
 
 
 def test_rg_reads_a_secret_that_is_not_hidden(workspace: Path, starter: Policy) -> None:
-    (workspace / "src" / "pkg" / "server.pem").write_text("-----BEGIN")
+    (workspace / "src" / "pkg" / "server.pem").write_text("-----BEGIN EC PRIVATE KEY-----")
     verdict = _judge(starter, "rg TOKEN src", ReviewMode.FULL)
     assert verdict.effect is Effect.ASK and verdict.mandatory
     assert any("src/pkg/server.pem" in text for text in _secret(verdict)), verdict.reasons
@@ -90,8 +96,8 @@ def test_linked_directories_are_entered_only_when_the_tool_follows_them(
     assert _judge(starter, "grep -r x docs").effect is Effect.ALLOW
     verdict = _judge(starter, "grep -R x docs")
     assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
-    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS, hidden=True,
-                              follow=True) == ("up/.env", ".env")
+    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS,
+                              Tree(follow=True)) == ("up/.env", ".env")
 
 
 def test_the_walk_is_breadth_first_and_bounded(
@@ -99,13 +105,16 @@ def test_the_walk_is_breadth_first_and_bounded(
     deep = workspace / "docs" / "a" / "b"
     deep.mkdir(parents=True)
     (deep / ".env").write_text("X=1\n")
-    found = trees.secret_under(str(workspace), DEFAULT_SECRETS, hidden=True)
+    found = trees.secret_under(str(workspace), DEFAULT_SECRETS, Tree())
     assert found == (".env", ".env")  # the top before the depths
-    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS, hidden=True) == (
-        "a/b/.env", ".env")
-    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS, hidden=False) is None
+    docs = str(workspace / "docs")
+    assert trees.secret_under(docs, DEFAULT_SECRETS, Tree()) == ("a/b/.env", ".env")
+    assert trees.secret_under(docs, DEFAULT_SECRETS, Tree(hidden=False)) is None
     monkeypatch.setattr(trees, "MAX_ENTRIES", 2)  # past the bound it claims nothing
-    assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS, hidden=True) is None
+    assert trees.secret_under(docs, DEFAULT_SECRETS, Tree()) is None
+    budget = trees.Budget(3)  # one bound for every directory of a call
+    assert trees.secret_under(docs, DEFAULT_SECRETS, Tree(), budget=budget) is None
+    assert budget.left < 0
 
 
 def test_without_a_workspace_a_directory_counts_by_what_it_can_hold() -> None:
@@ -149,3 +158,22 @@ def test_trees_must_name_path_arguments() -> None:
     with pytest.raises(PolicyError, match="trees"):
         Policy.from_toml('[policy]\nversion = "t"\n[tools.search]\npaths = ["dir"]\n'
                          'trees = ["where"]\n')
+
+
+def test_installed_packages_and_certificates_are_not_credentials(workspace: Path) -> None:
+    """A virtualenv or node_modules holds the packages' files, and a PEM bundle of
+    certificates is public; a PEM with a private key is not."""
+    (workspace / ".env").unlink()
+    venv = workspace / ".venv"
+    (venv / "lib" / "certifi").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr\n")
+    (venv / "lib" / "certifi" / "server.key").write_text("KEY")
+    (workspace / "node_modules" / "x").mkdir(parents=True)
+    (workspace / "node_modules" / "x" / ".env").write_text("X=1\n")
+    (workspace / "docs" / "cacert.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    policy = Policy.from_toml(starter_toml(str(workspace)))
+    assert _judge(policy, "grep -r TOKEN .").effect is Effect.ALLOW
+    (workspace / "docs" / "client.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    verdict = _judge(policy, "grep -r TOKEN .")
+    assert verdict.effect is Effect.ASK and verdict.mandatory
+    assert any("docs/client.pem" in text for text in _secret(verdict)), verdict.reasons

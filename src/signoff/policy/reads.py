@@ -18,6 +18,7 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from signoff.policy.commands import Tree
 from signoff.policy.commands.git import object_path
 from signoff.policy.globmeet import can_name
 from signoff.policy.scope import ScopeResult
@@ -25,7 +26,7 @@ from signoff.policy.sensitive import is_secret
 from signoff.policy.shell import ShellAnalysis
 from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import ToolSpec
-from signoff.policy.trees import secret_under
+from signoff.policy.trees import Budget, secret_under
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons
@@ -38,6 +39,7 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
     ``expanded``: the workspace guard expanded the shell's globs (there is a workspace),
     so only those it left as written (``scope.unexpanded``) are judged as patterns."""
     found: dict[str, str] = {}
+    budget = Budget()  # the directories this call searches share one walk's bound
 
     def check(path: str, hit: str | None) -> None:
         if hit is not None:
@@ -57,10 +59,10 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
         if len(blind) > MAX_GLOBS:
             check(blind[MAX_GLOBS], f"one of {len(blind)} globs, too many to judge")
         trees = [(v.given, v.resolved, tree) for v, tree in scope.trees] if expanded else [
-            (r.path, None, r.tree) for r in analysis.paths if r.tree and r.literal]
+            (r.path, None, r.tree) for r in analysis.paths if r.tree is not None and r.literal]
         for given, resolved, tree in trees[:MAX_GLOBS]:  # grep -r x ., rg x ~/.ssh
             check(given, can_name(given.rstrip("/") + "/**", secrets))
-            _check_tree(check, given, resolved, tree, secrets)
+            _check_tree(check, given, resolved, tree, secrets=secrets, budget=budget)
     elif spec is not None and not spec.writes:
         for name in spec.paths:
             for value in as_list(args.get(name)):
@@ -77,7 +79,7 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
             for value in as_list(args.get(name)) if not roots else ():  # no workspace
                 check(str(value), can_name(str(value).rstrip("/") + "/**", secrets))
             for root in roots[:MAX_GLOBS]:
-                _check_tree(check, root, root, "all", secrets)
+                _check_tree(check, root, root, Tree(), secrets=secrets, budget=budget)
     for name in spec.objects if spec is not None else ():
         for value in as_list(args.get(name)):
             stored = object_path(value) if isinstance(value, str) else None
@@ -87,10 +89,10 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
 
 
 def _check_tree(check: Callable[[str, str | None], None], given: str, resolved: str | None,
-                tree: str, secrets: tuple[str, ...]) -> None:
+                tree: Tree, *, secrets: tuple[str, ...], budget: Budget) -> None:
     """A directory read file by file: the first secret under it, if any."""
-    under = None if resolved is None or not os.path.isdir(resolved) else \
-        secret_under(resolved, secrets, hidden="all" in tree, follow="follow" in tree)
+    under = None if resolved is None or not os.path.isdir(resolved) else secret_under(
+        resolved, secrets, tree, budget=budget)
     if under is not None:
         check(posixpath.join(given, under[0]), under[1])
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.errors import PathError
+from signoff.policy.commands import Tree
 from signoff.policy.shell import ShellAnalysis
 from signoff.policy.shellpaths import PathRef, has_glob
 from signoff.policy.spec import ToolSpec, WorkspaceConfig
@@ -47,9 +48,9 @@ class ScopeResult:
     # Shell glob words judged as written, not expanded (their fixed prefix lies outside the
     # workspace, or they match too much): they may name any file their pattern can.
     unexpanded: list[str] = field(default_factory=list)
-    # Directories a shell command reads file by file (grep -r, rg), with how ("all" files,
-    # or "visible" ones): what they hold is read too.
-    trees: list[tuple[PathVerdict, str]] = field(default_factory=list)
+    # Directories a shell command reads file by file (grep -r, rg), with which files: what
+    # they hold is read too.
+    trees: list[tuple[PathVerdict, Tree]] = field(default_factory=list)
     root: str | None = None  # the workspace root, where a virtual tool's omitted path lands
     _outside_given: set[str] = field(default_factory=set)
 
@@ -129,7 +130,7 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
     def add(verdict: PathVerdict) -> None:
         result.add(verdict)
         touched.append(verdict)
-        if ref.tree:
+        if ref.tree is not None:
             result.trees.append((verdict, ref.tree))
 
     if not ref.literal:  # <…>: names the command reads when it runs (xargs, tar -T)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from signoff.policy import shellwords as sw
-from signoff.policy.commands import Invocation, Kind
+from signoff.policy.commands import Invocation, Kind, Tree
 from signoff.policy.commands.git import object_path
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class PathRef:
     cds: tuple[str | None, ...] = ()  # None: a cd whose target cannot be known statically
     command: int = -1  # the index of the command it belongs to (-1: not known)
     redirect: bool = False  # a redirection target, not an argument
-    tree: str = ""  # read file by file, as a directory: Invocation.tree ("all", "visible")
+    tree: Tree | None = None  # read file by file, as a directory (grep -r): which files
 
 
 class PathSink(Protocol):
@@ -154,7 +154,7 @@ def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -
             continue
         _add_value(walk, part.value, literal=part.literal, write=kind is Kind.WRITE, cds=cds,
                    split=_value_path,
-                   tree=inv.tree if kind is Kind.READ and part.option is None else "")
+                   tree=inv.tree if kind is Kind.READ and part.option is None else None)
 
 
 def _value_path(text: str) -> list[str]:
@@ -167,7 +167,7 @@ def _value_path(text: str) -> list[str]:
 
 def _add_value(walk: PathSink, value: str, *, literal: bool, write: bool,
                cds: tuple[str | None, ...], split: Callable[[str], list[str]],
-               tree: str = "") -> None:
+               tree: Tree | None = None) -> None:
     """Record the paths one word names: each brace form, each candidate ``split`` finds;
     a word with an expansion (or too many braces) as one path nothing can place."""
     expanded = (sw.brace_expand(value) if "{" in value else [value]) if literal else None

@@ -1,60 +1,117 @@
 """The credentials a recursive read would find under a directory of the workspace.
 
 ``grep -r TOKEN .`` prints the lines of ``.env`` as surely as ``grep TOKEN .env``.
-The directory is walked as the tool would walk it — breadth first, so the files
-at the top (where a ``.env`` lives) come before the depths of ``node_modules`` —
-and the first file that is a secret, or a link to one, is the answer. The walk
-is bounded: past ``MAX_ENTRIES`` it stops and claims nothing, a limit the docs
-name.
+The directory is walked as the tool would walk it — dot-files or not, linked
+directories or not, the files its ``--include``/``-g`` globs admit — breadth first,
+so the files at the top (where a ``.env`` lives) come before the depths, and the
+first file that is a secret, or a link to one, is the answer. Installed packages
+are not the user's credentials: ``node_modules`` and virtualenvs (a ``pyvenv.cfg``)
+are not entered, and a ``.pem`` counts only when it holds a private key (certifi's
+``cacert.pem`` is public). The walk is bounded: past ``MAX_ENTRIES`` for a call it
+stops and claims nothing, a limit the docs name.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections import deque
 
+from signoff.policy.commands import Tree
 from signoff.policy.sensitive import is_secret
 
-MAX_ENTRIES = 20_000
+MAX_ENTRIES = 20_000  # for one call, however many directories it searches
+_PEM_HEAD = 1 << 16
+MAX_PEMS = 64  # PEM files opened for one call; past them, a .pem counts as a key
+_PRIVATE = b"PRIVATE KEY"
+_INSTALLS = ("node_modules",)
 
 
-def secret_under(root: str, secrets: tuple[str, ...], *, hidden: bool,
-                 follow: bool = False) -> tuple[str, str] | None:
-    """The first secret under ``root`` (its path relative to ``root``, and the pattern it
-    matched), or ``None``. ``hidden``: whether the tool reads dot-files (grep -r does;
-    rg, without ``--hidden``, does not). Links to files count by where they lead;
-    linked directories are entered only with ``follow`` (grep -R, rg -L), each once."""
+class Budget:
+    """The entries one call's walks may still look at."""
+
+    def __init__(self, entries: int | None = None) -> None:
+        self.left = MAX_ENTRIES if entries is None else entries
+        self.pems = MAX_PEMS
+
+
+def secret_under(root: str, secrets: tuple[str, ...], tree: Tree, *,
+                 budget: Budget | None = None) -> tuple[str, str] | None:
+    """The first secret under ``root`` that ``tree`` reads (its path relative to ``root``,
+    and the pattern it matched), or ``None``. Links to files count by where they lead;
+    linked directories are entered only when ``tree.follow`` (grep -R, rg -L), once."""
     if not secrets:
         return None
-    queue = deque([root])
-    entered = {os.path.realpath(root)}
-    seen = 0
-    while queue:
-        directory = queue.popleft()
-        try:
-            with os.scandir(directory) as entries:
-                listed = sorted(entries, key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in listed:
-            seen += 1
-            if seen > MAX_ENTRIES:
-                return None
-            if not hidden and entry.name.startswith("."):
-                continue
+    return _Walk(root, secrets, tree, budget or Budget()).run()
+
+
+class _Walk:
+    def __init__(self, root: str, secrets: tuple[str, ...], tree: Tree, budget: Budget) -> None:
+        self.root, self.secrets, self.tree, self.budget = root, secrets, tree, budget
+        self.queue = deque([(root, "")])  # each directory with its path from the root
+        self.entered = {os.path.realpath(root)}
+
+    def run(self) -> tuple[str, str] | None:
+        while self.queue:
+            directory, prefix = self.queue.popleft()
             try:
-                link = entry.is_symlink()
-                is_dir = entry.is_dir(follow_symlinks=follow)
+                with os.scandir(directory) as entries:
+                    listed = sorted(entries, key=lambda e: e.name)
             except OSError:
                 continue
-            if is_dir:
-                real = os.path.realpath(entry.path) if link else entry.path
-                if real not in entered:
-                    entered.add(real)
-                    queue.append(entry.path)
-                continue
-            hit = is_secret(entry.path, secrets) or (
-                is_secret(os.path.realpath(entry.path), secrets) if link else None)
-            if hit is not None:
-                return os.path.relpath(entry.path, root), hit
-    return None
+            for entry in listed:
+                self.budget.left -= 1
+                if self.budget.left < 0:
+                    return None
+                found = self.visit(entry, prefix + entry.name)
+                if found is not None:
+                    return found
+        return None
+
+    def visit(self, entry: os.DirEntry[str], relative: str) -> tuple[str, str] | None:
+        name, tree = entry.name, self.tree
+        if not tree.hidden and name.startswith("."):
+            return None
+        try:
+            link = entry.is_symlink()
+            is_dir = entry.is_dir(follow_symlinks=tree.follow)
+        except OSError:
+            return None
+        real = os.path.realpath(entry.path) if link else entry.path
+        if is_dir:
+            if real not in self.entered and not _skipped_dir(entry.path, name, tree):
+                self.entered.add(real)
+                self.queue.append((entry.path, relative + "/"))
+            return None
+        if tree.include and not any(_matches(relative, name, g) for g in tree.include):
+            return None
+        if any(_matches(relative, name, g) for g in tree.exclude):
+            return None
+        hit = is_secret(entry.path, self.secrets) or (
+            is_secret(real, self.secrets) if link else None)
+        if hit is None or (hit.endswith(".pem") and not self.holds_private_key(real)):
+            return None
+        return relative, hit
+
+    def holds_private_key(self, path: str) -> bool:
+        """A PEM file with a private key in its first 64 KiB; unreadable, or past the
+        call's ``MAX_PEMS``: taken to hold one."""
+        self.budget.pems -= 1
+        if self.budget.pems < 0:
+            return True
+        try:
+            with open(path, "rb") as handle:
+                return _PRIVATE in handle.read(_PEM_HEAD)
+        except OSError:
+            return True
+
+
+def _skipped_dir(path: str, name: str, tree: Tree) -> bool:
+    if name in _INSTALLS or any(fnmatch.fnmatchcase(name, g) for g in tree.exclude_dirs):
+        return True
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))  # a virtualenv
+
+
+def _matches(relative: str, name: str, glob: str) -> bool:
+    """A ``--include``/``-g`` glob: on the name, or on the path when it has a ``/``."""
+    return fnmatch.fnmatchcase(relative if "/" in glob else name, glob.lstrip("/"))

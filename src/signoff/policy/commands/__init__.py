@@ -28,9 +28,9 @@ from signoff.policy.commands import (
 )
 from signoff.policy.commands.find import parse_find
 from signoff.policy.commands.grammar import parse
-from signoff.policy.commands.records import Concern, Invocation, Kind, Model, Part
+from signoff.policy.commands.records import Concern, Invocation, Kind, Model, Part, Tree
 
-__all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "invocation", "model_for",
+__all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "Tree", "invocation", "model_for",
            "modelled_names"]
 
 _MODELS: dict[str, Model] = {}

@@ -57,6 +57,17 @@ class Part:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Tree:
+    """How a command reads a directory file by file (``grep -r``, ``rg``): which files."""
+
+    hidden: bool = True  # dot-files too (grep -r); rg skips them without --hidden
+    follow: bool = False  # linked directories too (grep -R, rg -L)
+    include: tuple[str, ...] = ()  # only files whose name matches one (grep --include, rg -g)
+    exclude: tuple[str, ...] = ()  # not files whose name matches one (grep --exclude, rg -g!)
+    exclude_dirs: tuple[str, ...] = ()  # not directories whose name matches one
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Invocation:
     """One simple command read against its model."""
 
@@ -68,9 +79,7 @@ class Invocation:
     # (git cat-file --batch), "words" or "items" (xargs: split on blanks, or otherwise)
     stdin_names: str = ""
     stdin_delimiter: str = ""  # xargs -d: what separates the names
-    # Its operand directories are read file by file: "all" (grep -r), or "visible", hidden
-    # files skipped (rg without --hidden); "follow": linked directories too (grep -R)
-    tree: str = ""
+    tree: Tree | None = None  # its operand directories are read file by file (grep -r, rg)
     concerns: tuple[Concern, ...] = ()
     subcommand_index: int = 0  # argv index of the subcommand (git log: where "log" is)
 
@@ -115,7 +124,7 @@ class State:
     inner_tail: bool = False
     stdin_names: str = ""
     stdin_delimiter: str = ""  # xargs -d: what separates the names
-    tree: str = ""
+    tree: Tree | None = None
 
     def operand_parts(self) -> list[Part]:
         return [self.parts[i] for i in self.operands]

@@ -7,7 +7,7 @@ read for the commands they hide (``signoff.policy.commands.scripts``).
 
 from __future__ import annotations
 
-from signoff.policy.commands.records import Kind, Model, Opt, Part, State, model
+from signoff.policy.commands.records import Kind, Model, Opt, Part, State, Tree, model
 from signoff.policy.commands.scripts import judge_script
 
 R, W, X, I = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.INERT  # noqa: E741
@@ -95,10 +95,21 @@ AWK = model(
 def _grep_finish(state: State) -> None:
     if "pattern" not in state.modes and state.operands:
         state.set_operand(0, I, "the pattern")
-    recurse = state.modes.get("recurse")
-    if recurse in ("", "recurse"):  # -r, -R, --directories=recurse; -R follows links
-        follow = any(p.option in ("-R", "--dereference-recursive") for p in state.parts)
-        _searches_trees(state, "all follow" if follow else "all")
+    if state.modes.get("recurse") in ("", "recurse"):  # -r, -R, --directories=recurse
+        _searches_trees(state, Tree(
+            follow=_given(state, "-R", "--dereference-recursive"),
+            include=_values(state, "--include"), exclude=_values(state, "--exclude"),
+            exclude_dirs=_values(state, "--exclude-dir")))
+
+
+# rg --type: the file names a few common types cover (an unknown type narrows nothing)
+_RG_TYPES = {"py": ("*.py", "*.pyi"), "python": ("*.py", "*.pyi"), "js": ("*.js", "*.mjs", "*.cjs",
+             "*.jsx"), "ts": ("*.ts", "*.tsx", "*.mts", "*.cts"), "rust": ("*.rs",),
+             "go": ("*.go",), "java": ("*.java",), "c": ("*.c", "*.h"),
+             "cpp": ("*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.h"), "md": ("*.md",),
+             "markdown": ("*.md", "*.markdown"), "json": ("*.json",), "yaml": ("*.yaml", "*.yml"),
+             "toml": ("*.toml",), "sh": ("*.sh", "*.bash"), "html": ("*.html", "*.htm"),
+             "css": ("*.css",), "rb": ("*.rb",), "ruby": ("*.rb",)}
 
 
 def _rg_finish(state: State) -> None:
@@ -107,11 +118,28 @@ def _rg_finish(state: State) -> None:
         state.set_operand(0, I, "the pattern")
     hidden = "hidden" in state.modes or sum(
         p.option in ("-u", "--unrestricted") for p in state.parts) >= 2  # -uu: --hidden
-    follow = any(p.option in ("-L", "--follow") for p in state.parts)
-    _searches_trees(state, ("all" if hidden else "visible") + (" follow" if follow else ""))
+    globs = _values(state, "-g", "--glob", "--iglob")
+    types = _values(state, "-t", "--type")
+    include = [g for g in globs if not g.startswith("!")]
+    if types and all(t in _RG_TYPES for t in types):
+        include.extend(g for t in types for g in _RG_TYPES[t])
+    elif types:
+        include = []  # a type not known here: narrow nothing
+    exclude = [g[1:] for g in globs if g.startswith("!")]
+    exclude.extend(g for t in _values(state, "-T", "--type-not") for g in _RG_TYPES.get(t, ()))
+    _searches_trees(state, Tree(hidden=hidden, follow=_given(state, "-L", "--follow"),
+                                include=tuple(include), exclude=tuple(exclude)))
 
 
-def _searches_trees(state: State, tree: str) -> None:
+def _given(state: State, *options: str) -> bool:
+    return any(p.option in options for p in state.parts)
+
+
+def _values(state: State, *options: str) -> tuple[str, ...]:
+    return tuple(p.value for p in state.parts if p.option in options and p.value is not None)
+
+
+def _searches_trees(state: State, tree: Tree) -> None:
     """Its path operands are directories it reads file by file; none is ``.``."""
     state.tree = tree
     if not any(state.parts[i].kind is R for i in state.operands):
