@@ -177,3 +177,18 @@ def test_installed_packages_and_certificates_are_not_credentials(workspace: Path
     verdict = _judge(policy, "grep -r TOKEN .")
     assert verdict.effect is Effect.ASK and verdict.mandatory
     assert any("docs/client.pem" in text for text in _secret(verdict)), verdict.reasons
+
+
+@pytest.mark.parametrize(("command", "mandatory"), [
+    ("tar czf out.tgz .", True), ("tar cf - . | base64", True), ("zip -r out.zip .", True),
+    ("cp -a . dst", True), ("cp -R . dst", True), ("rsync -a . host:/x", True),
+    ("scp -r . host:/x", True),
+    ("tar czf out.tgz src", False), ("zip out.zip docs/index.md", False),
+    ("cp -r src dst", False), ("tar --no-recursion -cf x.tar .", False),
+])
+def test_a_copy_of_a_tree_reads_what_it_holds(
+        starter: Policy, command: str, mandatory: bool) -> None:
+    """An archive or a copy of the workspace carries its .env along."""
+    verdict = _judge(starter, command, ReviewMode.FULL)
+    assert verdict.mandatory is mandatory, (command, verdict)
+    assert bool(_secret(verdict)) is mandatory

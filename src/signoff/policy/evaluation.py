@@ -268,12 +268,16 @@ class Evaluation(Asking):
         """Sensitive writes, outside writes and the concerns the policy always asks about."""
         forced: list[Reason] = []
         always = self.config.always_ask
-        for given, secret in secret_reads(
+        for given, secret, searched in secret_reads(
                 self.config.secrets, view.spec, self.args, analysis, scope,
                 expanded=self.policy.workspace is not None):
             what = "a glob that can name a file" if has_glob(given) else "a file"
-            reason = self.concern("secret_read", f"reads {given!r}, {what} that holds "
-                                  f"credentials ({secret})")
+            text = f"reads {given!r}, {what} that holds credentials ({secret})"
+            if searched is not None:
+                text = (f"searches {searched!r}, which holds {given!r}, a file that holds "
+                        f"credentials ({secret}); a search that leaves it out needs no "
+                        "human (--exclude, --include, a narrower path)")
+            reason = self.concern("secret_read", text)
             if "secret_read" in always:
                 forced.append(reason)
         written = [(v.given, v.resolved) for v in scope.written]

@@ -34,16 +34,17 @@ SHOWN = 3  # paths named in a verdict's reasons
 
 def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[str, Any],
                  analysis: ShellAnalysis | None, scope: ScopeResult, *,
-                 expanded: bool) -> list[tuple[str, str]]:
-    """The paths this call reads that hold credentials, each with the pattern it matched.
+                 expanded: bool) -> list[tuple[str, str, str | None]]:
+    """The paths this call reads that hold credentials, each with the pattern it matched
+    and, when a search of a directory reads it, that directory.
     ``expanded``: the workspace guard expanded the shell's globs (there is a workspace),
     so only those it left as written (``scope.unexpanded``) are judged as patterns."""
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str | None]] = {}
     budget = Budget()  # the directories this call searches share one walk's bound
 
-    def check(path: str, hit: str | None) -> None:
+    def check(path: str, hit: str | None, searched: str | None = None) -> None:
         if hit is not None:
-            found.setdefault(path, hit)
+            found.setdefault(path, (hit, searched))
 
     if analysis is not None:
         reads = [r.path for r in analysis.paths if not r.write and r.literal]
@@ -85,16 +86,17 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
             stored = object_path(value) if isinstance(value, str) else None
             if stored is not None:  # "HEAD:.env": .env as committed
                 check(value, is_secret(stored, secrets))
-    return list(found.items())[:SHOWN]
+    return [(path, hit, searched) for path, (hit, searched) in found.items()][:SHOWN]
 
 
-def _check_tree(check: Callable[[str, str | None], None], given: str, resolved: str | None,
+def _check_tree(check: Callable[[str, str | None, str | None], None], given: str,
+                resolved: str | None,
                 tree: Tree, *, secrets: tuple[str, ...], budget: Budget) -> None:
     """A directory read file by file: the first secret under it, if any."""
     under = None if resolved is None or not os.path.isdir(resolved) else secret_under(
         resolved, secrets, tree, budget=budget)
     if under is not None:
-        check(posixpath.join(given, under[0]), under[1])
+        check(posixpath.join(given, under[0]), under[1], given)
 
 
 def as_list(value: Any) -> list[Any]:

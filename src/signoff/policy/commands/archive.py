@@ -68,6 +68,8 @@ def _tar_finish(state: State) -> None:
             state.set_operand(n, I, "an archive member")
     if mode in ("create", "append", "update"):
         _named_in_lists(state)
+        if "no_recursion" not in state.modes:
+            state.copies_trees()
 
 
 def _named_in_lists(state: State) -> None:
@@ -114,6 +116,7 @@ def _tar_model() -> Model:
         "transform": (Kind.UNKNOWN, "renames the files it writes"),
         "xform": (Kind.UNKNOWN, "renames the files it writes"),
         "K": (R, "starts at a member"),
+        "no-recursion": Opt(sets="no_recursion"),
     }
     return model(
         "tar", _TAR_SHORT, "catenate concatenate create delete diff compare append list "
@@ -149,6 +152,7 @@ def _tar_model() -> Model:
 def _zip_finish(state: State) -> None:
     if state.operands:
         state.set_operand(0, W, "the archive zip writes", declared=True)
+    state.copies_trees("-r", "-R", "--recurse-paths")
 
 
 def _unzip_finish(state: State) -> None:

@@ -205,6 +205,7 @@ def _remote_operands(state: State) -> None:
             state.set_operand(n, N, "a path on another machine")
         elif n == len(state.operands) - 1 and n > 0:
             state.set_operand(n, W, "the local target it writes", declared=True)
+    state.copies_trees("-r", "-a", "--recursive", "--archive")
 
 
 def _socat_finish(state: State) -> None:

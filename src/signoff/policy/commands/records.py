@@ -138,6 +138,12 @@ class State:
             part, kind=kind, why=why or part.why, declared=declared, cause=cause,
             value=None if kind is Kind.INERT else part.value or part.word)
 
+    def copies_trees(self, *options: str) -> None:
+        """When one of ``options`` is given (``cp -r``, ``zip -r``; none: always, ``tar
+        c``), the directories it reads are read file by file, every file."""
+        if not options or any(p.option in options for p in self.parts):
+            self.tree = Tree()
+
     def concern(self, code: str, text: str, risk: Risk = Risk.HIGH) -> None:
         if all(c.code != code for c in self.concerns):
             self.concerns.append(Concern(code=code, text=text, risk=risk))

@@ -20,6 +20,7 @@ def _last_is_target(state: State) -> None:
             return
         return
     state.set_operand(-1, W, "the target it writes", declared=True)
+    state.copies_trees("-r", "-R", "-a", "--recursive", "--archive")
 
 
 def _all_written(state: State) -> None:
