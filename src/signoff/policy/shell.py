@@ -45,6 +45,7 @@ from signoff.policy import (
     shellfeed,
     shellnested,
     shellpaths,
+    shellredirects,
     shellvars,
 )
 from signoff.policy import shellwords as sw
@@ -71,9 +72,7 @@ _CONTAINERS = frozenset(
      "compound_statement", "negated_command", "comment"}
 )
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
-_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-# ">&" with a word that is not a descriptor is "&>": bash opens (and truncates) the file.
-_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+_REDIRECTS = shellredirects.REDIRECTS
 # Characters bash keeps inside a word but tree-sitter-bash splits words on (\v, \f, \r), and
 # other C0 controls: the parse would no longer be what bash runs, or what an approver sees.
 _CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
@@ -219,9 +218,9 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         elif kind == "function_definition":
             walk.find("function_definition", "defines a shell function (could shadow a command)")
         elif kind in _REDIRECTS:
-            _redirect(current, walk)
+            shellredirects.record(current, walk)
         elif kind == "redirected_statement":
-            _attach_redirects(current, walk)
+            shellredirects.attach(current, walk)
         elif kind == "pipeline":
             walk.pipelines += 1
             pipe = walk.pipelines
@@ -262,41 +261,6 @@ def _backticks(node: tree_sitter.Node, walk: Walk) -> None:
         _nested_script(script, walk)
 
 
-def _trailing_words(redirect: tree_sitter.Node) -> list[tree_sitter.Node]:
-    """Words after a redirection's target, which bash gives the command as arguments.
-
-    tree-sitter-bash hangs them on the redirection: ``ls > f x`` has destinations
-    ``f`` and ``x``, ``cat <<EOF /etc/passwd`` a heredoc with an argument.
-    """
-    if redirect.type == "file_redirect":
-        return redirect.children_by_field_name("destination")[1:]
-    if redirect.type == "heredoc_redirect":
-        return redirect.children_by_field_name("argument")
-    return []
-
-
-def _attach_redirects(node: tree_sitter.Node, walk: Walk) -> None:
-    """A statement's redirections belong to the last simple command before them (``ls |
-    cat > f x`` is ``ls | cat x > f``), whatever tree-sitter made the body: so do the
-    words after them, and the standard input they give (``echo a | xargs cat < f``)."""
-    redirects = [child for child in node.children if child.type in _REDIRECTS]
-    extra = [w for child in redirects for w in _trailing_words(child)]
-    owner = node.child_by_field_name("body")
-    while owner is not None and owner.type in ("pipeline", "list", "redirected_statement"):
-        if owner.type == "redirected_statement":
-            owner = owner.child_by_field_name("body")
-        else:
-            named = [c for c in owner.children if c.is_named and c.type != "comment"]
-            owner = named[-1] if named else None
-    if owner is None or owner.type != "command":
-        if extra:
-            walk.find("unparseable", "words after a redirection of a compound command")
-        return
-    if extra:
-        walk.extra_words.setdefault(owner.id, []).extend(extra)
-    walk.redirects_of.setdefault(owner.id, []).extend(redirects)
-
-
 def _is_statement(node: tree_sitter.Node, parent: tree_sitter.Node | None) -> bool:
     return (parent is not None and parent.type in _CONTAINERS) or node.type.endswith("_statement")
 
@@ -323,7 +287,7 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
             _scan_word(child, walk, nested=nested, pipeline=pipeline, parent=node)
         elif kind in _REDIRECTS:
             # the target is a path; a herestring's substitutions run; trailing words are args
-            extra.extend(_trailing_words(child))
+            extra.extend(shellredirects.trailing_words(child))
             walk.collecting = True
             _visit(child, walk, nested=nested, pipeline=pipeline, parent=node)
             walk.collecting = False
@@ -414,27 +378,6 @@ def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: in
     """Look inside a word for substitutions and risky expansions."""
     if node.child_count or node.is_error or node.is_missing:
         _visit(node, walk, nested=nested, pipeline=pipeline, parent=parent)
-
-
-def _redirect(node: tree_sitter.Node, walk: Walk) -> None:
-    if node.type != "file_redirect":
-        return  # heredoc / herestring bodies are data; their substitutions are visited anyway
-    op = ""
-    for child in node.children:
-        if not child.is_named and child.type not in ("(", ")"):
-            op = child.type
-    dest = node.child_by_field_name("destination")  # the first; later ones are arguments
-    if dest is None:
-        return
-    value = sw.word_value(dest)
-    if op in (">&", "<&", ">&-", "<&-") and (value.text.isdigit() or value.text == "-"):
-        return  # fd duplication, not a file
-    ref = PathRef(path=value.text, literal=value.literal, write=op in _WRITE_OPS,
-                  cds=tuple(walk.cds), redirect=True)
-    if walk.collecting:
-        walk.pending_redirects.append(ref)
-    else:  # a statement's redirection: it follows the last command read so far
-        walk.add_path(dataclasses.replace(ref, command=len(walk.commands) - 1))
 
 
 def _nested_script(text: str, walk: Walk, *, paths_only: bool = False) -> None:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import tree_sitter
 
 from signoff.policy import shellwords as sw
+from signoff.policy.shellredirects import REDIRECTS
 
-_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 # printf formats whose output is exactly their arguments, each followed by a separator
 _LIST_FORMATS = {"%s\\n": "\n", "%s\\0": "\x00", "%s ": " ", "%s\\t": "\t", "%s": ""}
 _PRINTF_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\0": "\x00", "\\\\": "\\"}
@@ -53,7 +53,7 @@ def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
     """The standard input of the simple command ``node`` (whose parent is ``parent``),
     given the redirections of the statement it ends (``outer``); ``before`` is the walk's
     memory of the last pipeline's commands."""
-    redirects = [c for c in node.children if c.type in _REDIRECTS] + outer
+    redirects = [c for c in node.children if c.type in REDIRECTS] + outer
     bodies: list[str] = []
     known = True
     redirected = False
@@ -143,7 +143,7 @@ def printed(writer: tree_sitter.Node) -> tuple[tuple[str, ...], bool]:
     if writer.type != "command":
         return (), False
     values = [sw.word_value(c.children[0] if c.type == "command_name" and c.children else c)
-              for c in writer.children if c.is_named and c.type not in _REDIRECTS]
+              for c in writer.children if c.is_named and c.type not in REDIRECTS]
     if not values or not all(v.literal for v in values):
         return tuple(v.text for v in values[1:] if v.literal), False
     name, args = values[0].text, [v.text for v in values[1:]]
