@@ -129,9 +129,10 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
         _fallback_commands(command, walk)
     _visit(root, walk, nested=nested, pipeline=None)
     walk.variables.extend(_expanded_names(root))
-    (assigned, walk.assigned), (outputs, walk.outputs) = (walk.assigned, {}), (walk.outputs, {})
-    for variant in shellvars.substituted(command, assigned, outputs):
-        _nested_script(variant, walk, paths_only=True)  # F=.env; cat $F reads .env
+    if walk.assigned or walk.outputs:  # F=.env; cat $F reads .env
+        (assigned, walk.assigned), (outputs, walk.outputs) = (walk.assigned, {}), (walk.outputs, {})
+        for variant in shellvars.substituted(command, assigned, outputs):
+            _nested_script(variant, walk, paths_only=True)
     if "\\\n" in command and not joined:
         _line_continuations(command, walk, start)
 

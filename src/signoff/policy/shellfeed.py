@@ -13,7 +13,6 @@ known and counts as a path nothing can place.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import tree_sitter
 
@@ -29,23 +28,45 @@ _BLANKS = re.compile(r"[\s\x00]+")
 _LINES = re.compile(r"[\n\x00]")
 
 
-@dataclass(frozen=True, slots=True)
 class Feed:
     """Standard input as the command line gives it.
 
     ``bodies`` are here-document and here-string texts (a shell given one runs it);
-    ``texts`` is every text known to flow in, those and an ``echo`` before a pipe;
-    ``known`` says the texts are all of it, with nothing expanded when it runs.
+    ``texts`` is every text known to flow in, those or what an ``echo`` before a pipe
+    writes; ``known`` says the texts are all of it, with nothing expanded when it runs.
+    What a pipe brings is looked at only when asked (few commands read names).
     """
 
-    bodies: tuple[str, ...] = ()
-    texts: tuple[str, ...] = ()
-    known: bool = False
+    __slots__ = ("_known", "_pipe", "_texts", "bodies")
+
+    def __init__(self, bodies: tuple[str, ...] = (), *, known: bool = False,
+                 pipe: tuple[tree_sitter.Node, tree_sitter.Node, Before] | None = None) -> None:
+        self.bodies = bodies
+        self._texts = bodies
+        self._known = known
+        self._pipe = pipe
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        self._resolve()
+        return self._texts
+
+    @property
+    def known(self) -> bool:
+        self._resolve()
+        return self._known
+
+    def _resolve(self) -> None:
+        if self._pipe is not None:
+            node, parent, before = self._pipe
+            self._pipe = None
+            piped, self._known = _piped(node, parent, before)
+            self._texts = piped
 
 
-NO_FEED = Feed()
 # pipeline node id → {command node id: the node before it in the pipeline}
 Before = dict[int, dict[int, tree_sitter.Node | None]]
+NO_FEED = Feed()
 
 
 def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
@@ -54,6 +75,9 @@ def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
     given the redirections of the statement it ends (``outer``); ``before`` is the walk's
     memory of the last pipeline's commands."""
     redirects = [c for c in node.children if c.type in REDIRECTS] + outer
+    piped = parent is not None and parent.type == "pipeline"
+    if not redirects:  # most commands: nothing written to their input, or a pipe
+        return Feed(pipe=(node, parent, before)) if piped and parent is not None else NO_FEED
     bodies: list[str] = []
     known = True
     redirected = False
@@ -77,10 +101,9 @@ def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
             redirected = redirected or _descriptor(redirect) in (None, "0")  # not 3<<E
         elif _reads_input(redirect):
             known, redirected = False, True
-    piped, piped_known = _piped(node, parent, before)
-    if not redirected:  # a redirection of standard input wins over the pipe
-        known = piped_known
-    return Feed(bodies=tuple(bodies), texts=(*bodies, *piped), known=known)
+    if not redirected and piped and parent is not None:  # 2>/dev/null: the pipe still feeds
+        return Feed(tuple(bodies), pipe=(node, parent, before))
+    return Feed(tuple(bodies), known=known and redirected)  # a redirection wins over a pipe
 
 
 def words(feed: Feed, *, whole_lines: bool, delimiter: str = "") -> tuple[list[str], bool]:
@@ -140,7 +163,8 @@ def _piped(node: tree_sitter.Node, parent: tree_sitter.Node | None,
 def printed(writer: tree_sitter.Node) -> tuple[tuple[str, ...], bool]:
     """What a command writes when it is an ``echo`` or ``printf`` of literal words (and
     whether that is all of it); ``((), False)`` for any other command."""
-    if writer.type != "command":
+    head = writer.child_by_field_name("name") if writer.type == "command" else None
+    if head is None or sw.node_text(head) not in ("echo", "printf"):
         return (), False
     values = [sw.word_value(c.children[0] if c.type == "command_name" and c.children else c)
               for c in writer.children if c.is_named and c.type not in REDIRECTS]
