@@ -65,6 +65,8 @@ def workspace(tmp_path: Path) -> Path:
     "echo .env | xargs cat",
     "echo src/app.py .env | xargs -n 1 cat",
     "echo .env | xargs -I{} cat {}",
+    "xargs --replace=FILE cat FILE <<< .env",
+    "printf 'src/app.py\\n.env\\n' | xargs -I{} cat {}",
     "printf '.env\\0' | xargs -0 cat",
     "printf '%s\\0' 'a b/.env' | xargs -0 cat",
     "xargs cat <<< \".e'n'v\"",

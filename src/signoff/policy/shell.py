@@ -358,20 +358,15 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
     walk.current = -1
     if wrapped and inv is not None and inv.inner is not None:
         inner = list(words[inv.inner:])
-        inner_feed = feed
+        runs = [inner]
         if inv.inner_tail:  # xargs: the words of its input, as far as the line says
-            tail, known = shellfeed.words(
-                feed, whole_lines=inv.stdin_names == "items",
-                delimiter=inv.stdin_delimiter) if inv.stdin_names else ([], False)
-            known = known and inv.stdin_names == "words"
-            inner.extend(sw.WordValue(word, True, True) for word in tail)
-            if not known:
-                inner.append(sw.WordValue("<words read from standard input>", False, False))
-            inner_feed = shellfeed.NO_FEED  # xargs's command reads nothing from its input
-        if inner and walk.spend(len(inner)):
-            _simple(inner, walk, nested=nested, pipeline=pipeline, source=source,
-                    name_plain=inner[0].plain or inner[0].literal, feed=inner_feed,
-                    name_text=inner[0].text)
+            runs = shellfeed.xargs_runs(inner, inv, feed)
+            feed = shellfeed.NO_FEED  # xargs's command reads nothing from its input
+        for run in runs:
+            if run and walk.spend(len(run)):
+                _simple(run, walk, nested=nested, pipeline=pipeline, source=source,
+                        name_plain=run[0].plain or run[0].literal, feed=feed,
+                        name_text=run[0].text)
 
 
 def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,

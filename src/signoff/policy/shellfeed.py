@@ -17,6 +17,7 @@ import re
 import tree_sitter
 
 from signoff.policy import shellwords as sw
+from signoff.policy.commands import Invocation
 from signoff.policy.shellredirects import REDIRECTS
 
 # printf formats whose output is exactly their arguments, each followed by a separator
@@ -127,6 +128,38 @@ def words(feed: Feed, *, whole_lines: bool, delimiter: str = "") -> tuple[list[s
         if delimiter:
             out.extend(piece.strip() for piece in line.split(delimiter) if piece.strip())
     return out, known
+
+
+UNKNOWN_WORDS = "<words read from standard input>"
+MAX_RUNS = 4  # xargs -I: the lines judged one by one
+
+
+def xargs_runs(inner: list[sw.WordValue], inv: Invocation,
+               feed: Feed) -> list[list[sw.WordValue]]:
+    """The command lines ``xargs`` runs: its command with the words of its input appended
+    (``echo .env | xargs cat`` is ``cat .env``), or with ``-I R``, each line put where R
+    is (nothing appended). Input the line does not write is a word nothing can know."""
+    if inv.stdin_replace:
+        items = [line.strip() for line in lines(feed)] if inv.stdin_names else []
+        known = inv.stdin_names != "" and feed.known and not any(
+            _QUOTES.search(item) for item in items)
+        fills: list[sw.WordValue] = [sw.WordValue(item, True, False) for item in items[:MAX_RUNS]]
+        if not known or len(items) > MAX_RUNS:
+            fills.append(sw.WordValue(UNKNOWN_WORDS, False, False))
+        return [[_put(word, inv.stdin_replace, fill) for word in inner] for fill in fills]
+    tail, known = words(feed, whole_lines=inv.stdin_names == "items",
+                        delimiter=inv.stdin_delimiter) if inv.stdin_names else ([], False)
+    run = inner + [sw.WordValue(word, True, True) for word in tail]
+    if not (known and inv.stdin_names == "words"):
+        run.append(sw.WordValue(UNKNOWN_WORDS, False, False))
+    return [run]
+
+
+def _put(word: sw.WordValue, mark: str, fill: sw.WordValue) -> sw.WordValue:
+    if mark not in word.text:
+        return word
+    text = word.text.replace(mark, fill.text)
+    return sw.WordValue(text, word.literal and fill.literal, word.plain and fill.plain)
 
 
 def lines(feed: Feed) -> list[str]:

@@ -44,7 +44,7 @@ def parse(spec: Model, argv: tuple[str, ...], literal: tuple[bool, ...], start: 
                       parts=tuple(state.parts), inner=state.inner, inner_tail=state.inner_tail,
                       concerns=tuple(state.concerns), subcommand_index=sub_index,
                       stdin_names=state.stdin_names, stdin_delimiter=state.stdin_delimiter,
-                      tree=state.tree)
+                      stdin_replace=state.stdin_replace, tree=state.tree)
 
 
 def _parse_into(spec: Model, state: State, start: int) -> None:

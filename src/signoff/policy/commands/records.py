@@ -79,6 +79,7 @@ class Invocation:
     # (git cat-file --batch), "words" or "items" (xargs: split on blanks, or otherwise)
     stdin_names: str = ""
     stdin_delimiter: str = ""  # xargs -d: what separates the names
+    stdin_replace: str = ""  # xargs -I R: R in its command is each line, nothing appended
     tree: Tree | None = None  # its operand directories are read file by file (grep -r, rg)
     concerns: tuple[Concern, ...] = ()
     subcommand_index: int = 0  # argv index of the subcommand (git log: where "log" is)
@@ -124,6 +125,7 @@ class State:
     inner_tail: bool = False
     stdin_names: str = ""
     stdin_delimiter: str = ""  # xargs -d: what separates the names
+    stdin_replace: str = ""
     tree: Tree | None = None
 
     def operand_parts(self) -> list[Part]:

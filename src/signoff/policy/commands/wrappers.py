@@ -27,6 +27,8 @@ def _xargs_finish(state: State) -> None:
         state.stdin_names = "items" if "split" in state.modes else "words"
     if state.modes.get("split_option") in ("-d", "--delimiter"):
         state.stdin_delimiter = _delimiter(state.modes["split"])
+    if state.modes.get("split_option") in ("-I", "-i", "--replace"):
+        state.stdin_replace = state.modes["split"] or "{}"  # -i, --replace: {}
     if state.inner is None:
         state.parts.append(Part(kind=I, word="xargs", index=0, why="runs echo"))
 

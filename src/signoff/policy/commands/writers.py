@@ -8,19 +8,27 @@ read.
 
 from __future__ import annotations
 
-from signoff.policy.commands.records import Kind, Model, State, model
+from signoff.policy.commands.records import Kind, Model, Opt, Part, State, model
 
 R, W, I = Kind.READ, Kind.WRITE, Kind.INERT  # noqa: E741
 
 
 def _last_is_target(state: State) -> None:
-    """cp/ln/install: without -t the last operand is the target; with -t every operand is read."""
-    if "target_dir" in state.modes or len(state.operands) < 2:
-        if len(state.operands) == 1 and state.parts[state.operands[0]].kind is W:
-            return
-        return
-    state.set_operand(-1, W, "the target it writes", declared=True)
+    """cp/ln/install: without -t the last operand is the target; with -t every operand is
+    read. A word whose value is known only when the shell runs may be an operand too:
+    in ``cp $X .git/hooks/pre-commit`` the hook is the target, and in ``cp x $X`` the
+    target is somewhere nothing can place."""
     state.copies_trees("-r", "-R", "-a", "--recursive", "--archive")
+    if "target_dir" in state.modes:
+        return
+    unknown = [p for p in state.parts if p.kind is Kind.UNKNOWN and not p.literal]
+    last = state.parts[state.operands[-1]] if state.operands else None
+    if unknown and (last is None or unknown[-1].index > last.index):  # cp x $X: somewhere
+        state.parts.append(Part(kind=W, word=unknown[-1].word, index=unknown[-1].index,
+                                value=unknown[-1].word, literal=False,
+                                why="may be the target it writes"))
+    elif last is not None and (len(state.operands) >= 2 or unknown):
+        state.set_operand(-1, W, "the target it writes", declared=True)
 
 
 def _all_written(state: State) -> None:
@@ -55,7 +63,8 @@ def _dd(state: State) -> None:
             state.set_operand(n, Kind.UNKNOWN, f"dd has no operand {key!r}")
 
 
-_TARGET = {"t": (W, "writes into DIR"), "target-directory": (W, "writes into DIR")}
+_TARGET = {"t": Opt(kind=W, sets="target_dir", why="writes into DIR"),
+           "target-directory": Opt(kind=W, sets="target_dir", why="writes into DIR")}
 
 MODELS: list[Model] = [
     model("cp", "abdfHilLnPpRrS:t:TuvxZ", "archive attributes-only backup=? copy-contents "
