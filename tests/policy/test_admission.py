@@ -118,8 +118,11 @@ def test_a_redirection_needs_the_rules_writes(root: Path) -> None:
 
 
 def test_an_exact_pattern_admits_exactly_that_command(root: Path) -> None:
-    policy = make(root, rule("exact", "env", "python --version", "bash"))
+    policy = make(root, rule("exact", "env", "python --version", "bash"),
+                  policy='always_ask = ["sensitive_write", "secret_read"]')
     assert run(policy, "env").effect.value == "allow"
+    # by default env's dump of the environment (its credentials) is a human's to allow
+    assert run(make(root, rule("exact", "env")), "env").effect.value == "ask"
     assert run(policy, "python --version").effect.value == "allow"
     assert run(policy, "bash").effect.value == "allow"
     assert run(policy, "env ls").effect.value == "ask"

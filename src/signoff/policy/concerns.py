@@ -17,7 +17,9 @@ concerns among the verdict's reasons. The codes:
 * ``privilege`` — ``sudo``, ``su``, ``doas`` …;
 * ``system_install`` — installs or removes system packages;
 * ``global_config`` — changes configuration outside the workspace;
-* ``env_dump`` — prints the environment, secrets included;
+* ``env_dump`` — prints the environment, secrets included (``env``, ``set``, ``declare
+  -p``, ``ps e``, ``jq env``, ``print(os.environ)`` in inline code); a mandatory ask by
+  default, like ``echo $AWS_SECRET_ACCESS_KEY``;
 * ``secret_read`` — expands a variable whose name says it holds a credential (``echo
   $AWS_SECRET_ACCESS_KEY``): the environment's counterpart of reading ``~/.aws/credentials``,
   and a mandatory ask by default, like that read (``evaluation.py`` judges the files);
@@ -41,6 +43,8 @@ PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp"
                        "nsenter", "unshare", "setpriv", "capsh"})
 _ENV_DUMPERS = frozenset({"printenv"})
 _ENV_BUILTINS = frozenset({"set", "export", "declare", "typeset", "env"})
+_PS_BSD = "aAcCeEfFhHjlLmMnrRsStTuvwxXZ"  # the letters of BSD-style ps options
+
 # Variable names that say they hold a credential: SECRET, TOKEN, PASSWORD, API_KEY, a KEY
 # word, AUTH (not AUTHOR), CREDENTIALS, COOKIE, a DSN or a database URL.
 _SECRET_NAME = re.compile(
@@ -66,7 +70,13 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
         name = cmd.basename
         if name in PRIVILEGE:
             add("privilege", f"{name} runs a command with other privileges")
-        if name in _ENV_DUMPERS or (name in _ENV_BUILTINS and _dumps_env(cmd)):
+        if name == "printenv" and any(not a.startswith("-") for a in cmd.argv[1:]):
+            for variable in (a for a in cmd.argv[1:] if not a.startswith("-")):
+                if _SECRET_NAME.search(variable):
+                    add("secret_read", f"printenv {variable}: a variable whose name says it "
+                        "holds a credential")
+        elif name in _ENV_DUMPERS or (name in _ENV_BUILTINS and _dumps_env(cmd)) or (
+                name == "ps" and _ps_environment(cmd.argv[1:])):
             add("env_dump", f"{' '.join(cmd.argv)[:40]!r} prints the environment")
         if name in _NET_TOOLS:
             if any(a in ("-l", "-L", "--listen") or a.lower().startswith(
@@ -91,6 +101,9 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
         if _SECRET_NAME.search(variable):
             add("secret_read", f"expands ${variable}, a variable whose name says it holds a "
                 "credential")
+    if analysis.dumps_env:
+        add("env_dump", "inline code prints the environment")
+
     for finding in analysis.never_allow:
         if finding.code in _HIDDEN_FINDINGS:
             add("hidden_exec", _HIDDEN_FINDINGS[finding.code])
@@ -100,6 +113,23 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
         if finding.code == "executes_written":
             add("executes_written", finding.text)
     return list(found.values())
+
+
+def _ps_environment(args: tuple[str, ...]) -> bool:
+    """``ps e``, ``ps auxe``, ``ps -ef e``: BSD-style ``e`` shows each process's environment.
+    The values of ``-o``, ``-p`` and the like are not option letters."""
+    valued = False
+    for arg in args:
+        if valued:
+            valued = False
+            continue
+        if arg.startswith("-"):
+            valued = arg.lstrip("-")[-1:] in ("o", "O", "p", "q", "u", "U", "g", "G", "t",
+                                              "C", "s", "k") and "=" not in arg
+            continue
+        if "e" in arg and set(arg) <= set(_PS_BSD):
+            return True
+    return False
 
 
 def _dumps_env(cmd: SimpleCommand) -> bool:

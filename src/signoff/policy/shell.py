@@ -105,6 +105,7 @@ def _analyze_cached(command: str) -> ShellAnalysis:
         paths=tuple(walk.paths),
         variables=tuple(dict.fromkeys(walk.variables)),
         code_names=tuple(dict.fromkeys(walk.code_names))[:sw.MAX_CODE_STRINGS],
+        dumps_env=walk.dumps_env,
         finding_commands=tuple((code, frozenset(owners))
                                for code, owners in walk.finding_commands.items()),
     )
@@ -228,6 +229,11 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         elif (current.is_named and kind not in _CONTAINERS and kind != "ERROR"
               and _is_statement(current, above)):
             walk.find("compound", f"{kind.replace('_', ' ')} is not judged command by command")
+            if kind == "declaration_command":  # declare -p, export: seen by the concerns
+                words = tuple(sw.node_text(c) for c in current.children)
+                walk.commands.append(SimpleCommand(
+                    argv=words, literal=(True,) * len(words), name_plain=True, nested=True,
+                    pipeline=pipe or 0, source=sw.node_text(current), deny_only=True))
         children = current.children
         for child in reversed(children):
             stack.append((child, is_nested, pipe, current))

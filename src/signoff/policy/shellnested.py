@@ -75,7 +75,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         # options end (node script.js -e x passes -e to the script) and --version.
         if any(p.kind is commands.Kind.EXEC and p.why == "runs inline code" for p in inv.parts):
             walk.find("inline_code", f"{name} runs inline code")
-            walk.code_names.extend(sw.code_strings(" ".join(argv[1:])))
+            _code(" ".join(argv[1:]), walk)
             return
         if not any(p.why == STDIN_PROGRAM for p in inv.parts):
             return
@@ -83,14 +83,24 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         finding = sw.inline_code(name, argv)
         if finding is not None:
             walk.find(*finding)
-            walk.code_names.extend(sw.code_strings(" ".join(argv[1:])))
+            _code(" ".join(argv[1:]), walk)
             return
     if sw.is_interpreter(name) and sw.reads_stdin(argv):
         if stdin:  # python - <<'PY' … PY: the program is in the command, for all to read
             walk.find("heredoc_program", f"{name} runs the program of a here-document")
-            walk.code_names.extend(n for text in stdin for n in sw.code_strings(text))
+            for text in stdin:
+                _code(text, walk)
         else:
             walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+
+
+def _code(text: str, walk: Walk) -> None:
+    """What inline code spells: the names it may open or read from the environment, and
+    whether it dumps the environment whole."""
+    walk.code_names.extend(sw.code_strings(text))
+    walk.variables.extend(sw.code_variables(text))  # os.environ["API_KEY"]: as $API_KEY
+    if sw.code_reads_environment(text):
+        walk.dumps_env = True
 
 
 def _nested_suffixes(cmd: SimpleCommand, walk: Walk, stdin: tuple[str, ...],

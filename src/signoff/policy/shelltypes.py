@@ -65,6 +65,7 @@ class ShellAnalysis:
     finding_commands: tuple[tuple[str, frozenset[int]], ...] = ()
     variables: tuple[str, ...] = ()  # the parameters it expands ($HOME, ${TOKEN:-x}), in order
     code_names: tuple[str, ...] = ()  # string literals of inline code (open(".env"))
+    dumps_env: bool = False  # inline code prints or walks the whole environment
 
     def waivable(self, exact: set[int]) -> bool:
         """True when every never-allow finding came from commands an exact rule names."""
@@ -84,6 +85,7 @@ class Walk:
     paths: list[PathRef] = field(default_factory=list)
     variables: list[str] = field(default_factory=list)
     code_names: list[str] = field(default_factory=list)
+    dumps_env: bool = False
     cds: list[str | None] = field(default_factory=list)
     pipelines: int = 0
     # Words tree-sitter hangs on a redirection (``ls > f x``, ``cat <<EOF x``) that bash
@@ -131,6 +133,7 @@ class Walk:
             self.add_path(ref)
         self.variables.extend(inner.variables)
         self.code_names.extend(inner.code_names)
+        self.dumps_env = self.dumps_env or inner.dumps_env
 
     def find(self, code: str, text: str) -> None:
         self.findings.setdefault(code, Finding(code=code, text=text))

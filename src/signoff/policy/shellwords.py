@@ -382,6 +382,24 @@ def inline_code(name: str, argv: tuple[str, ...]) -> tuple[str, str] | None:
 # A string literal in a program's text: 'x', "x" or `x` on one line.
 _CODE_STRING = re.compile(r"""'([^'\\\n]{1,4096})'|"([^"\\\n]{1,4096})"|`([^`\\\n]{1,4096})`""")
 MAX_CODE_STRINGS = 64
+# The environment, whole or by name, in inline code: os.environ, process.env.X, %ENV, $ENV{X}
+_CODE_ENV_NAME = re.compile(
+    r"""process\.env\.([A-Za-z_]\w*)|\$ENV\{\s*['"]?(\w+)|(?:environ|ENV|env)\s*\[\s*['"](\w+)|"""
+    r"""(?:getenv|environ\.get|ENV\.fetch|env\.get)\(\s*['"](\w+)""")
+_CODE_ENV_WHOLE = re.compile(
+    r"os\.environ(?!\s*[\[.])|environ\.(?:items|keys|values|copy)\(|process\.env(?![.\[\w])|"
+    r"%ENV\b|\bENV\.(?:to_h|to_a|each|inspect|keys|values)\b|getenv\(\s*\)|\$_ENV\b(?!\[)")
+
+
+def code_reads_environment(text: str) -> bool:
+    """Inline code that prints or walks the whole environment (``print(os.environ)``)."""
+    return bool(_CODE_ENV_WHOLE.search(text))
+
+
+def code_variables(text: str) -> list[str]:
+    """The environment variables inline code reads by name (``os.environ["X"]``,
+    ``os.getenv("X")``, ``process.env.X``, ``$ENV{X}``, ``ENV["X"]``)."""
+    return [next(g for g in m.groups() if g) for m in _CODE_ENV_NAME.finditer(text)]
 
 
 def code_strings(text: str) -> list[str]:

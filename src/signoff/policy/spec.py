@@ -15,8 +15,8 @@ from signoff.review.config import ReviewConfig
 
 DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
 # Concerns (signoff.policy.concerns) that need a human whatever the review mode.
-DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "secret_read", "privilege",
-                      "system_install", "global_config")
+DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "secret_read", "env_dump",
+                      "privilege", "system_install", "global_config")
 CONCERN_CODES = frozenset({"sensitive_write", "outside_write", "secret_read", "privilege",
                            "system_install",
                            "global_config", "hidden_exec", "inline_code", "network",

@@ -7,6 +7,8 @@ read for the commands they hide (``signoff.policy.commands.scripts``).
 
 from __future__ import annotations
 
+import re
+
 from signoff.policy.commands.records import Kind, Model, Opt, Part, State, Tree, model
 from signoff.policy.commands.scripts import judge_script
 
@@ -240,6 +242,12 @@ XXD = model("xxd", "abc:CEeg:hil:o:prs:uvdRn:", "autoskip bits cols= capitalize 
 def _jq_finish(state: State) -> None:
     if "program_file" not in state.modes and state.operands:
         state.set_operand(0, I, "the jq filter")
+        if _JQ_ENV.search(state.parts[state.operands[0]].word):
+            state.concern("env_dump", "a jq filter that reads env or $ENV prints the "
+                          "environment (secrets included)")
+
+
+_JQ_ENV = re.compile(r"(?<![\w$.])env\b|\$ENV\b|\$__loc__")
 
 
 JQ = model("jq", "acCejMnrRsSL:f:h", "seq stream stream-errors slurp raw-input null-input "
