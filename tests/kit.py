@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
+from signoff import Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.store.base import Store
 
 PG_DSN = os.environ.get("SIGNOFF_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -109,6 +111,55 @@ effect = "allow"
 tool = "execute"
 command = "{name} *"
 """
+
+
+def judge_shell(policy: Policy, command: str, mode: ReviewMode = ReviewMode.MANUAL,
+                tool: str = "execute") -> Verdict:
+    """``policy``'s verdict on one shell command, on thread ``t`` in review ``mode``."""
+    return policy.evaluate(ToolCall(id="c", name=tool, args={"command": command}),
+                           RunContext(thread_id="t", review_mode=mode))
+
+
+def assert_human_decides(policy: Policy, command: str, code: str, *, naming: str = "",
+                         modes: tuple[ReviewMode, ...] = (ReviewMode.MANUAL,
+                                                         ReviewMode.FULL)) -> None:
+    """In each of ``modes`` the command is a mandatory ask, with a ``code`` reason (that
+    names ``naming``, when given)."""
+    for mode in modes:
+        verdict = judge_shell(policy, command, mode)
+        assert verdict.effect.value == "ask" and verdict.mandatory, (command, mode, verdict)
+        assert any(naming in text for text in reasons(verdict, code)), (code, verdict.reasons)
+
+
+def reasons(verdict: Verdict, code: str) -> list[str]:
+    """The texts of a verdict's reasons with ``code`` (``secret_read``: the secrets read)."""
+    return [r.text for r in verdict.reasons if r.code == code]
+
+
+def reader_policy(root: Path, allow: list[str], *, deny: tuple[str, ...] = (),
+                  mandatory: bool = False) -> Policy:
+    """A workspace at ``root``, one shell tool, one allow rule for ``allow`` and one deny
+    rule for ``deny``: no rule that names a secret, so ``secret_read`` alone must judge."""
+    def listed(patterns: Sequence[str]) -> str:
+        return ", ".join(f'"{p}"' for p in patterns)
+    text = (f'[policy]\nversion = "readers"\n[workspace]\nroot = "{root}"\n'
+            f'mandatory = {"true" if mandatory else "false"}\n'
+            '[tools.execute]\nshell = "command"\n'
+            f'[[rules]]\nid = "reads"\neffect = "allow"\ntool = "execute"\n'
+            f'command = [{listed(allow)}]\n')
+    if deny:
+        text += (f'[[rules]]\nid = "denied"\neffect = "deny"\ntool = "execute"\n'
+                 f'command = [{listed(deny)}]\n')
+    return Policy.from_toml(text)
+
+
+def secrets_workspace(root: Path) -> Path:
+    """A workspace with sources, notes and a ``.env`` that holds a token."""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print(1)\n")
+    (root / "notes.txt").write_text("n\n")
+    (root / ".env").write_text("TOKEN=1\n")
+    return root.resolve()
 
 
 def shell_workspace(root: Path) -> Path:

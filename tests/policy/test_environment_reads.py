@@ -13,18 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
+from kit import assert_human_decides, judge_shell
+from signoff import Effect, Policy, ReviewMode, Verdict
 from signoff.policy.starter import starter_toml
 
 
-def _judge(policy: Policy, command: str, mode: ReviewMode = ReviewMode.FULL) -> Verdict:
-    return policy.evaluate(ToolCall(id="c", name="execute", args={"command": command}),
-                           RunContext(thread_id="t", review_mode=mode))
-
-
-@pytest.fixture
-def starter(tmp_path: Path) -> Policy:
-    return Policy.from_toml(starter_toml(str(tmp_path)))
+def _judge(policy: Policy, command: str) -> Verdict:
+    return judge_shell(policy, command, ReviewMode.FULL)
 
 
 @pytest.mark.parametrize(("command", "code"), [
@@ -47,9 +42,7 @@ def starter(tmp_path: Path) -> Policy:
 ])
 def test_reading_the_environment_is_a_mandatory_ask(
         starter: Policy, command: str, code: str) -> None:
-    verdict = _judge(starter, command)
-    assert verdict.effect is Effect.ASK and verdict.mandatory, (command, verdict)
-    assert code in {r.code for r in verdict.reasons}, verdict.reasons
+    assert_human_decides(starter, command, code, modes=(ReviewMode.FULL,))
 
 
 @pytest.mark.parametrize("command", [

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kit import assert_human_decides, judge_shell, reasons
 from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.policy import trees
 from signoff.policy.commands import Tree
@@ -21,13 +22,8 @@ from signoff.policy.sensitive import DEFAULT_SECRETS
 from signoff.policy.starter import starter_toml
 
 
-def _judge(policy: Policy, command: str, mode: ReviewMode = ReviewMode.MANUAL) -> Verdict:
-    return policy.evaluate(ToolCall(id="c", name="execute", args={"command": command}),
-                           RunContext(thread_id="t", review_mode=mode))
-
-
 def _secret(verdict: Verdict) -> list[str]:
-    return [r.text for r in verdict.reasons if r.code == "secret_read"]
+    return reasons(verdict, "secret_read")
 
 
 @pytest.fixture
@@ -55,10 +51,7 @@ def starter(workspace: Path) -> Policy:
 ])
 def test_a_recursive_search_over_a_secret_is_a_mandatory_ask(
         starter: Policy, command: str) -> None:
-    for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
-        verdict = _judge(starter, command, mode)
-        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, mode, verdict)
-        assert any(".env" in text for text in _secret(verdict)), verdict.reasons
+    assert_human_decides(starter, command, "secret_read", naming=".env")
 
 
 @pytest.mark.parametrize("command", [
@@ -69,13 +62,13 @@ def test_a_recursive_search_over_a_secret_is_a_mandatory_ask(
     "rg --hidden -g '!.en?' TOKEN", "grep -r --include='src/*' TOKEN .",
 ])
 def test_a_search_that_reaches_no_secret_is_allowed(starter: Policy, command: str) -> None:
-    verdict = _judge(starter, command)
+    verdict = judge_shell(starter, command)
     assert verdict.effect is Effect.ALLOW, (command, verdict)
 
 
 def test_rg_reads_a_secret_that_is_not_hidden(workspace: Path, starter: Policy) -> None:
     (workspace / "src" / "pkg" / "server.pem").write_text("-----BEGIN EC PRIVATE KEY-----")
-    verdict = _judge(starter, "rg TOKEN src", ReviewMode.FULL)
+    verdict = judge_shell(starter, "rg TOKEN src", ReviewMode.FULL)
     assert verdict.effect is Effect.ASK and verdict.mandatory
     assert any("src/pkg/server.pem" in text for text in _secret(verdict)), verdict.reasons
 
@@ -86,15 +79,15 @@ def test_a_link_to_a_secret_counts_where_it_leads(
     home.mkdir(parents=True)
     (home / "id_rsa").write_text("KEY")
     os.symlink(home / "id_rsa", workspace / "docs" / "notes")
-    verdict = _judge(starter, "grep -r x docs", ReviewMode.FULL)
+    verdict = judge_shell(starter, "grep -r x docs", ReviewMode.FULL)
     assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
 
 
 def test_linked_directories_are_entered_only_when_the_tool_follows_them(
         workspace: Path, starter: Policy) -> None:
     os.symlink(workspace, workspace / "docs" / "up")  # docs/up/.env is .env
-    assert _judge(starter, "grep -r x docs").effect is Effect.ALLOW
-    verdict = _judge(starter, "grep -R x docs")
+    assert judge_shell(starter, "grep -r x docs").effect is Effect.ALLOW
+    verdict = judge_shell(starter, "grep -R x docs")
     assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
     assert trees.secret_under(str(workspace / "docs"), DEFAULT_SECRETS,
                               Tree(follow=True)) == ("up/.env", ".env")
@@ -121,9 +114,9 @@ def test_without_a_workspace_a_directory_counts_by_what_it_can_hold() -> None:
     policy = Policy.from_toml(
         '[policy]\nversion = "bare"\n[tools.execute]\nshell = "command"\n'
         '[[rules]]\nid = "reads"\neffect = "allow"\ntool = "execute"\ncommand = ["grep *"]\n')
-    verdict = _judge(policy, "grep -r x ~/.ssh", ReviewMode.FULL)
+    verdict = judge_shell(policy, "grep -r x ~/.ssh", ReviewMode.FULL)
     assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
-    assert _judge(policy, "grep -r x /var/log").effect is Effect.ALLOW
+    assert judge_shell(policy, "grep -r x /var/log").effect is Effect.ALLOW
 
 
 @pytest.mark.parametrize("args", [
@@ -172,9 +165,9 @@ def test_installed_packages_and_certificates_are_not_credentials(workspace: Path
     (workspace / "node_modules" / "x" / ".env").write_text("X=1\n")
     (workspace / "docs" / "cacert.pem").write_text("-----BEGIN CERTIFICATE-----\n")
     policy = Policy.from_toml(starter_toml(str(workspace)))
-    assert _judge(policy, "grep -r TOKEN .").effect is Effect.ALLOW
+    assert judge_shell(policy, "grep -r TOKEN .").effect is Effect.ALLOW
     (workspace / "docs" / "client.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
-    verdict = _judge(policy, "grep -r TOKEN .")
+    verdict = judge_shell(policy, "grep -r TOKEN .")
     assert verdict.effect is Effect.ASK and verdict.mandatory
     assert any("docs/client.pem" in text for text in _secret(verdict)), verdict.reasons
 
@@ -189,6 +182,6 @@ def test_installed_packages_and_certificates_are_not_credentials(workspace: Path
 def test_a_copy_of_a_tree_reads_what_it_holds(
         starter: Policy, command: str, mandatory: bool) -> None:
     """An archive or a copy of the workspace carries its .env along."""
-    verdict = _judge(starter, command, ReviewMode.FULL)
+    verdict = judge_shell(starter, command, ReviewMode.FULL)
     assert verdict.mandatory is mandatory, (command, verdict)
     assert bool(_secret(verdict)) is mandatory

@@ -13,32 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
+from kit import assert_human_decides, judge_shell, reader_policy
+from signoff import Effect, Policy, ReviewMode
 from signoff.policy.shell import analyze
 
 
 def _policy(workspace: Path) -> Policy:
-    return Policy.from_toml(
-        f'[policy]\nversion = "t"\n[workspace]\nroot = "{workspace}"\n'
-        f'[tools.execute]\nshell = "command"\n'
-        f'[[rules]]\nid = "shadow"\neffect = "deny"\ntool = "execute"\n'
-        f'command = ["cat /etc/shadow"]\n'
-        f'[[rules]]\nid = "reads"\neffect = "allow"\ntool = "execute"\n'
-        f'command = ["cat *", "git *", "echo *", "xargs *"]\n')
-
-
-def _judge(policy: Policy, command: str, mode: ReviewMode = ReviewMode.MANUAL) -> Verdict:
-    return policy.evaluate(ToolCall(id="c", name="execute", args={"command": command}),
-                           RunContext(thread_id="t", review_mode=mode))
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "notes.txt").write_text("n\n")
-    (root / ".env").write_text("TOKEN=1\n")
-    return root.resolve()
+    return reader_policy(workspace, ["cat *", "git *", "echo *", "xargs *"],
+                         deny=("cat /etc/shadow",))
 
 
 @pytest.mark.parametrize("command", [
@@ -61,14 +43,11 @@ def workspace(tmp_path: Path) -> Path:
     "cat $(echo $(echo .env))",
 ])
 def test_a_secret_assigned_then_read_is_a_mandatory_ask(workspace: Path, command: str) -> None:
-    for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
-        verdict = _judge(_policy(workspace), command, mode)
-        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, mode, verdict)
-        assert any(r.code == "secret_read" and ".env" in r.text for r in verdict.reasons)
+    assert_human_decides(_policy(workspace), command, "secret_read", naming=".env")
 
 
 def test_a_sensitive_path_assigned_then_written_is_a_mandatory_ask(workspace: Path) -> None:
-    verdict = _judge(_policy(workspace), "F=.git/hooks/pre-commit; echo x > $F",
+    verdict = judge_shell(_policy(workspace), "F=.git/hooks/pre-commit; echo x > $F",
                      ReviewMode.FULL)
     assert verdict.effect is Effect.ASK and verdict.mandatory
     assert "sensitive_write" in {r.code for r in verdict.reasons}
@@ -77,16 +56,16 @@ def test_a_sensitive_path_assigned_then_written_is_a_mandatory_ask(workspace: Pa
 @pytest.mark.parametrize("command", [
     "F=notes.txt; cat $F", "cat $(echo notes.txt)", "cat $(printf '.e%s' nv)"])
 def test_a_name_that_is_no_secret_is_judged_as_before(workspace: Path, command: str) -> None:
-    verdict = _judge(_policy(workspace), command)
+    verdict = judge_shell(_policy(workspace), command)
     assert verdict.effect is Effect.ASK and not verdict.mandatory  # never allowed: gated
-    assert _judge(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
+    assert judge_shell(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
 
 
 def test_the_written_in_line_is_not_what_runs_so_it_never_denies(workspace: Path) -> None:
     """Bash reads notes.txt; the variant with the first value is asked about, not denied."""
-    verdict = _judge(_policy(workspace), "F=/etc/shadow; F=notes.txt; cat $F")
+    verdict = judge_shell(_policy(workspace), "F=/etc/shadow; F=notes.txt; cat $F")
     assert verdict.effect is Effect.ASK and verdict.mandatory, verdict
-    assert _judge(_policy(workspace), "cat /etc/shadow").effect is Effect.DENY
+    assert judge_shell(_policy(workspace), "cat /etc/shadow").effect is Effect.DENY
 
 
 def test_only_name_like_values_are_written_in() -> None:
@@ -107,13 +86,10 @@ def test_only_name_like_values_are_written_in() -> None:
     "bash -c \"python -c 'open(\\\".env\\\")'\"",
 ])
 def test_a_secret_named_in_inline_code_is_a_mandatory_ask(workspace: Path, command: str) -> None:
-    for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
-        verdict = _judge(_policy(workspace), command, mode)
-        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, mode, verdict)
-        assert "secret_read" in {r.code for r in verdict.reasons}
+    assert_human_decides(_policy(workspace), command, "secret_read")
 
 
 def test_inline_code_that_names_no_secret_is_judged_as_before(workspace: Path) -> None:
     command = "python -c 'print(\"hello\", open(\"notes.txt\").read())'"
-    assert _judge(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
+    assert judge_shell(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
     assert analyze(command).code_names == ("hello", "notes.txt")

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
+from kit import assert_human_decides, judge_shell, reader_policy
+from signoff import Effect, Policy, ReviewMode, Verdict
 from signoff.policy.shell import analyze
 
 _READERS = ["cat *", "xargs *", "git cat-file *", "tar *", "echo *", "printf *",
@@ -23,33 +24,11 @@ _READERS = ["cat *", "xargs *", "git cat-file *", "tar *", "echo *", "printf *",
 
 
 def _policy(workspace: Path, *, mandatory: bool = False) -> Policy:
-    """A workspace, read-only rules for the readers, and nothing that names ``.env`` in
-    text: ``secret_read`` alone must catch these."""
-    listed = ", ".join(f'"{c}"' for c in _READERS)
-    return Policy.from_toml(
-        f'[policy]\nversion = "t"\n[workspace]\nroot = "{workspace}"\n'
-        f'mandatory = {"true" if mandatory else "false"}\n'
-        f'[tools.execute]\nshell = "command"\n'
-        f'[[rules]]\nid = "rm"\neffect = "deny"\ntool = "execute"\ncommand = ["rm -rf *"]\n'
-        f'[[rules]]\nid = "reads"\neffect = "allow"\ntool = "execute"\ncommand = [{listed}]\n')
-
-
-def _judge(policy: Policy, command: str, mode: ReviewMode = ReviewMode.MANUAL) -> Verdict:
-    return policy.evaluate(ToolCall(id="c", name="execute", args={"command": command}),
-                           RunContext(thread_id="t", review_mode=mode))
+    return reader_policy(workspace, _READERS, deny=("rm -rf *",), mandatory=mandatory)
 
 
 def _codes(verdict: Verdict) -> set[str]:
     return {r.code for r in verdict.reasons}
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("print(1)\n")
-    (root / ".env").write_text("TOKEN=1\n")
-    return root.resolve()
 
 
 @pytest.mark.parametrize("command", [
@@ -84,12 +63,7 @@ def workspace(tmp_path: Path) -> Path:
 ])
 def test_a_secret_named_on_standard_input_is_a_mandatory_ask(
         workspace: Path, command: str) -> None:
-    policy = _policy(workspace)
-    for mode in (ReviewMode.MANUAL, ReviewMode.FULL):
-        verdict = _judge(policy, command, mode)
-        assert verdict.effect is Effect.ASK and verdict.mandatory, (command, mode, verdict)
-        assert any(r.code == "secret_read" and ".env" in r.text for r in verdict.reasons), \
-            verdict.reasons
+    assert_human_decides(_policy(workspace), command, "secret_read", naming=".env")
 
 
 @pytest.mark.parametrize("command", [
@@ -103,7 +77,7 @@ def test_a_secret_named_on_standard_input_is_a_mandatory_ask(
     "echo src/app.py | tar cf - -T -",
 ])
 def test_harmless_names_written_in_the_line_are_allowed(workspace: Path, command: str) -> None:
-    verdict = _judge(_policy(workspace), command)
+    verdict = judge_shell(_policy(workspace), command)
     assert verdict.effect is Effect.ALLOW, (command, verdict)
 
 
@@ -129,17 +103,17 @@ def test_harmless_names_written_in_the_line_are_allowed(workspace: Path, command
     "xargs -d '\\x99999999999999999999' cat <<< src/app.py",
 ])
 def test_names_the_line_does_not_write_are_placed_nowhere(workspace: Path, command: str) -> None:
-    verdict = _judge(_policy(workspace), command)
+    verdict = judge_shell(_policy(workspace), command)
     assert verdict.effect is Effect.ASK and not verdict.mandatory, (command, verdict)
     assert "outside_workspace" in _codes(verdict), verdict.reasons
-    assert _judge(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
-    strict = _judge(_policy(workspace, mandatory=True), command, ReviewMode.FULL)
+    assert judge_shell(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
+    strict = judge_shell(_policy(workspace, mandatory=True), command, ReviewMode.FULL)
     assert strict.effect is Effect.ASK and strict.mandatory, (command, strict)
 
 
 def test_the_words_xargs_is_given_are_its_commands_arguments(workspace: Path) -> None:
     assert ("rm", "-rf", "/") in {c.argv for c in analyze("echo -rf / | xargs rm").commands}
-    verdict = _judge(_policy(workspace), "echo -rf / | xargs rm")
+    verdict = judge_shell(_policy(workspace), "echo -rf / | xargs rm")
     assert verdict.effect is Effect.DENY, verdict
     before = analyze("ls | xargs rm")  # unknown words stay unknown
     assert any(not ref.literal for ref in before.paths)

@@ -8,22 +8,14 @@ record its target directory either, so the last source was taken for a target.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
-from signoff.policy.starter import starter_toml
+from kit import assert_human_decides, judge_shell
+from signoff import Policy, ReviewMode, Verdict
 
 
 def _judge(policy: Policy, command: str) -> Verdict:
-    return policy.evaluate(ToolCall(id="c", name="execute", args={"command": command}),
-                           RunContext(thread_id="t", review_mode=ReviewMode.FULL))
-
-
-@pytest.fixture
-def starter(tmp_path: Path) -> Policy:
-    return Policy.from_toml(starter_toml(str(tmp_path)))
+    return judge_shell(policy, command, ReviewMode.FULL)
 
 
 @pytest.mark.parametrize(("command", "code"), [
@@ -41,9 +33,7 @@ def starter(tmp_path: Path) -> Policy:
 ])
 def test_an_unknown_operand_leaves_the_target_a_write(
         starter: Policy, command: str, code: str) -> None:
-    verdict = _judge(starter, command)
-    assert verdict.effect is Effect.ASK and verdict.mandatory, (command, verdict)
-    assert code in {r.code for r in verdict.reasons}, verdict.reasons
+    assert_human_decides(starter, command, code, modes=(ReviewMode.FULL,))
 
 
 @pytest.mark.parametrize("command", [
