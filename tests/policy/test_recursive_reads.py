@@ -46,6 +46,7 @@ def starter(workspace: Path) -> Policy:
     "grep -r TOKEN .", "grep -rn TOKEN", "grep TOKEN -r", "grep -R TOKEN src .",
     "grep -r --include='.e*' TOKEN .", "grep -r --exclude=*.md TOKEN .",
     "rg --hidden -t weird TOKEN",  # a type not known here narrows nothing
+    "git grep --no-index TOKEN", "git grep --untracked -n TOKEN .",
     "grep -d recurse TOKEN .", "grep --recursive -l TOKEN .", "egrep -r 'TO+KEN' .",
     "rg --hidden TOKEN", "rg -uu TOKEN", "rg -. TOKEN .", "cd src && grep -r x ..",
 ])
@@ -60,6 +61,7 @@ def test_a_recursive_search_over_a_secret_is_a_mandatory_ask(
     "grep -rn --include=*.py TOKEN .", "grep -r --exclude=.en? TOKEN .",
     "grep -r --exclude='.e*' TOKEN .", "rg --hidden -t py TOKEN", "rg -uu -g '*.md' TOKEN",
     "rg --hidden -g '!.en?' TOKEN", "grep -r --include='src/*' TOKEN .",
+    "git grep TOKEN",  # the tracked files: nothing here can know them
 ])
 def test_a_search_that_reaches_no_secret_is_allowed(starter: Policy, command: str) -> None:
     verdict = judge_shell(starter, command)

@@ -84,6 +84,9 @@ def test_only_name_like_values_are_written_in() -> None:
     "php -r 'readfile(\"/etc/shadow\");'",
     "python - <<'PY'\nprint(open('.env').read())\nPY",
     "bash -c \"python -c 'open(\\\".env\\\")'\"",
+    "python -m json.tool .env",  # what a script or a module is handed, it may open
+    "python x.py --input .env",
+    "node x.js .env",
 ])
 def test_a_secret_named_in_inline_code_is_a_mandatory_ask(workspace: Path, command: str) -> None:
     assert_human_decides(_policy(workspace), command, "secret_read")

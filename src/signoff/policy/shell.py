@@ -49,6 +49,7 @@ from signoff.policy import (
     shellvars,
 )
 from signoff.policy import shellwords as sw
+from signoff.policy.commands.records import ARGUMENT_OF
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import (
     MAX_NESTED_SCRIPTS,
@@ -352,6 +353,9 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                 pipeline=pipeline, source=cmd.source))
     walk.current = index
     shellpaths.paths_of(cmd, words, walk)
+    if inv is not None:  # python x.py .env: the script may open what it is handed
+        walk.code_names.extend(p.word for p in inv.parts
+                               if p.literal and p.why.startswith(ARGUMENT_OF))
     if inv is not None and inv.stdin_names:
         shellpaths.names_from_stdin(inv.stdin_names, shellfeed.lines(feed), feed.known, walk)
     wrapped = inv is not None and inv.inner is not None

@@ -131,12 +131,19 @@ def _stash_finish(state: State) -> None:
 
 def _grep_finish(state: State) -> None:
     """git grep's first operand is the pattern, unless -e or -f gave one; the trees it
-    searches may name paths in objects (``HEAD:secrets``)."""
+    searches may name paths in objects (``HEAD:secrets``). With ``--no-index`` or
+    ``--untracked`` it searches the working tree's files as ``grep -r`` does (an
+    untracked ``.env`` too); the tracked files alone, nothing here can know."""
     if "pattern" not in state.modes and state.operands:
         state.set_operand(0, I, "the pattern")
         _object_paths(state, first=1)
     else:
         _object_paths(state)
+    if any(p.option in ("--no-index", "--untracked") for p in state.parts):
+        state.copies_trees()
+        if not any(state.parts[i].kind is R for i in state.operands):
+            state.parts.append(Part(kind=R, word=".", index=0, value=".",
+                                    why="searches the working directory"))
 
 
 # git -c KEY=VALUE for keys that only change what is printed; any other key may name a

@@ -109,6 +109,9 @@ NONE, REQUIRED, OPTIONAL = 0, 1, 2
 # language -> (language, script, literal, word, index) -> parts; filled by scripts.py
 SCRIPT_JUDGES: dict[str, Callable[[str, str, bool, str, int], list[Part]]] = {}
 STDIN_PROGRAM = "reads its program from standard input"
+# The why of an operand a program is handed (python x.py ARG): it may name a file the
+# program reads, which only secret_read looks at (``ShellAnalysis.code_names``).
+ARGUMENT_OF = "an argument of the "
 
 
 @dataclass(slots=True)

@@ -15,7 +15,16 @@ from dataclasses import replace
 
 from signoff.model import Risk
 from signoff.policy.commands.grammar import parse
-from signoff.policy.commands.records import STDIN_PROGRAM, Kind, Model, Opt, Part, State, model
+from signoff.policy.commands.records import (
+    ARGUMENT_OF,
+    STDIN_PROGRAM,
+    Kind,
+    Model,
+    Opt,
+    Part,
+    State,
+    model,
+)
 
 R, W, X, N, I, U = (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT,  # noqa: E741
                     Kind.UNKNOWN)
@@ -65,7 +74,7 @@ def _python_finish(state: State) -> None:
             state.parts.append(Part(kind=N, word=f"-m {module}", index=0,
                                     why="installs or fetches packages"))
         for n in range(len(state.operands)):
-            state.set_operand(n, I, "an argument of the module")
+            state.set_operand(n, I, ARGUMENT_OF + "module")
         if module == "json.tool" and len(state.operands) >= 2:
             state.set_operand(1, W, "json.tool writes its output to the second operand")
         return
@@ -77,7 +86,7 @@ def _program_operands(state: State) -> None:
     or nothing — then it reads its program from standard input."""
     if "code" in state.modes:
         for n in range(len(state.operands)):
-            state.set_operand(n, I, "an argument of the code")
+            state.set_operand(n, I, ARGUMENT_OF + "code")
         return
     if "stop" in state.modes:
         return
@@ -86,7 +95,7 @@ def _program_operands(state: State) -> None:
         return
     state.set_operand(0, X, "the script it runs", declared=True)
     for n in range(1, len(state.operands)):
-        state.set_operand(n, I, "an argument of the script")
+        state.set_operand(n, I, ARGUMENT_OF + "script")
 
 
 PYTHON = model(
