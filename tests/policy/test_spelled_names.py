@@ -87,6 +87,12 @@ def test_only_name_like_values_are_written_in() -> None:
     "python -m json.tool .env",  # what a script or a module is handed, it may open
     "python x.py --input .env",
     "node x.js .env",
+    "file -f .env",  # an option nothing here models: its value may be read
+    "wc --files0-from=.env",
+    "docker cp .env c0ffee:/tmp/x",
+    "kubectl cp .env default/pod:/tmp/x",
+    "make -s --eval='$(file >/dev/stdout,$(file <.env))' .",
+    "make -s --eval='$(file >/dev/stdout,$(file </etc/shadow))' .",
 ])
 def test_a_secret_named_in_inline_code_is_a_mandatory_ask(workspace: Path, command: str) -> None:
     assert_human_decides(_policy(workspace), command, "secret_read")

@@ -353,9 +353,8 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                 pipeline=pipeline, source=cmd.source))
     walk.current = index
     shellpaths.paths_of(cmd, words, walk)
-    if inv is not None:  # python x.py .env: the script may open what it is handed
-        walk.code_names.extend(p.word for p in inv.parts
-                               if p.literal and p.why.startswith(ARGUMENT_OF))
+    if inv is not None:
+        _spelled_names(inv, walk)
     if inv is not None and inv.stdin_names:
         shellpaths.names_from_stdin(inv.stdin_names, shellfeed.lines(feed), feed.known, walk)
     wrapped = inv is not None and inv.inner is not None
@@ -377,6 +376,22 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                 _simple(run, walk, nested=nested, pipeline=pipeline, source=source,
                         name_plain=run[0].plain or run[0].literal, feed=feed,
                         name_text=run[0].text)
+
+
+def _spelled_names(inv: commands.Invocation, walk: Walk) -> None:
+    """Names a command hands to what it runs, for ``secret_read`` alone: the arguments of
+    a script (``python x.py .env``), the value of an option nothing here models (``file -f
+    /etc/shadow``), the names in code given on the line (``make --eval='$(file
+    </etc/shadow)'``)."""
+    for part in inv.parts:
+        if not part.literal:
+            continue
+        if part.why.startswith(ARGUMENT_OF):
+            walk.code_names.append(part.word)
+        elif part.kind is commands.Kind.UNKNOWN and part.value:
+            walk.code_names.append(part.value)
+        elif part.kind is commands.Kind.EXEC and part.value and not part.path:
+            walk.code_names.extend(sw.code_strings(part.value))
 
 
 def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,

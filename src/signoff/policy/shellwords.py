@@ -382,6 +382,9 @@ def inline_code(name: str, argv: tuple[str, ...]) -> tuple[str, str] | None:
 # A string literal in a program's text: 'x', "x" or `x` on one line.
 _CODE_STRING = re.compile(r"""'([^'\\\n]{1,4096})'|"([^"\\\n]{1,4096})"|`([^`\\\n]{1,4096})`""")
 MAX_CODE_STRINGS = 64
+# An absolute, home or dot-file path written in code, quoted or not (not a method: .read)
+_CODE_PATH = re.compile(r"(?<![\w.~/$])~?/[\w.@%+=:,-]+(?:/[\w.@%+=:,-]+)*|"
+                        r"(?<![\w.~/$)\]])\.[A-Za-z_][\w.-]*(?:/[\w.@%+=:,-]+)*")
 # The environment, whole or by name, in inline code: os.environ, process.env.X, %ENV, $ENV{X}
 _CODE_ENV_NAME = re.compile(
     r"""process\.env\.([A-Za-z_]\w*)|\$ENV\{\s*['"]?(\w+)|(?:environ|ENV|env)\s*\[\s*['"](\w+)|"""
@@ -406,8 +409,10 @@ def code_strings(text: str) -> list[str]:
     """The string literals of inline code (``open(".env")``, ``open(F, "<.env")``), each
     a name the program may open: what a program spells, as a shell line's words are."""
     out: list[str] = []
-    for match in _CODE_STRING.finditer(text):
-        value = (match.group(1) or match.group(2) or match.group(3)).lstrip("<>+|& ").strip()
+    found = [(m.group(1) or m.group(2) or m.group(3)) for m in _CODE_STRING.finditer(text)]
+    found += _CODE_PATH.findall(text)  # $(file </etc/shadow): a path outside any quotes
+    for raw in found:
+        value = raw.lstrip("<>+|& ").strip()
         if value and value not in out:
             out.append(value)
             if len(out) >= MAX_CODE_STRINGS:

@@ -21,6 +21,23 @@ def _acts(kind: Kind, why: str) -> object:
     return finish
 
 
+def _copies(why: str) -> object:
+    """``docker cp SRC CONTAINER:DST`` / ``kubectl cp``: a local source is read, a local
+    target written; ``name:path`` is inside a container."""
+    def finish(state: State) -> None:
+        count = len(state.operands)
+        for n, index in enumerate(list(state.operands)):
+            word = state.parts[index].word
+            if ":" in word.split("/", 1)[0] and not word.startswith(("/", ".", "~")):
+                state.set_operand(n, I, "a path in a container")
+            elif n == count - 1 and count > 1:
+                state.set_operand(n, Kind.WRITE, "the local copy it writes", declared=True)
+            else:
+                state.set_operand(n, Kind.READ, "the local file it copies")
+        state.parts.append(Part(kind=X, word=" ".join(state.argv[:2]), index=0, why=why))
+    return finish
+
+
 # Options any subcommand accepts that reach elsewhere: another daemon, cluster or credentials.
 _REACH = "host= context= config= kubeconfig= server= token= as= as-group= certificate-authority="
 _REACH_KINDS: dict[str, Kind | tuple[Kind, str]] = {
@@ -55,7 +72,11 @@ DOCKER = model("docker", "H:Dl:v", "host= context= config= debug log-level= tls 
                subcommands={**{s: _reader(f"docker {s}") for s in _DOCKER_READ},
                             "pull": _runner("docker pull", "downloads an image", N),
                             **{s: _runner(f"docker {s}", "controls containers (root on the "
-                                          "host)") for s in _DOCKER_RUN}})
+                                          "host)") for s in _DOCKER_RUN},
+                            "cp": model("docker cp", "", _REACH, operand=I, lenient=True,
+                                        kinds=_REACH_KINDS,
+                                        finish=_copies("copies to or from a container (root "
+                                                       "on the host)"))})
 
 _KUBE_READ = ("get", "describe", "logs", "explain", "version", "api-resources",
               "api-versions", "cluster-info", "top", "events", "diff", "auth")
@@ -89,6 +110,10 @@ KUBECTL = model("kubectl", "n:s:", "namespace= context= cluster= kubeconfig= ser
                                              finish=_kube_config,
                                              kinds={**_REACH_KINDS, "raw": Opt(sets="raw")}),
                              **{s: _runner(f"kubectl {s}", "changes or enters the cluster")
-                                for s in _KUBE_ACT}})
+                                for s in _KUBE_ACT},
+                             "cp": model("kubectl cp", "c:", _REACH + " container= retries= "
+                                         "no-preserve", operand=I, lenient=True,
+                                         kinds=_REACH_KINDS,
+                                         finish=_copies("copies to or from a pod"))})
 
 MODELS: list[Model] = [DOCKER, KUBECTL]
