@@ -49,7 +49,6 @@ from signoff.policy import (
     shellvars,
 )
 from signoff.policy import shellwords as sw
-from signoff.policy.commands.records import ARGUMENT_OF
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import (
     MAX_NESTED_SCRIPTS,
@@ -354,7 +353,7 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
     walk.current = index
     shellpaths.paths_of(cmd, words, walk)
     if inv is not None:
-        _spelled_names(inv, walk)
+        shellnested.handed_names(inv, walk)
     if inv is not None and inv.stdin_names:
         shellpaths.names_from_stdin(inv.stdin_names, shellfeed.lines(feed), feed.known, walk)
     wrapped = inv is not None and inv.inner is not None
@@ -376,22 +375,6 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                 _simple(run, walk, nested=nested, pipeline=pipeline, source=source,
                         name_plain=run[0].plain or run[0].literal, feed=feed,
                         name_text=run[0].text)
-
-
-def _spelled_names(inv: commands.Invocation, walk: Walk) -> None:
-    """Names a command hands to what it runs, for ``secret_read`` alone: the arguments of
-    a script (``python x.py .env``), the value of an option nothing here models (``file -f
-    /etc/shadow``), the names in code given on the line (``make --eval='$(file
-    </etc/shadow)'``)."""
-    for part in inv.parts:
-        if not part.literal:
-            continue
-        if part.why.startswith(ARGUMENT_OF):
-            walk.code_names.append(part.word)
-        elif part.kind is commands.Kind.UNKNOWN and part.value:
-            walk.code_names.append(part.value)
-        elif part.kind is commands.Kind.EXEC and part.value and not part.path:
-            walk.code_names.extend(sw.code_strings(part.value))
 
 
 def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,

@@ -2,7 +2,8 @@
 
 They are never allowed; what they would run is parsed where it can be (the
 inner commands become *nested* commands that deny rules see) and otherwise
-recorded as a finding. ``script`` parses a nested script into the same walk;
+recorded as a finding. What they hand the code — the names it spells, the
+environment variables it reads — is kept for ``secret_read`` and ``env_dump``. ``script`` parses a nested script into the same walk;
 it is passed in by ``shell.py``, which owns the parser.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Callable
 
 from signoff.policy import commands
 from signoff.policy import shellwords as sw
-from signoff.policy.commands.records import STDIN_PROGRAM
+from signoff.policy.commands.records import ARGUMENT_OF, STDIN_PROGRAM
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
 Script = Callable[[str, Walk], None]
@@ -92,6 +93,22 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
                 _code(text, walk)
         else:
             walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+
+
+def handed_names(inv: commands.Invocation, walk: Walk) -> None:
+    """Names a command hands to what it runs, for ``secret_read`` alone: the arguments of
+    a script (``python x.py .env``), the value of an option nothing here models (``file -f
+    /etc/shadow``), the names in code given on the line (``make --eval='$(file
+    </etc/shadow)'``)."""
+    for part in inv.parts:
+        if not part.literal:
+            continue
+        if part.why.startswith(ARGUMENT_OF):
+            walk.code_names.append(part.word)
+        elif part.kind is commands.Kind.UNKNOWN and part.value:
+            walk.code_names.append(part.value)
+        elif part.kind is commands.Kind.EXEC and part.value and not part.path:
+            _code(part.value, walk)
 
 
 def _code(text: str, walk: Walk) -> None:
