@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kit import judge_shell, reader_policy
 from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.policy.globmeet import can_name
 from signoff.policy.sensitive import DEFAULT_SECRETS
@@ -274,3 +275,17 @@ def test_reading_a_backup_copy_of_a_secret_is_a_mandatory_ask() -> None:
         verdict = _judge(policy, command, ReviewMode.FULL)
         assert verdict.effect is Effect.ASK and verdict.mandatory, (command, verdict)
     assert _judge(policy, "cat notes.txt~").effect is Effect.ALLOW
+
+
+@pytest.mark.parametrize("command", [
+    "ls -la .env", "stat .env", "du -h .env", "realpath .env", "readlink -f .env",
+    "ls -la .e*", "tree -a",
+])
+def test_looking_at_a_secret_is_not_reading_it(workspace: Path, command: str) -> None:
+    """ls, stat, du and realpath show a secret's name and size, never its content."""
+    (workspace / ".env").write_text("TOKEN=1\n")
+    policy = reader_policy(workspace, ["ls *", "stat *", "du *", "realpath *",
+                                       "readlink *", "tree *"])
+    verdict = judge_shell(policy, command, ReviewMode.FULL)
+    assert verdict.effect is Effect.ALLOW and not _secret(verdict), (command, verdict)
+    assert judge_shell(policy, "ls -la .env && cat .env").effect is Effect.ASK

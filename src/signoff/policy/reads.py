@@ -47,7 +47,7 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
             found.setdefault(path, (hit, searched))
 
     if analysis is not None:
-        reads = [r.path for r in analysis.paths if not r.write and r.literal]
+        reads = [r.path for r in analysis.paths if not r.write and r.literal and not r.stat]
         for path in [*reads, *analysis.code_names]:  # code_names: open(".env") in python -c
             check(path, is_secret(path, secrets))
         for verdict in scope.read:  # a glob's matches; where a link leads

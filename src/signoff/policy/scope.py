@@ -125,7 +125,8 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
                result: ScopeResult) -> None:
     if ref.literal and ref.path in DEVICE_SINKS:
         return
-    touched = result.written if ref.write else result.read
+    # what a read touches, for secret_read; ls and stat only look (a list no one reads)
+    touched = result.written if ref.write else [] if ref.stat else result.read
 
     def add(verdict: PathVerdict) -> None:
         result.add(verdict)
@@ -151,12 +152,14 @@ def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
             continue
         if ref.path.startswith("~") or \
                 not workspace.check(_fixed_prefix(ref.path), cwd=cwd).inside:
-            result.unexpanded.append(ref.path)  # outside already: judged as written
+            if not ref.stat:
+                result.unexpanded.append(ref.path)  # outside already: judged as written
             add(workspace.check(ref.path, cwd=cwd))
             continue
         expanded = _expand_glob(workspace, ref.path, cwd)
         if expanded is None:
-            result.unexpanded.append(ref.path)
+            if not ref.stat:
+                result.unexpanded.append(ref.path)
             add(_unplaceable(ref.path, "is a glob too wide to judge", workspace))
             continue
         for match in expanded:

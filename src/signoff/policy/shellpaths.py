@@ -38,6 +38,7 @@ class PathRef:
     command: int = -1  # the index of the command it belongs to (-1: not known)
     redirect: bool = False  # a redirection target, not an argument
     tree: Tree | None = None  # read file by file, as a directory (grep -r): which files
+    stat: bool = False  # only looked at (ls, stat): not a read of its content
 
 
 class PathSink(Protocol):
@@ -154,7 +155,8 @@ def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -
             continue
         _add_value(walk, part.value, literal=part.literal, write=kind is Kind.WRITE, cds=cds,
                    split=_value_path,
-                   tree=inv.tree if kind is Kind.READ and part.option is None else None)
+                   tree=inv.tree if kind is Kind.READ and part.option is None else None,
+                   stat=part.stat)
 
 
 def _value_path(text: str) -> list[str]:
@@ -167,16 +169,17 @@ def _value_path(text: str) -> list[str]:
 
 def _add_value(walk: PathSink, value: str, *, literal: bool, write: bool,
                cds: tuple[str | None, ...], split: Callable[[str], list[str]],
-               tree: Tree | None = None) -> None:
+               tree: Tree | None = None, stat: bool = False) -> None:
     """Record the paths one word names: each brace form, each candidate ``split`` finds;
     a word with an expansion (or too many braces) as one path nothing can place."""
     expanded = (sw.brace_expand(value) if "{" in value else [value]) if literal else None
     if expanded is None:
         walk.add_path(PathRef(path=value, literal=False, write=write, cds=cds,
-                              command=walk.current, tree=tree))
+                              command=walk.current, tree=tree, stat=stat))
         return
     for each in expanded:
         for text in split(each):
             # ~+ is $PWD and ~- is $OLDPWD: nothing static knows where those are
             walk.add_path(PathRef(path=text, literal=not text.startswith(("~+", "~-")),
-                                  write=write, cds=cds, command=walk.current, tree=tree))
+                                  write=write, cds=cds, command=walk.current, tree=tree,
+                                  stat=stat))

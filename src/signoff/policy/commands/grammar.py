@@ -113,7 +113,7 @@ def _operand(spec: Model, state: State, i: int, word: str, *, literal: bool) -> 
     state.parts.append(Part(
         kind=kind, word=word, index=i, literal=literal,
         value=word if kind is not Kind.INERT else None, why=spec.operand_why,
-        declared=spec.operand_declared))
+        declared=spec.operand_declared, stat=spec.stat))
 
 
 def long_option(spec: Model, name: str) -> tuple[str, Opt] | None:

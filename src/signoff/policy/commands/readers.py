@@ -32,20 +32,21 @@ MODELS: list[Model] = [
           "dereference-command-line dereference-command-line-symlink-to-dir hide= hyperlink=? "
           "indicator-style= inode ignore= kibibytes dereference literal numeric-uid-gid "
           "hide-control-chars show-control-chars quote-name quoting-style= reverse recursive "
-          "size sort= time= time-style= tabsize= width= context zero help version"),
+          "size sort= time= time-style= tabsize= width= context zero help version", stat=True),
     model("tree", "aAdfgiIlLnopPqQrstuvxX:CDFhHJNST:o:", "noreport charset= filelimit= "
           "timefmt= du prune matchdirs fromfile gitignore dirsfirst filesfirst sort= info "
           "ignore-case inodes device help version", kinds={
               "o": (W, "tree -o writes its listing to FILE"),
               "L": Kind.INERT, "I": Kind.INERT, "P": Kind.INERT, "H": Kind.INERT,
-              "T": Kind.INERT, "X": Kind.INERT}),
-    model("stat", "Lfc:t", "dereference file-system format= printf= terse cached= help version"),
+              "T": Kind.INERT, "X": Kind.INERT}, stat=True),
+    model("stat", "Lfc:t", "dereference file-system format= printf= terse cached= help version",
+          stat=True),
     model("du", "0abB:cd:DhHklLmsSt:xX:", "null all apparent-size block-size= bytes total "
           "dereference-args max-depth= files0-from= human-readable inodes dereference "
           "count-links separate-dirs si summarize threshold= time=? time-style= exclude-from= "
           "exclude= one-file-system help version",
           kinds={"files0-from": _NAMES, "X": (R, "reads exclusion patterns from FILE"),
-                 "exclude-from": (R, "reads exclusion patterns from FILE")}),
+                 "exclude-from": (R, "reads exclusion patterns from FILE")}, stat=True),
     model("df", "aB:hHiklPt:TvxX:", "all block-size= human-readable si inodes local no-sync "
           "output=? portability print-type sync total type= exclude-type= help version",
           operand=R),
@@ -82,9 +83,9 @@ MODELS: list[Model] = [
     model("strings", "adfn:t:e:oT:w", "all data print-file-name bytes= radix= encoding= "
           "target= include-all-whitespace output-separator= help version"),
     model("readlink", "efmnqsvz", "canonicalize canonicalize-existing canonicalize-missing "
-          "no-newline quiet silent verbose zero help version"),
+          "no-newline quiet silent verbose zero help version", stat=True),
     model("realpath", "eLmPqsz", "canonicalize-existing canonicalize-missing logical physical "
-          "quiet relative-to= relative-base= strip no-symlinks zero help version"),
+          "quiet relative-to= relative-base= strip no-symlinks zero help version", stat=True),
 ]
 
 for _name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",

@@ -50,6 +50,7 @@ class Part:
     why: str = ""
     cause: str | None = None  # the option that made an operand what it is (sed's -i)
     path: bool = False  # an exec part whose value is a file (sed -f FILE, pytest -c FILE)
+    stat: bool = False  # a read operand only looked at (Model.stat): its content is not read
 
     def show(self) -> str:
         return self.word if self.option is None or self.value is None or \
@@ -167,6 +168,9 @@ class Model:
     operand: Kind = Kind.READ  # the default class of an operand
     operand_why: str = ""
     operand_declared: bool = False
+    # Its operands are looked at, not read (ls, stat, du): a secret's name and size, never
+    # its content, so they are no secret_read (the workspace guard still judges them).
+    stat: bool = False
     posix: bool = False  # options end at the first operand (wrappers, find, git)
     digits: bool = False  # -NUM is a count (head -20, tail -5)
     wraps: bool = False  # the operands from the first one on are a command line
