@@ -187,3 +187,14 @@ def test_a_copy_of_a_tree_reads_what_it_holds(
     verdict = judge_shell(starter, command, ReviewMode.FULL)
     assert verdict.mandatory is mandatory, (command, verdict)
     assert bool(_secret(verdict)) is mandatory
+
+
+def test_a_fifo_where_a_key_would_be_does_not_block_the_policy(
+        workspace: Path, starter: Policy) -> None:
+    """The PEM sniff opens without blocking and reads only a regular file; a FIFO named
+    key.pem (a hostile workspace) is taken to hold a key, and nothing waits on it."""
+    (workspace / ".env").unlink()
+    os.mkfifo(workspace / "docs" / "key.pem")
+    verdict = judge_shell(starter, "grep -r x docs", ReviewMode.FULL)
+    assert verdict.effect is Effect.ASK and verdict.mandatory
+    assert any("docs/key.pem" in text for text in _secret(verdict))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections import deque
 
 from signoff.policy.commands import Tree
@@ -94,16 +95,24 @@ class _Walk:
         return relative, hit
 
     def holds_private_key(self, path: str) -> bool:
-        """A PEM file with a private key in its first 64 KiB; unreadable, or past the
-        call's ``MAX_PEMS``: taken to hold one."""
+        """A PEM file with a private key in its first 64 KiB; unreadable, not a regular
+        file (a FIFO would block the read), or past the call's ``MAX_PEMS``: taken to
+        hold one."""
         self.budget.pems -= 1
         if self.budget.pems < 0:
             return True
         try:
-            with open(path, "rb") as handle:
-                return _PRIVATE in handle.read(_PEM_HEAD)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
         except OSError:
             return True
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return True
+            return _PRIVATE in os.read(fd, _PEM_HEAD)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
 
 
 def _skipped_dir(path: str, name: str, tree: Tree) -> bool:
