@@ -23,6 +23,8 @@ from signoff.policy.commands.git import object_path
 if TYPE_CHECKING:
     from signoff.policy.shelltypes import SimpleCommand
 
+# A word that hands a program a file's content: @FILE, field@FILE, field=@FILE, f:=@FILE
+_AT_FILE = re.compile(r"(?:[\w.-]*(?::=|=)?)@(?P<file>[^@\s]+)")
 PATH_MAX = 4096  # a longer word cannot name a file (ENAMETOOLONG), so it is no path reference
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -112,6 +114,9 @@ def path_candidates(text: str) -> list[str]:
         value = text.split("=", 1)[1]
         if value.startswith(("/", "~")) or value in (".", "..") or value.startswith("../"):
             out.append(value)
+    at = _AT_FILE.fullmatch(text)  # httpie and the like: @FILE, field@FILE, field=@FILE
+    if at is not None and at["file"]:
+        out.append(at["file"])
     return out
 
 

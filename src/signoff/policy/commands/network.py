@@ -44,14 +44,18 @@ def _with_value(part: Part, value: str) -> Part:
 
 
 def _data_files(state: State) -> None:
-    """``-d @FILE``, ``-F name=@FILE``/``<FILE``: the value names a file read and sent."""
+    """``-d @FILE``, ``-F name=@FILE``/``<FILE``, ``-H @FILE``: the value names a file
+    read and sent."""
     for i, part in enumerate(list(state.parts)):
         if part.option in ("-d", "--data", "--data-binary", "--data-urlencode", "--json",
-                           "-F", "--form", "-b", "--cookie", "-w", "--write-out") \
+                           "-F", "--form", "-b", "--cookie", "-w", "--write-out", "-H",
+                           "--header", "--proxy-header") \
                 and part.value is not None:
             value = part.value
             name = None
-            if "@" in value and part.option not in ("-b", "--cookie"):
+            if part.option in ("-H", "--header", "--proxy-header"):
+                name = value[1:] if value.startswith("@") else None  # -H @FILE: its lines
+            elif "@" in value and part.option not in ("-b", "--cookie"):
                 name = value.split("@", 1)[1].split(";", 1)[0]
             elif part.option in ("-F", "--form") and "=<" in value:
                 name = value.split("=<", 1)[1].split(";", 1)[0]
