@@ -276,7 +276,7 @@ class Evaluation(Asking):
             if searched is not None:
                 text = (f"searches {searched!r}, which holds {given!r}, a file that holds "
                         f"credentials ({secret}); a search that leaves it out needs no "
-                        "human (--exclude, --include, a narrower path)")
+                        "human (a narrower path or glob, --include, --exclude)")
             reason = self.concern("secret_read", text)
             if "secret_read" in always:
                 forced.append(reason)
