@@ -49,6 +49,7 @@ def test_reading_the_environment_is_a_mandatory_ask(
     "printenv HOME", "ps aux", "ps -e", "ps -o pid,user,comm", "jq '.environment' x.json",
     "python -c 'import os; print(os.environ.get(\"HOME\"))'",
     "python -c \"print('API_KEY missing')\"", "declare -p HOME",
+    "set -x", "set -euo pipefail", "set -x; ls",  # tracing and options: nothing listed
 ])
 def test_what_names_no_credential_is_judged_as_before(starter: Policy, command: str) -> None:
     verdict = _judge(starter, command)

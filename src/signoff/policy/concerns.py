@@ -133,7 +133,14 @@ def _ps_environment(args: tuple[str, ...]) -> bool:
 
 
 def _dumps_env(cmd: SimpleCommand) -> bool:
+    """``set`` alone, ``export`` or ``export -p``, ``declare``/``typeset`` with no name
+    (``-p``, ``-x``) list the variables; ``set -x`` turns on tracing and lists nothing."""
     args = cmd.argv[1:]
-    if cmd.basename == "env":
+    name = cmd.basename
+    if name == "env":
         return False  # judged by its model (env with no command)
-    return not args or all(a in ("-p", "-x", "-px", "-xp") for a in args)
+    if name == "set":
+        return not args
+    if name == "export":
+        return all(a == "-p" for a in args)
+    return all(a in ("-p", "-x", "-px", "-xp") for a in args)
