@@ -77,8 +77,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         # options end (node script.js -e x passes -e to the script) and --version.
         if any(p.kind is commands.Kind.EXEC and p.why == "runs inline code" for p in inv.parts):
             walk.find("inline_code", f"{name} runs inline code")
-            _code(" ".join(argv[1:]), walk)
-            return
+            return  # the code is an exec part: handed_names reads it
         if not any(p.why == STDIN_PROGRAM for p in inv.parts):
             return
     else:
