@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from collections import deque
 
@@ -49,12 +50,13 @@ def secret_under(root: str, secrets: tuple[str, ...], tree: Tree, *,
 class _Walk:
     def __init__(self, root: str, secrets: tuple[str, ...], tree: Tree, budget: Budget) -> None:
         self.root, self.secrets, self.tree, self.budget = root, secrets, tree, budget
-        self.queue = deque([(root, "")])  # each directory with its path from the root
+        # each directory with its path from the root and the depth of its entries
+        self.queue = deque([(root, "", 1)])
         self.entered = {os.path.realpath(root)}
 
     def run(self) -> tuple[str, str] | None:
         while self.queue:
-            directory, prefix = self.queue.popleft()
+            directory, prefix, depth = self.queue.popleft()
             try:
                 with os.scandir(directory) as entries:
                     listed = sorted(entries, key=lambda e: e.name)
@@ -64,12 +66,13 @@ class _Walk:
                 self.budget.left -= 1
                 if self.budget.left < 0:
                     return None
-                found = self.visit(entry, prefix + entry.name)
+                found = self.visit(entry, prefix + entry.name, depth)
                 if found is not None:
                     return found
         return None
 
-    def visit(self, entry: os.DirEntry[str], relative: str) -> tuple[str, str] | None:
+    def visit(self, entry: os.DirEntry[str], relative: str,
+              depth: int) -> tuple[str, str] | None:
         name, tree = entry.name, self.tree
         if not tree.hidden and name.startswith("."):
             return None
@@ -80,13 +83,15 @@ class _Walk:
             return None
         real = os.path.realpath(entry.path) if link else entry.path
         if is_dir:
-            if real not in self.entered and not _skipped_dir(entry.path, name, tree):
+            deeper = tree.depth is None or depth < tree.depth
+            if deeper and real not in self.entered and not _skipped_dir(entry.path, name, tree):
                 self.entered.add(real)
-                self.queue.append((entry.path, relative + "/"))
+                self.queue.append((entry.path, relative + "/", depth + 1))
             return None
-        if tree.include and not any(_matches(relative, name, g) for g in tree.include):
+        if tree.include and not any(may_match(relative, name, g, tree.fold)
+                                    for g in tree.include):
             return None
-        if any(_matches(relative, name, g) for g in tree.exclude):
+        if any(must_match(relative, name, g, tree.fold) for g in tree.exclude):
             return None
         hit = is_secret(entry.path, self.secrets) or (
             is_secret(real, self.secrets) if link else None)
@@ -116,11 +121,49 @@ class _Walk:
 
 
 def _skipped_dir(path: str, name: str, tree: Tree) -> bool:
-    if name in _INSTALLS or any(fnmatch.fnmatchcase(name, g) for g in tree.exclude_dirs):
+    if name in _INSTALLS or any(must_match(name, name, g, tree.fold) for g in tree.exclude_dirs):
         return True
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))  # a virtualenv
 
 
-def _matches(relative: str, name: str, glob: str) -> bool:
-    """A ``--include``/``-g`` glob: on the name, or on the path when it has a ``/``."""
-    return fnmatch.fnmatchcase(relative if "/" in glob else name, glob.lstrip("/"))
+# The tools read globs with fnmatch(3) or globset, not Python's fnmatch: ``[^x]`` negates
+# as ``[!x]`` does (unless POSIXLY_CORRECT is set), a backslash escapes (unless the tool
+# was built not to), and classes
+# like ``[[:alpha:]]`` exist. Where the readings differ, a glob that admits files is taken
+# to admit the name, and one that leaves files out to leave it out only when every
+# reading does: a difference costs a question, never a secret.
+_CARET = re.compile(r"\[\^")
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def may_match(relative: str, name: str, glob: str, fold: bool = False) -> bool:
+    """An including glob (``--include``, ``-g``, ``find -name``) may admit the file: on
+    its name, or on its path when the glob has a ``/``."""
+    if "[:" in glob:
+        return True
+    return any(_fnmatch(relative, name, g, fold) for g in _readings(glob))
+
+
+def must_match(relative: str, name: str, glob: str, fold: bool = False) -> bool:
+    """An excluding glob (``--exclude``, ``-g '!…'``) leaves the file out, in every reading."""
+    if "[:" in glob:
+        return False
+    return all(_fnmatch(relative, name, g, fold) for g in _readings(glob))
+
+
+def _readings(glob: str) -> tuple[str, ...]:
+    """``[^x]`` as a negation and as a class holding ``^`` (``POSIXLY_CORRECT``), each
+    with and without backslash escapes."""
+    carets = (glob, _CARET.sub("[!", glob)) if "[^" in glob else (glob,)
+    if "\\" not in glob:
+        return carets
+    return carets + tuple(_ESCAPE.sub(
+        lambda m: f"[{m.group(1)}]" if m.group(1) in "*?[" else m.group(1), g) for g in carets)
+
+
+def _fnmatch(relative: str, name: str, glob: str, fold: bool) -> bool:
+    text = relative if "/" in glob else name
+    glob = glob.lstrip("/")
+    if fold:
+        text, glob = text.casefold(), glob.casefold()
+    return fnmatch.fnmatchcase(text, glob)

@@ -66,6 +66,8 @@ class Tree:
     include: tuple[str, ...] = ()  # only files whose name matches one (grep --include, rg -g)
     exclude: tuple[str, ...] = ()  # not files whose name matches one (grep --exclude, rg -g!)
     exclude_dirs: tuple[str, ...] = ()  # not directories whose name matches one
+    fold: bool = False  # the globs match without regard to case (find -iname, rg --iglob)
+    depth: int | None = None  # how deep it goes: 1, the directory's own files (find -maxdepth)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -130,7 +130,8 @@ def _rg_finish(state: State) -> None:
     exclude = [g[1:] for g in globs if g.startswith("!")]
     exclude.extend(g for t in _values(state, "-T", "--type-not") for g in _RG_TYPES.get(t, ()))
     _searches_trees(state, Tree(hidden=hidden, follow=_given(state, "-L", "--follow"),
-                                include=tuple(include), exclude=tuple(exclude)))
+                                include=tuple(include), exclude=tuple(exclude),
+                                fold=_given(state, "--iglob", "--glob-case-insensitive")))
 
 
 def _given(state: State, *options: str) -> bool:
