@@ -356,6 +356,8 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
         shellnested.handed_names(inv, walk)
     if inv is not None and inv.stdin_names:
         shellpaths.names_from_stdin(inv.stdin_names, shellfeed.lines(feed), feed.known, walk)
+        if inv.stdin_names == "paths" and feed.listing is not None:  # find . | tar c -T -
+            shellpaths.listed_reads(feed.listing, walk, tuple(walk.cds), index)
     wrapped = inv is not None and inv.inner is not None
     before = len(walk.raised)
     shellnested.judge_special(cmd, walk, stdin=feed.bodies, script=_nested_script,
@@ -367,14 +369,21 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
     if wrapped and inv is not None and inv.inner is not None:
         inner = list(words[inv.inner:])
         runs = [inner]
+        listing = None
         if inv.inner_tail:  # xargs: the words of its input, as far as the line says
             runs = shellfeed.xargs_runs(inner, inv, feed)
+            listing = feed.listing if inv.stdin_names else None  # find . | xargs cat
             feed = shellfeed.NO_FEED  # xargs's command reads nothing from its input
         for run in runs:
             if run and walk.spend(len(run)):
+                start = len(walk.commands)
                 _simple(run, walk, nested=nested, pipeline=pipeline, source=source,
                         name_plain=run[0].plain or run[0].literal, feed=feed,
                         name_text=run[0].text)
+                if listing is not None and start < len(walk.commands) and \
+                        shellpaths.reads_marked(walk.commands[start].argv,
+                                                shellfeed.UNKNOWN_WORDS):
+                    shellpaths.listed_reads(listing, walk, tuple(walk.cds), start)
 
 
 def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,

@@ -7,7 +7,9 @@ reads ``.env`` as surely as ``git show HEAD:.env`` does, so when the text is
 written in the command — a here-string, a here-document, ``echo`` or ``printf``
 before a pipe — the names in it are judged as the reads they are. When it is
 not (a file, another program's output, an expansion), what is read cannot be
-known and counts as a path nothing can place.
+known and counts as a path nothing can place. A ``find`` before the pipe names
+files beneath its starting points, and those are read as a search reads them
+(``find . -type f | xargs cat`` reads ``.env``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import tree_sitter
 
 from signoff.policy import shellwords as sw
 from signoff.policy.commands import Invocation
+from signoff.policy.commands.find import Listing, listing
 from signoff.policy.shellredirects import REDIRECTS
 
 # printf formats whose output is exactly their arguments, each followed by a separator
@@ -38,7 +41,7 @@ class Feed:
     What a pipe brings is looked at only when asked (few commands read names).
     """
 
-    __slots__ = ("_known", "_pipe", "_texts", "bodies")
+    __slots__ = ("_known", "_listing", "_pipe", "_texts", "bodies")
 
     def __init__(self, bodies: tuple[str, ...] = (), *, known: bool = False,
                  pipe: tuple[tree_sitter.Node, tree_sitter.Node, Before] | None = None) -> None:
@@ -46,6 +49,7 @@ class Feed:
         self._texts = bodies
         self._known = known
         self._pipe = pipe
+        self._listing: Listing | None = None
 
     @property
     def texts(self) -> tuple[str, ...]:
@@ -57,13 +61,33 @@ class Feed:
         self._resolve()
         return self._known
 
+    @property
+    def listing(self) -> Listing | None:
+        """The files a ``find`` before the pipe names, when one does."""
+        self._resolve()
+        return self._listing
+
     def _resolve(self) -> None:
         if self._pipe is not None:
             node, parent, before = self._pipe
             self._pipe = None
-            piped, self._known = _piped(node, parent, before)
-            self._texts = piped
+            writer = _writer(node, parent, before)
+            self._texts, self._known = ((), False) if writer is None else printed(writer)
+            for _ in range(MAX_FILTERS + 1):  # find . | sort | head | xargs cat
+                if writer is None:
+                    break
+                self._listing = listed(writer)
+                if self._listing is not None or _argv(writer, _FILTERS) is None or any(
+                        _ONLY_MATCHING.fullmatch(v.text) for v in _argv(writer, _FILTERS) or ()):
+                    break
+                writer = _writer(writer, parent, before)
 
+
+# Commands that pass on whole lines of their input, a subset of them: what a find before
+# them names, they name too (grep -o prints parts of lines, which may name other files).
+_FILTERS = ("sort", "uniq", "head", "tail", "grep", "egrep", "fgrep", "cat", "tee")
+_ONLY_MATCHING = re.compile(r"-[A-Za-z]*o[A-Za-z]*|--only-matching|--o(?:n(?:l(?:y.*)?)?)?")
+MAX_FILTERS = 8
 
 # pipeline node id → {command node id: the node before it in the pipeline}
 Before = dict[int, dict[int, tree_sitter.Node | None]]
@@ -180,27 +204,24 @@ def _reads_input(redirect: tree_sitter.Node) -> bool:
     return any(not c.is_named and c.type in ("<", "<>", "<&", "<&-") for c in redirect.children)
 
 
-def _piped(node: tree_sitter.Node, parent: tree_sitter.Node | None,
-           before: Before) -> tuple[tuple[str, ...], bool]:
-    """What the command before ``node`` in a pipeline writes (``printed``)."""
+def _writer(node: tree_sitter.Node, parent: tree_sitter.Node | None,
+            before: Before) -> tree_sitter.Node | None:
+    """The command before ``node`` in a pipeline."""
     if parent is None or parent.type != "pipeline":
-        return (), False
+        return None
     if parent.id not in before:  # once per pipeline: ``a | a | …`` × 10,000 stays linear
         named = [c for c in parent.children if c.is_named and c.type != "comment"]
         before.clear()
         before[parent.id] = {c.id: p for p, c in zip([None, *named], named, strict=False)}
-    writer = before[parent.id].get(node.id)
-    return ((), False) if writer is None else printed(writer)
+    return before[parent.id].get(node.id)
 
 
 def printed(writer: tree_sitter.Node) -> tuple[tuple[str, ...], bool]:
     """What a command writes when it is an ``echo`` or ``printf`` of literal words (and
     whether that is all of it); ``((), False)`` for any other command."""
-    head = writer.child_by_field_name("name") if writer.type == "command" else None
-    if head is None or sw.node_text(head) not in ("echo", "printf"):
+    values = _argv(writer, ("echo", "printf"))
+    if values is None:
         return (), False
-    values = [sw.word_value(c.children[0] if c.type == "command_name" and c.children else c)
-              for c in writer.children if c.is_named and c.type not in REDIRECTS]
     if not values or not all(v.literal for v in values):
         return tuple(v.text for v in values[1:] if v.literal), False
     name, args = values[0].text, [v.text for v in values[1:]]
@@ -209,6 +230,23 @@ def printed(writer: tree_sitter.Node) -> tuple[tuple[str, ...], bool]:
     if name == "printf":
         return _printf(args)
     return (), False
+
+
+def listed(writer: tree_sitter.Node) -> Listing | None:
+    """The files a ``find`` names, when ``writer`` is one (whatever else it prints)."""
+    values = _argv(writer, ("find",))
+    if values is None:
+        return None
+    return listing(tuple(v.text for v in values), tuple(v.literal for v in values))
+
+
+def _argv(writer: tree_sitter.Node, names: tuple[str, ...]) -> list[sw.WordValue] | None:
+    """The words of ``writer`` when it is a simple command named one of ``names``."""
+    head = writer.child_by_field_name("name") if writer.type == "command" else None
+    if head is None or sw.node_text(head) not in names:
+        return None
+    return [sw.word_value(c.children[0] if c.type == "command_name" and c.children else c)
+            for c in writer.children if c.is_named and c.type not in REDIRECTS]
 
 
 def _echo(args: list[str]) -> tuple[tuple[str, ...], bool]:

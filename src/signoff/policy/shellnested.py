@@ -14,7 +14,9 @@ from collections.abc import Callable
 
 from signoff.policy import commands
 from signoff.policy import shellwords as sw
+from signoff.policy.commands.find import listing
 from signoff.policy.commands.records import ARGUMENT_OF, STDIN_PROGRAM
+from signoff.policy.shellpaths import listed_reads, reads_marked
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
 Script = Callable[[str, Walk], None]
@@ -70,6 +72,9 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
             walk.find("find_exec", "find -exec runs another command")
             for part in inner:
                 _nested_argv(part, cmd, walk, script=script)
+            listed = listing(argv, cmd.literal)
+            if listed is not None and any(reads_marked(part, "{}") for part in inner):
+                listed_reads(listed, walk, tuple(walk.cds), walk.current)
         return
     inv = cmd.invocation
     if inv is not None and inv.model in ("python", "node"):

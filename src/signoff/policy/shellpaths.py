@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from signoff.policy import commands
 from signoff.policy import shellwords as sw
 from signoff.policy.commands import Invocation, Kind, Tree
+from signoff.policy.commands.find import Listing
 from signoff.policy.commands.git import object_path
 
 if TYPE_CHECKING:
@@ -138,6 +140,26 @@ def names_from_stdin(kind: str, lines: list[str], known: bool, walk: PathSink) -
     if not known:
         walk.add_path(PathRef(path=f"<{kind} named on standard input>", literal=False,
                               write=False, cds=cds, command=walk.current))
+
+
+def reads_marked(argv: tuple[str, ...], mark: str) -> bool:
+    """Whether the command ``argv`` may read the file a word with ``mark`` in it names
+    (``cat {}`` under ``find -exec``): a modelled command when the word is a read or
+    code operand, not one it only looks at or writes; a command with no model, always."""
+    inv = commands.invocation(argv, (True,) * len(argv))
+    if not inv.modelled:
+        return any(mark in word for word in argv[1:])
+    return any(mark in (p.value or p.word) and not p.stat and p.kind in (
+        Kind.READ, Kind.EXEC, Kind.UNKNOWN) for p in inv.parts)
+
+
+def listed_reads(listing: Listing, walk: PathSink, cds: tuple[str | None, ...],
+                 command: int) -> None:
+    """The files ``find`` lists, read one by one by the command it hands them to."""
+    for start in listing.starts:
+        for text in _value_path(start):
+            walk.add_path(PathRef(path=text, literal=True, write=False, cds=cds,
+                                  command=command, tree=listing.tree))
 
 
 def has_glob(word: str) -> bool:

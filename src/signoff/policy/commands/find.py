@@ -6,11 +6,18 @@ that print go to standard output, except ``-fprint``, ``-fprint0``,
 matched, and ``-exec``/``-execdir``/``-ok``/``-okdir``, which run a command
 (also parsed as a nested command by the shell analysis, so deny rules see
 it). A primary find does not know is ``unknown``.
+
+What find lists is read by whatever it hands the names to — ``-exec cat {} +``,
+``| xargs cat``, ``| tar -T -`` — so ``listing`` says which files those are: every
+file beneath the starting points, or, when the expression is a plain conjunction,
+those its ``-name``/``-iname`` tests admit.
 """
 
 from __future__ import annotations
 
-from signoff.policy.commands.records import Invocation, Kind, Part
+from dataclasses import dataclass
+
+from signoff.policy.commands.records import Invocation, Kind, Part, Tree
 
 _INERT_VALUE = frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
@@ -104,3 +111,55 @@ def parse_find(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Invocation:
                               why=f"find has no primary {word}"))
             i += 1
     return Invocation(model="find", parts=tuple(parts))
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """The files a ``find`` names: those ``tree`` admits beneath each starting point."""
+
+    starts: tuple[str, ...]
+    tree: Tree
+
+
+# Primaries that make the expression more than a conjunction of tests: a file another
+# branch admits is listed whatever the -name tests say, so they narrow nothing.
+_BRANCHES = frozenset({"-o", "-or", "!", "-not", "(", ")", ",", "-prune"})
+
+
+def listing(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Listing | None:
+    """The files ``find`` names beneath the starting points it spells (``.`` when it
+    spells none), or ``None`` when it lists no file beneath them (``-maxdepth 0``)."""
+    i, n = 1, len(argv)
+    follow = False
+    while i < n and literal[i] and (argv[i] in ("-H", "-L", "-P", "-D")
+                                    or argv[i].startswith("-O")):
+        follow = follow or argv[i] == "-L"
+        i += 2 if argv[i] == "-D" else 1
+    starts: list[str] = []
+    unplaced = False  # find "$DIR": nothing here can walk it
+    while i < n and not (literal[i] and (argv[i].startswith("-") or argv[i] in "!(),")):
+        if literal[i]:
+            starts.append(argv[i])
+        unplaced = unplaced or not literal[i]
+        i += 1
+    names: list[str] = []
+    fold = broad = False
+    depth: int | None = None
+    while i < n:
+        word = argv[i]
+        value = argv[i + 1] if i + 1 < n and literal[i + 1] else None
+        if word in _EXECS:
+            while i < n and argv[i] not in (";", "+", "\\;"):
+                i += 1
+        elif word in ("-name", "-iname") and value is not None:
+            names.append(value)
+            fold = fold or word == "-iname"
+        elif word == "-maxdepth" and value is not None and value.isdigit():
+            depth = int(value)
+        broad = broad or word in _BRANCHES or not literal[i]
+        follow = follow or word == "-follow"
+        i += (3 if word == "-fprintf" else 2) if word in VALUED else 1
+    if depth == 0 or (unplaced and not starts):
+        return None
+    return Listing(tuple(starts) or (".",), Tree(
+        follow=follow, depth=depth, fold=fold, include=() if broad else tuple(names)))
