@@ -75,6 +75,31 @@ def test_find_piped_to_a_reader_reads_what_find_lists(readers: Policy, command: 
 
 
 @pytest.mark.parametrize("command", [
+    "ls -a | xargs cat",
+    "ls -la | xargs cat",  # -l: each line ends with the name
+    "ls -A . docs | xargs -n1 cat",
+    "ls -f | xargs cat",  # -f implies -a
+    "ls -d .e* | xargs cat",
+    "ls -aR | grep env | xargs cat",
+    "ls -a | tar cf x.tar -T -",
+    "cat $(ls -a)",
+    "cat $(find . -name .env)",
+    "cat `find . -type f`",
+    "cat \"$(find . -name .env)\"",
+    "grep TOKEN $(find . -type f | sort)",
+    "find .env -maxdepth 0 -exec cat {} +",  # the starting point itself
+    "F=$(find . -name .env); cat $F",
+    "for f in $(find . -type f); do cat \"$f\"; done",
+    "for f in $(ls -A); do cat $f; done",
+    "find . -type f | while read f; do cat \"$f\"; done",
+    "find . -type f | sort | while IFS= read -r f; do grep TOKEN \"$f\"; done",
+    "ls -A | while read -r f; do cat \"$f\"; done",
+])
+def test_what_ls_or_a_substitution_lists_is_read_too(readers: Policy, command: str) -> None:
+    assert_human_decides(readers, command, "secret_read", naming=".env")
+
+
+@pytest.mark.parametrize("command", [
     "find . -name '*.py' -exec cat {} +",
     "find src -type f -exec cat {} +",
     "find . -exec ls -l {} +",
@@ -86,6 +111,13 @@ def test_find_piped_to_a_reader_reads_what_find_lists(readers: Policy, command: 
     "find . | xargs ls -l",
     "find . -type f | wc -l",
     "find . -name '*.md' | sort | xargs grep -n x",
+    "ls | xargs -n1 wc -l",  # without -a, ls lists no dot-file
+    "ls -R src | xargs ls -l",
+    "cat $(find src -name '*.py')",
+    "wc -l $(ls docs)",
+    "ls $(find . -type f)",
+    "find . -name '*.py' | while read f; do wc -l \"$f\"; done",
+    "for f in $(find src -type f); do cat $f; done",
 ])
 def test_a_find_whose_reader_reaches_no_secret_is_allowed(
         readers: Policy, command: str) -> None:
@@ -137,6 +169,7 @@ def test_what_a_find_lists() -> None:
     assert found is not None and found.tree.include == ()
     found = _listing("find . ! -name *.py")
     assert found is not None and found.tree.include == ()
-    assert _listing("find . -maxdepth 0") is None
+    found = _listing("find .env -maxdepth 0")  # the starting points themselves
+    assert found is not None and found.starts == (".env",) and found.tree is None
     unplaced = listing(("find", "$DIR", "-type", "f"), (True, False, True, True))
     assert unplaced is None  # nothing here can walk it: a path nothing can place

@@ -46,6 +46,35 @@ def test_a_secret_assigned_then_read_is_a_mandatory_ask(workspace: Path, command
     assert_human_decides(_policy(workspace), command, "secret_read", naming=".env")
 
 
+@pytest.mark.parametrize("command", [
+    "for f in .env; do cat $f; done",
+    "for f in notes.txt .env; do cat \"$f\"; done",
+    "for f in .e*; do cat \"${f}\"; done",
+    "for f in $(echo .env); do cat $f; done",
+    "while read f; do cat $f; done <<< .env",
+    "while IFS= read -r f; do cat \"$f\"; done <<< 'notes.txt .env'",
+    "echo .env | while read -r line; do cat $line; done",
+    "printf '%s\\n' notes.txt .env | while read -r f; do cat \"$f\"; done",
+    "while read; do cat \"$REPLY\"; done <<< .env",  # read with no name sets REPLY
+    "while read -t 5 -p x a b; do cat $b; done <<< 'x .env'",
+    "echo HEAD:.env | while read o; do git show $o; done",
+])
+def test_a_loop_variable_takes_the_values_it_loops_over(workspace: Path, command: str) -> None:
+    """``for`` and ``while read`` assign their variable as ``F=.env`` does; they were
+    allowed in ``full`` mode."""
+    assert_human_decides(_policy(workspace), command, "secret_read", naming=".env")
+
+
+@pytest.mark.parametrize("command", [
+    "for f in notes.txt src/app.py; do cat $f; done",
+    "for f in *; do cat $f; done",  # * does not match dot-files
+    "while read f; do cat $f; done <<< notes.txt",
+    "for f in .env; do echo $f; done",  # the name, not the file
+])
+def test_a_loop_over_no_secret_is_judged_as_before(workspace: Path, command: str) -> None:
+    assert judge_shell(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
+
+
 def test_a_sensitive_path_assigned_then_written_is_a_mandatory_ask(workspace: Path) -> None:
     verdict = judge_shell(_policy(workspace), "F=.git/hooks/pre-commit; echo x > $F",
                      ReviewMode.FULL)

@@ -201,10 +201,13 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         if kind == "command":
             _command(current, walk, nested=is_nested, pipeline=pipe, parent=above)
             continue
+        if kind in ("for_statement", "while_statement"):  # for f in .env; do cat $f
+            shellvars.record_loop(current, above, walk)
         if kind in _SUBSTITUTIONS:
             walk.find("substitution", f"{kind.replace('_', ' ')} {sw.node_text(current)[:40]!r}")
             if kind == "command_substitution":
                 shellvars.record_output(current, walk.outputs)
+                shellfeed.record_listing(current, walk.listed)
             is_nested = True
         elif kind == "arithmetic_expansion":
             walk.find("arithmetic", "arithmetic expansion can run code through array subscripts")
@@ -216,7 +219,7 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         elif kind in ("variable_assignment", "variable_assignments"):
             walk.find("assignment", f"variable assignment {sw.node_text(current)[:40]!r}")
             if kind == "variable_assignment":
-                shellvars.record(current, walk.assigned)
+                shellvars.record(current, walk)
         elif kind == "function_definition":
             walk.find("function_definition", "defines a shell function (could shadow a command)")
         elif kind in _REDIRECTS:
@@ -290,7 +293,7 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
             walk.find("assignment",
                       f"variable assignment {sw.node_text(child)[:40]!r} before a command")
             if kind == "variable_assignment":
-                shellvars.record(child, walk.assigned)
+                shellvars.record(child, walk)
             _scan_word(child, walk, nested=nested, pipeline=pipeline, parent=node)
         elif kind in _REDIRECTS:
             # the target is a path; a herestring's substitutions run; trailing words are args
@@ -352,6 +355,8 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                 pipeline=pipeline, source=cmd.source))
     walk.current = index
     shellpaths.paths_of(cmd, words, walk)
+    if walk.listed:  # cat $(find . -type f)
+        shellpaths.substituted_reads(argv, walk.listed, walk, index)
     if inv is not None:
         shellnested.handed_names(inv, walk)
     if inv is not None and inv.stdin_names:

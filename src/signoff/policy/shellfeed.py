@@ -15,12 +15,14 @@ files beneath its starting points, and those are read as a search reads them
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 import tree_sitter
 
 from signoff.policy import shellwords as sw
 from signoff.policy.commands import Invocation
-from signoff.policy.commands.find import Listing, listing
+from signoff.policy.commands.listings import listing
+from signoff.policy.commands.records import Listing
 from signoff.policy.shellredirects import REDIRECTS
 
 # printf formats whose output is exactly their arguments, each followed by a separator
@@ -73,14 +75,46 @@ class Feed:
             self._pipe = None
             writer = _writer(node, parent, before)
             self._texts, self._known = ((), False) if writer is None else printed(writer)
-            for _ in range(MAX_FILTERS + 1):  # find . | sort | head | xargs cat
-                if writer is None:
-                    break
-                self._listing = listed(writer)
-                if self._listing is not None or _argv(writer, _FILTERS) is None or any(
-                        _ONLY_MATCHING.fullmatch(v.text) for v in _argv(writer, _FILTERS) or ()):
-                    break
-                writer = _writer(writer, parent, before)
+            self._listing = listed_through(_writers(writer, parent, before))
+
+
+def _writers(writer: tree_sitter.Node | None, parent: tree_sitter.Node | None,
+             before: Before) -> Iterator[tree_sitter.Node]:
+    """The commands before a pipeline's command, nearest first."""
+    while writer is not None:
+        yield writer
+        writer = _writer(writer, parent, before)
+
+
+def listed_through(writers: Iterable[tree_sitter.Node]) -> Listing | None:
+    """What a ``find`` or ``ls`` lists, when ``writers`` (nearest first) reach one through
+    commands that pass whole lines on (``find . | sort | head``)."""
+    for count, writer in enumerate(writers):
+        found = listed(writer)
+        values = _argv(writer, _FILTERS)
+        if found is not None or values is None or count >= MAX_FILTERS or any(
+                _ONLY_MATCHING.fullmatch(v.text) for v in values):
+            return found
+    return None
+
+
+def record_listing(node: tree_sitter.Node, listed: dict[str, Listing]) -> None:
+    """Remember what ``$(find . -type f)`` lists, for the command whose word it is."""
+    found = substituted_listing(node)
+    if found is not None and len(listed) < MAX_LISTINGS:
+        listed[sw.node_text(node)] = found
+
+
+def substituted_listing(node: tree_sitter.Node) -> Listing | None:
+    """What ``$(find . -type f)`` or ``$(ls -a | sort)`` stands for: the names listed."""
+    named = [c for c in node.children if c.is_named and c.type != "comment"]
+    if len(named) != 1:
+        return None
+    inner = named[0]
+    if inner.type == "pipeline":
+        return listed_through(reversed([c for c in inner.children
+                                        if c.is_named and c.type != "comment"]))
+    return listed(inner)
 
 
 # Commands that pass on whole lines of their input, a subset of them: what a find before
@@ -88,6 +122,8 @@ class Feed:
 _FILTERS = ("sort", "uniq", "head", "tail", "grep", "egrep", "fgrep", "cat", "tee")
 _ONLY_MATCHING = re.compile(r"-[A-Za-z]*o[A-Za-z]*|--only-matching|--o(?:n(?:l(?:y.*)?)?)?")
 MAX_FILTERS = 8
+_LISTERS = ("find", "ls", "dir", "vdir")
+MAX_LISTINGS = 8  # substitutions that list files ($(find …)), remembered per line
 
 # pipeline node id → {command node id: the node before it in the pipeline}
 Before = dict[int, dict[int, tree_sitter.Node | None]]
@@ -233,8 +269,9 @@ def printed(writer: tree_sitter.Node) -> tuple[tuple[str, ...], bool]:
 
 
 def listed(writer: tree_sitter.Node) -> Listing | None:
-    """The files a ``find`` names, when ``writer`` is one (whatever else it prints)."""
-    values = _argv(writer, ("find",))
+    """The files a ``find`` or ``ls`` names, when ``writer`` is one (whatever else it
+    prints)."""
+    values = _argv(writer, _LISTERS)
     if values is None:
         return None
     return listing(tuple(v.text for v in values), tuple(v.literal for v in values))

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Protocol
 from signoff.policy import commands
 from signoff.policy import shellwords as sw
 from signoff.policy.commands import Invocation, Kind, Tree
-from signoff.policy.commands.find import Listing
 from signoff.policy.commands.git import object_path
+from signoff.policy.commands.records import Listing
 
 if TYPE_CHECKING:
     from signoff.policy.shelltypes import SimpleCommand
@@ -155,11 +155,20 @@ def reads_marked(argv: tuple[str, ...], mark: str) -> bool:
 
 def listed_reads(listing: Listing, walk: PathSink, cds: tuple[str | None, ...],
                  command: int) -> None:
-    """The files ``find`` lists, read one by one by the command it hands them to."""
+    """The files ``find`` or ``ls`` lists, read one by one by the command it hands them
+    to."""
     for start in listing.starts:
         for text in _value_path(start):
             walk.add_path(PathRef(path=text, literal=True, write=False, cds=cds,
                                   command=command, tree=listing.tree))
+
+
+def substituted_reads(argv: tuple[str, ...], listed: dict[str, Listing], walk: PathSink,
+                      command: int) -> None:
+    """The files a substitution lists, when the command reads the word it stands in."""
+    for written, found in listed.items():
+        if any(written in word for word in argv[1:]) and reads_marked(argv, written):
+            listed_reads(found, walk, tuple(walk.cds), command)
 
 
 def has_glob(word: str) -> bool:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import tree_sitter
 
 from signoff.policy.commands import Invocation
+from signoff.policy.commands.records import Listing
 from signoff.policy.shellpaths import PathRef
 
 MAX_SIMPLE_COMMANDS = 50
@@ -95,6 +96,7 @@ class Walk:
     # The literal values the line assigns its variables (shellvars).
     assigned: dict[str, list[str]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)  # $(echo .env): ".env"
+    listed: dict[str, Listing] = field(default_factory=dict)  # $(find .): what it lists
     # The redirections of a statement, by the id of the simple command they belong to.
     redirects_of: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
     # The commands of the pipeline being read, each by the one before it (shellfeed).

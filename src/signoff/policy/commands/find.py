@@ -15,9 +15,7 @@ those its ``-name``/``-iname`` tests admit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from signoff.policy.commands.records import Invocation, Kind, Part, Tree
+from signoff.policy.commands.records import Invocation, Kind, Listing, Part, Tree
 
 _INERT_VALUE = frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
@@ -113,14 +111,6 @@ def parse_find(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Invocation:
     return Invocation(model="find", parts=tuple(parts))
 
 
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """The files a ``find`` names: those ``tree`` admits beneath each starting point."""
-
-    starts: tuple[str, ...]
-    tree: Tree
-
-
 # Primaries that make the expression more than a conjunction of tests: a file another
 # branch admits is listed whatever the -name tests say, so they narrow nothing.
 _BRANCHES = frozenset({"-o", "-or", "!", "-not", "(", ")", ",", "-prune"})
@@ -128,7 +118,8 @@ _BRANCHES = frozenset({"-o", "-or", "!", "-not", "(", ")", ",", "-prune"})
 
 def listing(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Listing | None:
     """The files ``find`` names beneath the starting points it spells (``.`` when it
-    spells none), or ``None`` when it lists no file beneath them (``-maxdepth 0``)."""
+    spells none; only those with ``-maxdepth 0``), or ``None`` when nothing here can
+    place them (``find "$DIR"``)."""
     i, n = 1, len(argv)
     follow = False
     while i < n and literal[i] and (argv[i] in ("-H", "-L", "-P", "-D")
@@ -159,7 +150,7 @@ def listing(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Listing | None:
         broad = broad or word in _BRANCHES or not literal[i]
         follow = follow or word == "-follow"
         i += (3 if word == "-fprintf" else 2) if word in VALUED else 1
-    if depth == 0 or (unplaced and not starts):
+    if unplaced and not starts:
         return None
-    return Listing(tuple(starts) or (".",), Tree(
+    return Listing(tuple(starts) or (".",), None if depth == 0 else Tree(
         follow=follow, depth=depth, fold=fold, include=() if broad else tuple(names)))

@@ -70,6 +70,16 @@ class Tree:
     depth: int | None = None  # how deep it goes: 1, the directory's own files (find -maxdepth)
 
 
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """The files a command prints the names of (``find``, ``ls``): those ``tree`` admits
+    beneath each starting point, or the starting points themselves when ``tree`` is
+    ``None`` (``ls -d``, ``find -maxdepth 0``)."""
+
+    starts: tuple[str, ...]
+    tree: Tree | None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Invocation:
     """One simple command read against its model."""
