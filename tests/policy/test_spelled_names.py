@@ -16,6 +16,7 @@ import pytest
 from kit import assert_human_decides, judge_shell, reader_policy
 from signoff import Effect, Policy, ReviewMode
 from signoff.policy.shell import analyze
+from signoff.policy.wordglob import word_glob
 
 
 def _policy(workspace: Path) -> Policy:
@@ -73,6 +74,49 @@ def test_a_loop_variable_takes_the_values_it_loops_over(workspace: Path, command
 ])
 def test_a_loop_over_no_secret_is_judged_as_before(workspace: Path, command: str) -> None:
     assert judge_shell(_policy(workspace), command, ReviewMode.FULL).effect is Effect.ALLOW
+
+
+@pytest.mark.parametrize(("command", "naming"), [
+    ("cat .env$NOPE", ".env"),
+    ("cat $NOPE.env", ".env"),
+    ("cat .e${NOPE}nv", ".env"),
+    ("cat .e$@nv", ".env"),  # $@ is empty outside a function
+    ("c$@at .e$*nv", ".env"),
+    ("cat \"$X/.env\"", ".env"),
+    ("cat \"${X}.env\"", ".env"),
+    ("cat \".e$(true)nv\"", ".env"),
+    ("cat `pwd`/.env", ".env"),
+    ("cat \"$(pwd)/.env\"", ".env"),
+    ("cat \"$HOME/.aws/credentials\"", ".aws/credentials"),
+    ("head -c 99 \"$HOME\"/.ssh/id_ed25519", ".ssh"),
+    ("python -c \"import glob; print(open(glob.glob('.e*')[0]).read())\"", ".e*"),
+])
+def test_a_word_with_an_expansion_counts_by_what_it_can_name(
+        workspace: Path, command: str, naming: str) -> None:
+    """An expansion may be empty or anything; the text around it is known
+    (``signoff.policy.wordglob``). These were allowed in ``full`` mode."""
+    policy = reader_policy(workspace, ["cat *", "head *", "python *", "c$@at *"])
+    assert_human_decides(policy, command, "secret_read", naming=naming)
+
+
+@pytest.mark.parametrize("command", [
+    "cat $F", "cat \"$F\"", "cat \"$DIR\"/src/app.py", "cat ${OUT}.log",
+    "python -c 'print(\"*\" * 40)'", "cat '$X.env'x",
+])
+def test_an_expansion_that_spells_no_secret_is_judged_as_before(
+        workspace: Path, command: str) -> None:
+    policy = reader_policy(workspace, ["cat *", "python *"])
+    assert judge_shell(policy, command, ReviewMode.FULL).effect is Effect.ALLOW, command
+
+
+def test_word_globs() -> None:
+    assert word_glob("$NOPE.env") == "**.env"
+    assert word_glob('"$X/.env"') == "**/.env"
+    assert word_glob("'.e*'") == ".e\\*"  # quoted: a literal star
+    assert word_glob('".e*"$X') == ".e\\***"
+    assert word_glob("$((1 + 2))x${A:-$(b)}y") == "**x**y"
+    assert word_glob("a$/b") == "a$/b" and word_glob("x$") == "x$"  # a $ that is itself
+    assert word_glob("$'\\x2e'env") == "**env"
 
 
 def test_a_sensitive_path_assigned_then_written_is_a_mandatory_ask(workspace: Path) -> None:

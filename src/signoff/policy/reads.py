@@ -27,6 +27,7 @@ from signoff.policy.shell import ShellAnalysis
 from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import ToolSpec
 from signoff.policy.trees import Budget, secret_under
+from signoff.policy.wordglob import word_glob
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons
@@ -50,6 +51,12 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
         reads = [r.path for r in analysis.paths if not r.write and r.literal and not r.stat]
         for path in [*reads, *analysis.code_names]:  # code_names: open(".env") in python -c
             check(path, is_secret(path, secrets))
+        for path in analysis.code_names:  # glob.glob(".e*") in python -c
+            if has_glob(path):
+                check(path, can_name(path, secrets))
+        for ref in analysis.paths:  # cat .env$NOPE, cat "$HOME/.aws/credentials"
+            if not (ref.literal or ref.write or ref.stat or ref.path.startswith("<")):
+                check(ref.path, can_name(word_glob(ref.path), secrets))
         for verdict in scope.read:  # a glob's matches; where a link leads
             check(verdict.given, is_secret(verdict.given, secrets) or (
                 None if verdict.resolved is None else is_secret(verdict.resolved, secrets)))
