@@ -21,6 +21,7 @@ from typing import Any
 from signoff.policy.commands import Tree
 from signoff.policy.commands.git import object_path
 from signoff.policy.globmeet import can_name
+from signoff.policy.ignores import repository_top
 from signoff.policy.scope import ScopeResult
 from signoff.policy.sensitive import is_secret
 from signoff.policy.shell import ShellAnalysis
@@ -100,6 +101,10 @@ def _check_tree(check: Callable[[str, str | None, str | None], None], given: str
                 resolved: str | None,
                 tree: Tree, *, secrets: tuple[str, ...], budget: Budget) -> None:
     """A directory read file by file: the first secret under it, if any."""
+    if tree.top and resolved is not None:  # git add -A: the whole repository
+        top = repository_top(resolved) if os.path.isdir(resolved) else None
+        if top is not None and top != os.path.realpath(resolved):
+            given, resolved = top, top
     under = None if resolved is None or not os.path.isdir(resolved) else secret_under(
         resolved, secrets, tree, budget=budget)
     if under is not None:

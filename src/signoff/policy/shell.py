@@ -98,11 +98,13 @@ def _analyze_cached(command: str) -> ShellAnalysis:
     chained = shellchain.executes_written(walk.commands, walk.paths)
     if chained is not None:
         walk.find("executes_written", chained)
+    paths = shellchain.settle_ignores(walk.commands, walk.paths, sequential=not (
+        walk.concurrent or {"compound", "function_definition"} & walk.findings.keys()))
     return ShellAnalysis(
         source=command,
         commands=tuple(walk.commands),
         never_allow=tuple(walk.findings.values()),
-        paths=tuple(walk.paths),
+        paths=tuple(paths),
         variables=tuple(dict.fromkeys(walk.variables)),
         code_names=tuple(dict.fromkeys(walk.code_names))[:sw.MAX_CODE_STRINGS],
         dumps_env=walk.dumps_env,
@@ -201,6 +203,8 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         if kind == "command":
             _command(current, walk, nested=is_nested, pipeline=pipe, parent=above)
             continue
+        if kind == "coproc_statement" or (kind == "&" and not current.is_named):
+            walk.concurrent = True
         if kind in ("for_statement", "while_statement"):  # for f in .env; do cat $f
             shellvars.record_loop(current, above, walk)
         if kind in _SUBSTITUTIONS:

@@ -4,14 +4,21 @@
 then ``make``: the later command executes what the earlier one wrote, though neither
 says so. Such a line is never allowed by a rule (finding ``executes_written``) and is
 high risk.
+
+The same holds for the ignore files a walk honours (``git add -A``, ``rg``): ``rm
+.gitignore && git add -A`` stages the ``.env`` that ``.gitignore`` excluded when the
+policy looked. They count only when nothing that runs before the tool, or beside it,
+can have changed them (``settle_ignores``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import posixpath
 from collections.abc import Sequence
 
+from signoff.policy.commands import Kind
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import SimpleCommand
 
@@ -64,3 +71,38 @@ def _trusted_match(path: str, patterns: tuple[str, ...]) -> str | None:
         elif parts and fnmatch.fnmatchcase(parts[-1], pattern):
             return pattern
     return None
+
+
+def settle_ignores(commands: Sequence[SimpleCommand], paths: Sequence[PathRef], *,
+                   sequential: bool) -> list[PathRef]:
+    """``paths``, with the ignore files of a walk dropped (every file counts as read)
+    unless the line runs one command after another (no ``&``, loop or function) and
+    each command before the walk's, or in its pipeline, is modelled and writes, runs
+    and redirects nothing."""
+    if not any(ref.tree is not None and ref.tree.ignores for ref in paths):
+        return list(paths)
+    writers = {ref.command for ref in paths if ref.write}
+    settled: list[PathRef] = []
+    for ref in paths:
+        tree = ref.tree
+        trusted = tree is None or not tree.ignores or (
+            sequential and _undisturbed(ref.command, commands, writers))
+        settled.append(ref if trusted or tree is None else dataclasses.replace(
+            ref, tree=dataclasses.replace(tree, ignores=())))
+    return settled
+
+
+def _undisturbed(index: int, commands: Sequence[SimpleCommand], writers: set[int]) -> bool:
+    if index in writers or not 0 <= index < len(commands):
+        return False  # rg x > .gitignore: the shell truncates it before rg starts
+    pipeline = commands[index].pipeline
+    return all(_inert(cmd) and j not in writers for j, cmd in enumerate(commands)
+               if j != index and (j < index or cmd.pipeline == pipeline))
+
+
+def _inert(cmd: SimpleCommand) -> bool:
+    if cmd.basename in ("cd", "pushd", "popd", "true", ":"):
+        return True  # builtins that change no file
+    inv = cmd.invocation
+    return inv is not None and inv.modelled and inv.inner is None and all(
+        p.kind in (Kind.INERT, Kind.READ) for p in inv.parts)

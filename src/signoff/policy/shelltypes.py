@@ -97,6 +97,7 @@ class Walk:
     assigned: dict[str, list[str]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)  # $(echo .env): ".env"
     listed: dict[str, Listing] = field(default_factory=dict)  # $(find .): what it lists
+    concurrent: bool = False  # a command runs in the background (&): no order to rely on
     # The redirections of a statement, by the id of the simple command they belong to.
     redirects_of: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
     # The commands of the pipeline being read, each by the one before it (shellfeed).

@@ -20,6 +20,7 @@ import stat
 from collections import deque
 
 from signoff.policy.commands import Tree
+from signoff.policy.ignores import Ignores
 from signoff.policy.sensitive import is_secret
 
 MAX_ENTRIES = 20_000  # for one call, however many directories it searches
@@ -50,29 +51,32 @@ def secret_under(root: str, secrets: tuple[str, ...], tree: Tree, *,
 class _Walk:
     def __init__(self, root: str, secrets: tuple[str, ...], tree: Tree, budget: Budget) -> None:
         self.root, self.secrets, self.tree, self.budget = root, secrets, tree, budget
-        # each directory with its path from the root and the depth of its entries
-        self.queue = deque([(root, "", 1)])
+        # each directory with its path from the root, the depth of its entries and the
+        # ignore rules of the directories above it
+        above = Ignores.above(root, tree.ignores) if tree.ignores else None
+        self.queue: deque[tuple[str, str, int, Ignores | None]] = deque([(root, "", 1, above)])
         self.entered = {os.path.realpath(root)}
 
     def run(self) -> tuple[str, str] | None:
         while self.queue:
-            directory, prefix, depth = self.queue.popleft()
+            directory, prefix, depth, above = self.queue.popleft()
             try:
                 with os.scandir(directory) as entries:
                     listed = sorted(entries, key=lambda e: e.name)
             except OSError:
                 continue
+            ignores = None if above is None else above.within(directory, prefix)
             for entry in listed:
                 self.budget.left -= 1
                 if self.budget.left < 0:
                     return None
-                found = self.visit(entry, prefix + entry.name, depth)
+                found = self.visit(entry, prefix + entry.name, depth, ignores)
                 if found is not None:
                     return found
         return None
 
-    def visit(self, entry: os.DirEntry[str], relative: str,
-              depth: int) -> tuple[str, str] | None:
+    def visit(self, entry: os.DirEntry[str], relative: str, depth: int,
+              ignores: Ignores | None) -> tuple[str, str] | None:
         name, tree = entry.name, self.tree
         if not tree.hidden and name.startswith("."):
             return None
@@ -81,12 +85,14 @@ class _Walk:
             is_dir = entry.is_dir(follow_symlinks=tree.follow)
         except OSError:
             return None
+        if ignores is not None and ignores.ignored(relative, is_dir):
+            return None
         real = os.path.realpath(entry.path) if link else entry.path
         if is_dir:
             deeper = tree.depth is None or depth < tree.depth
             if deeper and real not in self.entered and not _skipped_dir(entry.path, name, tree):
                 self.entered.add(real)
-                self.queue.append((entry.path, relative + "/", depth + 1))
+                self.queue.append((entry.path, relative + "/", depth + 1, ignores))
             return None
         if tree.include and not any(may_match(relative, name, g, tree.fold)
                                     for g in tree.include):
@@ -121,6 +127,8 @@ class _Walk:
 
 
 def _skipped_dir(path: str, name: str, tree: Tree) -> bool:
+    if tree.top and name == ".git":
+        return True  # git does not add its own directory
     if name in _INSTALLS or any(must_match(name, name, g, tree.fold) for g in tree.exclude_dirs):
         return True
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))  # a virtualenv

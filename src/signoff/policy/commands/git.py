@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from signoff.policy.commands.records import Kind, Model, Opt, Part, State, model
+from signoff.policy.commands.records import Kind, Model, Opt, Part, State, Tree, model
 
 R, W, X, N, I, U = (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT,  # noqa: E741
                     Kind.UNKNOWN)
@@ -127,6 +127,33 @@ def _stash_finish(state: State) -> None:
     first = state.parts[state.operands[0]].word if state.operands else "push"
     if first not in ("list", "show"):
         _marks_repo_write(state)
+    if first in ("push", "save", "-u", "-a") and _given(state, "-u", "--include-untracked",
+                                                        "-a", "--all"):
+        _stores_tree(state, everything=_given(state, "-a", "--all"), top=True)
+
+
+def _add_finish(state: State) -> None:
+    """git add copies files into the object store (``git diff --cached`` prints them):
+    a directory it is given, or the whole repository with ``-A`` and no path, file by
+    file — what ``.gitignore`` excludes only with ``-f``. ``-u`` adds tracked files."""
+    _marks_repo_write(state)
+    if _given(state, "-u", "--update"):
+        return
+    magic = any(state.parts[i].word.startswith(":") for i in state.operands)  # :/, :(top)
+    whole = not state.operands and _given(state, "-A", "--all", "--no-ignore-removal")
+    if state.operands or whole:
+        _stores_tree(state, everything=_given(state, "-f", "--force"), top=magic or whole)
+
+
+def _stores_tree(state: State, *, everything: bool, top: bool) -> None:
+    state.tree = Tree(ignores=() if everything else (".gitignore",), top=top)
+    if top:
+        state.parts.append(Part(kind=R, word=".", index=0, value=".",
+                                why="stores the repository's files"))
+
+
+def _given(state: State, *options: str) -> bool:
+    return any(p.option in options for p in state.parts)
 
 
 def _grep_finish(state: State) -> None:
@@ -338,14 +365,15 @@ SUBCOMMANDS: dict[str, Model] = {
                         "contains": Opt(sets="contains"), "merged": Opt(sets="merged"),
                         "no-merged": Opt(sets="no-merged"), "points-at": Opt(sets="points-at"),
                         "no-contains": Opt(sets="no-contains")}),
-    "add": _writes_repo("git add", "nvfipeuANs", "dry-run verbose force interactive patch edit "
+    "add": model("git add", "nvfipeuANs", "dry-run verbose force interactive patch edit "
                         "update all no-all ignore-removal no-ignore-removal intent-to-add "
                         "refresh ignore-errors ignore-missing no-warn-embedded-repo renormalize "
                         "chmod= pathspec-from-file= pathspec-file-nul sparse",
                         kinds={"i": (X, "interactive"), "p": (X, "interactive"),
                                "e": (X, "runs an editor"), "interactive": (X, "interactive"),
                                "patch": (X, "interactive"), "edit": (X, "runs an editor"),
-                               "pathspec-from-file": (R, "reads pathspecs from FILE")}),
+                               "pathspec-from-file": (R, "reads pathspecs from FILE")},
+                        finish=_add_finish),
     "commit": _writes_repo("git commit", "apC:c:F:m:t:snevuz::qS::iox", "all patch "
                            "reuse-message= reedit-message= fixup= squash= reset-author short "
                            "branch porcelain long null file= author= date= message= template= "

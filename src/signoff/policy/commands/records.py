@@ -68,6 +68,10 @@ class Tree:
     exclude_dirs: tuple[str, ...] = ()  # not directories whose name matches one
     fold: bool = False  # the globs match without regard to case (find -iname, rg --iglob)
     depth: int | None = None  # how deep it goes: 1, the directory's own files (find -maxdepth)
+    # the ignore files it honours (git add: .gitignore; rg: .ignore, .rgignore too), when
+    # the line cannot have changed them first (shellchain.settle_ignores)
+    ignores: tuple[str, ...] = ()
+    top: bool = False  # from the repository's top, whatever the directory (git add -A)
 
 
 @dataclass(frozen=True, slots=True)

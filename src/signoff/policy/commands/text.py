@@ -131,7 +131,18 @@ def _rg_finish(state: State) -> None:
     exclude.extend(g for t in _values(state, "-T", "--type-not") for g in _RG_TYPES.get(t, ()))
     _searches_trees(state, Tree(hidden=hidden, follow=_given(state, "-L", "--follow"),
                                 include=tuple(include), exclude=tuple(exclude),
-                                fold=_given(state, "--iglob", "--glob-case-insensitive")))
+                                fold=_given(state, "--iglob", "--glob-case-insensitive"),
+                                ignores=_rg_ignores(state)))
+
+
+def _rg_ignores(state: State) -> tuple[str, ...]:
+    """The ignore files rg honours: none when told not to, or not to read some of those
+    above (parents, .git/info/exclude) that the walk would read."""
+    if _given(state, "-u", "--unrestricted", "--no-ignore", "--no-ignore-parent",
+              "--no-ignore-exclude"):
+        return ()
+    vcs = () if _given(state, "--no-ignore-vcs") else (".gitignore",)
+    return vcs + (() if _given(state, "--no-ignore-dot") else (".ignore", ".rgignore"))
 
 
 def _given(state: State, *options: str) -> bool:
