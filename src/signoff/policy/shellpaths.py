@@ -21,6 +21,8 @@ from signoff.policy import shellwords as sw
 from signoff.policy.commands import Invocation, Kind, Tree
 from signoff.policy.commands.git import object_path
 from signoff.policy.commands.records import Listing
+from signoff.policy.commands.servers import UNKNOWN as SERVED_UNKNOWN
+from signoff.policy.commands.servers import served
 
 if TYPE_CHECKING:
     from signoff.policy.shelltypes import SimpleCommand
@@ -61,6 +63,10 @@ def paths_of(cmd: SimpleCommand, words: list[sw.WordValue], walk: PathSink) -> N
         track_cd(name, args, walk)
         return
     cds = tuple(walk.cds)
+    directory = served(cmd.argv, cmd.literal)
+    if directory is not None:  # python -m http.server: every file, to whoever asks
+        walk.add_path(PathRef(path=directory, literal=directory != SERVED_UNKNOWN,
+                              write=False, cds=cds, command=walk.current, tree=Tree()))
     inv = cmd.invocation
     if inv is not None and inv.modelled:
         _model_paths(inv, walk, cds)
