@@ -18,7 +18,7 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from signoff.policy.commands import Tree
+from signoff.policy.commands import Kind, Tree
 from signoff.policy.commands.git import object_path
 from signoff.policy.globmeet import can_name
 from signoff.policy.ignores import repository_top
@@ -58,6 +58,10 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
         for ref in analysis.paths:  # cat .env$NOPE, cat "$HOME/.aws/credentials"
             if not (ref.literal or ref.write or ref.stat or ref.path.startswith("<")):
                 check(ref.path, can_name(word_glob(ref.path), secrets))
+        for word, literal in _unknown_words(analysis):  # curl "file://$HOME/.aws/…"
+            check(word, (is_secret(word, secrets) or (
+                can_name(word, secrets) if has_glob(word) else None)) if literal
+                else can_name(word_glob(word), secrets))
         for verdict in scope.read:  # a glob's matches; where a link leads
             check(verdict.given, is_secret(verdict.given, secrets) or (
                 None if verdict.resolved is None else is_secret(verdict.resolved, secrets)))
@@ -95,6 +99,15 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
             if stored is not None:  # "HEAD:.env": .env as committed
                 check(value, is_secret(stored, secrets))
     return [(path, hit, searched) for path, (hit, searched) in found.items()][:SHOWN]
+
+
+def _unknown_words(analysis: ShellAnalysis) -> list[tuple[str, bool]]:
+    """Words a command's model cannot class (``git hash-object .env``, an expansion that
+    may be a URL or a path), and whether each is literal: each may name a file the
+    command reads."""
+    return [(part.word, part.literal) for cmd in analysis.commands
+            if cmd.invocation is not None for part in cmd.invocation.parts
+            if part.kind is Kind.UNKNOWN and part.value is None]
 
 
 def _check_tree(check: Callable[[str, str | None, str | None], None], given: str,

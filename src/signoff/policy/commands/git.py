@@ -69,7 +69,15 @@ def _diff_like(name: str, extra_long: str = "", *, log: bool = False) -> Model:
     kinds["O"] = (R, "reads the order file")
     return model(name, "pusz0U:M::C::B::D::l:S:G:O:RaibwWX::n:EFPgcmtL:I:",
                  f"{_DIFF_LONG} {_LOG_LONG if log else ''} {extra_long}", digits=True,
-                 kinds=kinds, finish=_object_paths)
+                 kinds=kinds, finish=_diff_finish)
+
+
+def _diff_finish(state: State) -> None:
+    """git diff --no-index compares two paths outside git: directories file by file,
+    printing every file one side alone holds, whole."""
+    _object_paths(state)
+    if _given(state, "--no-index"):
+        state.tree = Tree()
 
 
 # <rev>:<path>, :<path> (the index) and :<stage>:<path> name a file's content as git
@@ -150,6 +158,15 @@ def _stores_tree(state: State, *, everything: bool, top: bool) -> None:
     if top:
         state.parts.append(Part(kind=R, word=".", index=0, value=".",
                                 why="stores the repository's files"))
+
+
+def _hash_object_finish(state: State) -> None:
+    """git hash-object -w stores each file (git cat-file -p prints it back); with
+    --stdin-paths it reads the names on its input."""
+    if _given(state, "-w"):
+        _marks_repo_write(state)
+    if _given(state, "--stdin-paths"):
+        state.stdin_names = "paths"
 
 
 def _given(state: State, *options: str) -> bool:
@@ -408,6 +425,9 @@ SUBCOMMANDS: dict[str, Model] = {
                             "no-recurse-submodules overlay no-overlay pathspec-from-file= "
                             "pathspec-file-nul", operand=W,
                             kinds={"p": (X, "interactive"), "patch": (X, "interactive")}),
+    "hash-object": model("git hash-object", "t:w", "stdin stdin-paths no-filters "
+                         "literally path= help", operand=R, finish=_hash_object_finish,
+                         kinds={"w": (I, "writes the file into the object store")}),
     "stash": model("git stash", "pkuaqm:", "patch keep-index no-keep-index include-untracked "
                    "all quiet message= staged index only-untracked stat name-only",
                    operand=I, finish=_stash_finish, kinds={"p": (X, "interactive"),

@@ -238,7 +238,15 @@ DIFF = model(
     "changed-group-format= unchanged-group-format= minimal horizon-lines= speed-large-files "
     "color=? palette= help version", digits=True,
     kinds={"X": (R, "reads exclusion globs from FILE"), "exclude-from": (R, "reads globs"),
-           "from-file": (R, "compares FILE"), "to-file": (R, "compares FILE")})
+           "from-file": (R, "compares FILE"), "to-file": (R, "compares FILE")},
+    finish=lambda state: _compares_trees(state, "-r", "--recursive"))
+
+
+def _compares_trees(state: State, *options: str) -> None:
+    """diff -r compares the directories file by file and prints what differs (with -N,
+    a file only one side holds, whole): each file counts as read, less its -x globs."""
+    if any(p.option in options for p in state.parts):
+        state.tree = Tree(exclude=_values(state, "-x", "--exclude"))
 
 
 def _xxd_finish(state: State) -> None:
