@@ -55,7 +55,8 @@ _NET_TOOLS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp",
                         "rsync", "ftp", "nmap"})
 _HIDDEN_FINDINGS = {"find_exec": "find -exec runs another command",
                     "eval": "eval, source or exec runs code that cannot be judged",
-                    "wrapper": "a wrapper runs another command this policy cannot model"}
+                    "wrapper": "a wrapper runs another command this policy cannot model",
+                    "sqlite_exec": "a sqlite3 statement runs a program or loads a library"}
 _INLINE_FINDINGS = {"inline_code": "inline code given to an interpreter",
                     "shell_inline": "a shell given an inline script (-c)",
                     "interpreter_stdin": "a shell or interpreter reading its program from "

@@ -16,7 +16,8 @@ from signoff.policy import commands
 from signoff.policy import shellwords as sw
 from signoff.policy.commands.find import listing
 from signoff.policy.commands.records import ARGUMENT_OF, STDIN_PROGRAM
-from signoff.policy.shellpaths import listed_reads, reads_marked
+from signoff.policy.commands.sqlite import statements_of
+from signoff.policy.shellpaths import PathRef, listed_reads, reads_marked
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
 Script = Callable[[str, Walk], None]
@@ -77,6 +78,9 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
                 listed_reads(listed, walk, tuple(walk.cds), walk.current)
         return
     inv = cmd.invocation
+    if inv is not None and inv.model == "sqlite3":
+        _sqlite(inv, walk, stdin=stdin, script=script)
+        return
     if inv is not None and inv.model in ("python", "node"):
         # A modelled interpreter: its parse knows which option takes code, where its
         # options end (node script.js -e x passes -e to the script) and --version.
@@ -98,6 +102,27 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
                 _code(text, walk)
         else:
             walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+
+
+def _sqlite(inv: commands.Invocation, walk: Walk, *, stdin: tuple[str, ...],
+            script: Script) -> None:
+    """sqlite3's statements that run a command (``.shell``, ``.system``, ``.read '|cmd'``)
+    are nested scripts deny rules see; a here-document of statements is judged as the
+    operands are (``commands.sqlite``): its files count, its programs are found."""
+    parts = list(inv.parts)
+    for text in stdin:
+        written = statements_of(text, 0)
+        parts.extend(written)
+        for part in written:
+            if part.kind in (commands.Kind.READ, commands.Kind.WRITE) and part.value:
+                walk.add_path(PathRef(path=part.value, literal=True, cds=tuple(walk.cds),
+                                      write=part.kind is commands.Kind.WRITE,
+                                      command=walk.current))
+    for part in parts:
+        if part.kind is commands.Kind.EXEC and part.why != STDIN_PROGRAM and not part.path:
+            walk.find("sqlite_exec", f"sqlite3: {part.word[:60]!r} {part.why}")
+            if part.value and part.why.endswith(("runs a program", "pipes through a command")):
+                script(part.value, walk)
 
 
 def handed_names(inv: commands.Invocation, walk: Walk) -> None:

@@ -29,6 +29,7 @@ from signoff.policy.commands import (
 from signoff.policy.commands.find import parse_find
 from signoff.policy.commands.grammar import parse
 from signoff.policy.commands.records import Concern, Invocation, Kind, Model, Part, Tree
+from signoff.policy.commands.sqlite import parse_sqlite
 
 __all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "Tree", "invocation", "model_for",
            "modelled_names"]
@@ -59,7 +60,7 @@ def model_for(name: str) -> Model | None:
 
 
 def modelled_names() -> list[str]:
-    return sorted({*_MODELS, "find", *_ALIASES})
+    return sorted({*_MODELS, "find", "sqlite3", *_ALIASES})
 
 
 @lru_cache(maxsize=2048)
@@ -73,6 +74,8 @@ def invocation(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Invocation:
     base = argv[0].rsplit("/", 1)[-1]
     if base == "find":
         return parse_find(argv, literal)
+    if base in ("sqlite3", "sqlite"):
+        return parse_sqlite(argv, literal)
     spec = model_for(base)
     if spec is None:
         return UNMODELLED
