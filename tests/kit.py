@@ -162,6 +162,22 @@ def secrets_workspace(root: Path) -> Path:
     return root.resolve()
 
 
+def search_workspace(root: Path) -> Path:
+    """A workspace a search walks: a package, docs and a ``.env`` beside them."""
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "app.py").write_text("TOKEN = None\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "index.md").write_text("# docs\n")
+    (root / ".env").write_text("TOKEN=1\n")
+    return root.resolve()
+
+
+# What a reader policy admits for the listing and search tests: no rule names a secret.
+READERS = ["find *", "xargs *", "cat *", "grep *", "egrep *", "rg *", "tar *", "sort *",
+           "uniq *", "head *", "tail *", "ls *", "rm *", "wc *", "sed *", "file *", "stat *",
+           "chmod *"]
+
+
 def shell_workspace(root: Path) -> Path:
     """A workspace with the files the shell tables name: sources, notes, a .git with hooks."""
     (root / "src").mkdir(parents=True)

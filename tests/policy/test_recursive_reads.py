@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import assert_human_decides, judge_shell, reasons
+from kit import assert_human_decides, judge_shell, reasons, search_workspace
 from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.policy import trees
 from signoff.policy.commands import Tree
@@ -28,13 +28,7 @@ def _secret(verdict: Verdict) -> list[str]:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "src" / "pkg").mkdir(parents=True)
-    (root / "src" / "pkg" / "app.py").write_text("TOKEN = None\n")
-    (root / "docs").mkdir()
-    (root / "docs" / "index.md").write_text("# docs\n")
-    (root / ".env").write_text("TOKEN=1\n")
-    return root.resolve()
+    return search_workspace(tmp_path / "ws")
 
 
 @pytest.fixture

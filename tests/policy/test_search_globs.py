@@ -15,29 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from kit import assert_human_decides, judge_shell, reader_policy
+from kit import READERS, assert_human_decides, judge_shell, reader_policy, search_workspace
 from signoff import Effect, Policy, ReviewMode
 from signoff.policy.trees import may_match, must_match
-
-_READERS = ["find *", "xargs *", "cat *", "grep *", "egrep *", "rg *", "tar *",
-            "sort *", "uniq *", "head *", "tail *", "ls *", "rm *", "wc *", "sed *",
-            "file *", "stat *", "chmod *"]
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "src" / "pkg").mkdir(parents=True)
-    (root / "src" / "pkg" / "app.py").write_text("TOKEN = None\n")
-    (root / "docs").mkdir()
-    (root / "docs" / "index.md").write_text("# docs\n")
-    (root / ".env").write_text("TOKEN=1\n")
-    return root.resolve()
+    return search_workspace(tmp_path / "ws")
 
 
 @pytest.fixture
 def readers(workspace: Path) -> Policy:
-    return reader_policy(workspace, _READERS)
+    return reader_policy(workspace, READERS)
 
 
 @pytest.mark.parametrize("command", [
