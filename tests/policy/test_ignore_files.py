@@ -141,3 +141,17 @@ def test_a_parent_directory_rules_apply_beneath_it(tmp_path: Path) -> None:
     assert rules.ignored("deep/.env", False) and not rules.ignored("deep/app.py", False)
     assert repository_top(str(root / "src" / "deep")) == str(root)
     assert repository_top(str(tmp_path)) is None or repository_top(str(tmp_path)) != str(root)
+
+
+@pytest.mark.parametrize("command", [
+    "git -C sub add -A", "git --work-tree=sub add -A", "git -C sub stash -u"])
+def test_git_pointed_at_another_tree_reads_it_by_none_of_these_rules(
+        ignoring: Path, command: str) -> None:
+    """The root's .gitignore excludes .env everywhere, but git -C sub runs in sub's own
+    repository, by sub's rules: the tree it names counts, every file."""
+    sub = ignoring / "sub"
+    sub.mkdir()
+    subprocess.run(["git", "init", "-q", str(sub)], check=True)
+    (sub / ".env").write_text("TOKEN=4\n")
+    assert_human_decides(reader_policy(ignoring, _TOOLS), command, "secret_read",
+                         naming=".env", modes=(ReviewMode.FULL,))

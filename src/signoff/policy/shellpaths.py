@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from signoff.policy import commands
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 # A word that hands a program a file's content: @FILE, field@FILE, field=@FILE, f:=@FILE
 _AT_FILE = re.compile(r"(?:[\w.-]*(?::=|=)?)@(?P<file>[^@\s]+)")
+# git's global options that make it work on another tree than the current directory's
+_ELSEWHERE = frozenset({"-C", "--work-tree", "--git-dir"})
 PATH_MAX = 4096  # a longer word cannot name a file (ENAMETOOLONG), so it is no path reference
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -183,6 +185,12 @@ def has_glob(word: str) -> bool:
 
 def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -> None:
     """The files a modelled command reads and writes, as its model classes them."""
+    moved = [p for p in inv.parts if p.option in _ELSEWHERE and p.index < inv.subcommand_index]
+    if inv.tree is not None and moved:  # git -C DIR add -A: DIR's files, whatever its rules
+        inv = replace(inv, tree=Tree())
+        for part in moved:
+            walk.add_path(PathRef(path=part.value or part.word, literal=part.literal and bool(
+                part.value), write=False, cds=cds, command=walk.current, tree=Tree()))
     for part in inv.parts:
         kind = part.kind
         if part.value is None:
