@@ -12,24 +12,12 @@ removes them (``rm``).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from kit import READERS, assert_human_decides, judge_shell, reader_policy, reasons, search_workspace
+from kit import assert_human_decides, judge_shell, reasons
 from signoff import Effect, Policy, ReviewMode
 from signoff.policy.commands import Tree
 from signoff.policy.commands.find import listing
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return search_workspace(tmp_path / "ws")
-
-
-@pytest.fixture
-def readers(workspace: Path) -> Policy:
-    return reader_policy(workspace, READERS)
 
 
 @pytest.mark.parametrize("command", [

@@ -11,23 +11,11 @@ leave it out only when every reading does.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from kit import READERS, assert_human_decides, judge_shell, reader_policy, search_workspace
+from kit import assert_human_decides, judge_shell
 from signoff import Effect, Policy, ReviewMode
 from signoff.policy.trees import may_match, must_match
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return search_workspace(tmp_path / "ws")
-
-
-@pytest.fixture
-def readers(workspace: Path) -> Policy:
-    return reader_policy(workspace, READERS)
 
 
 @pytest.mark.parametrize("command", [
