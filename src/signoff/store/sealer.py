@@ -33,19 +33,24 @@ HEARTBEAT = 1.0  # seconds: pass anyway (another server's events, a poke lost)
 BACKOFF = 0.5  # seconds: the oldest event has waited this long (a long transaction)
 GATHER = 0.005  # seconds after a poke before passing: one pass for the commits of a burst
 
-# Below the oldest running transaction: those have all ended. At or above the snapshot's
-# xmax: ids no transaction of this cluster has had yet, so rows restored from another
-# cluster's dump, whose transactions ended there (a running one's rows are never seen).
-_SEALABLE = ("SELECT seq, at_us, kind, request_id, actor, data FROM audit_pending, "
-             "pg_current_snapshot() AS s WHERE txid < pg_snapshot_xmin(s) "
-             "OR txid >= pg_snapshot_xmax(s) ORDER BY txid, seq LIMIT %s")
-_HEAD = "SELECT idx, hash FROM audit_head WHERE id = 1"
-_WAITING = "SELECT COUNT(*) FROM audit_pending"
+# What a pass works from, in one statement (one snapshot, taken after the lock's): the head,
+# the count of pending events, and the sealable ones — below the oldest running
+# transaction (those have all ended), or at or above the snapshot's xmax (ids no
+# transaction of this cluster has had yet: rows restored from another cluster's dump,
+# whose transactions ended there; a running one's rows are never seen) — in (txid, seq)
+# order. One row with NULL event columns when nothing is sealable; none without a head.
+_READ = ("SELECT h.idx, h.hash, (SELECT COUNT(*) FROM audit_pending), "
+         "p.seq, p.at_us, p.kind, p.request_id, p.actor, p.data FROM audit_head h "
+         "LEFT JOIN LATERAL (SELECT seq, at_us, kind, request_id, actor, data "
+         "FROM audit_pending, pg_current_snapshot() AS s WHERE txid < pg_snapshot_xmin(s) "
+         "OR txid >= pg_snapshot_xmax(s) ORDER BY txid, seq LIMIT %s) p ON true "
+         "WHERE h.id = 1")
 # The sealed events leave audit_pending in the statement that chains them into audit.
-_INSERT = ("WITH gone AS (DELETE FROM audit_pending WHERE seq = ANY(%s::bigint[])) "
+# The arrays go in binary (``%b``): no text escaping of every element, on either side.
+_INSERT = ("WITH gone AS (DELETE FROM audit_pending WHERE seq = ANY(%b::bigint[])) "
            "INSERT INTO audit (idx, at_us, kind, request_id, actor, data, prev_hash, hash) "
-           "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], "
-           "%s::text[], %s::text[], %s::text[], %s::text[])")
+           "SELECT * FROM unnest(%b::bigint[], %b::bigint[], %b::text[], %b::text[], "
+           "%b::text[], %b::text[], %b::text[], %b::text[])")
 
 
 # The pass's lock, and no wait for its commit's WAL flush (``synchronous_commit`` off for
@@ -78,27 +83,29 @@ def _seal(conn: Any, key: int, batch: int = BATCH,
     by a running transaction, or past ``batch``): the sealer's next wait depends on it.
 
     Two round trips on an autocommit connection (the store's), each one pipeline:
-    ``BEGIN`` with the lock, the sealable events, the head and the count of pending ones
-    (each statement its own snapshot, so the reads see everything committed before the
-    lock was taken); the chain's insert, with the delete from ``audit_pending`` in the
+    ``BEGIN`` with the lock, then the head, the count of pending events and the sealable
+    ones in one read (a statement of its own, so its snapshot sees everything committed
+    before the lock was taken); the chain's insert, with the delete from ``audit_pending`` in the
     same statement, and ``COMMIT`` — three with ``before_commit``, which runs between
     them. (More on a connection that opens its transactions itself.)"""
     from signoff.store.pgbatch import pipelined  # noqa: PLC0415 (PostgreSQL only)
 
-    lock, sealable, top, waiting = conn.cursor(), conn.cursor(), conn.cursor(), conn.cursor()
+    lock, read = conn.cursor(), conn.cursor()
     try:
-        reads = [(lock, _LOCK, (key,)), (sealable, _SEALABLE, (batch,)), (top, _HEAD, ()),
-                 (waiting, _WAITING, ())]
+        # The lock first, in a statement of its own: the read's snapshot must come after it,
+        # so that it sees everything the previous pass committed.
+        reads = [(lock, _LOCK, (key,)), (read, _READ, (batch,))]
         if conn.autocommit:
             pipelined(conn, [(conn.cursor(), "BEGIN", ()), *reads])
         else:  # psycopg begins the transaction itself
             for cursor, statement, params in reads:
                 cursor.execute(statement, params)
         got = lock.fetchone()
-        rows = sealable.fetchall()
-        head = top.fetchone()
-        # Counted after the sealable read: it includes every row that read took.
-        left = max(0, int(waiting.fetchone()[0]) - len(rows))
+        found = read.fetchall()
+        head = found[0][:2] if found else None
+        rows = [row[3:] for row in found if row[3] is not None]
+        # Counted in the same snapshot as the sealable read: it includes every row taken.
+        left = max(0, int(found[0][2]) - len(rows)) if found else 0
         if not got or not got[0] or not rows:
             # Nothing written: a COMMIT writes no WAL record either, and keeps what psycopg
             # prepared on this connection (its rollback forgets it all).
@@ -106,9 +113,11 @@ def _seal(conn: Any, key: int, batch: int = BATCH,
                 conn.execute("COMMIT")
             else:
                 conn.commit()
+            if got and got[0] and head is None:
+                raise RuntimeError("the audit head row is missing (schema migration 1 "
+                                   "makes it)")
             return (None if not got or not got[0] else 0), left
-        if head is None:
-            raise RuntimeError("the audit head row is missing (schema migration 1 makes it)")
+        assert head is not None  # it came with the sealable rows
         index, prev = int(head[0]), str(head[1])
         columns: list[list[Any]] = [[] for _ in range(8)]
         seqs = []
