@@ -9,6 +9,7 @@ the oracle of what ran.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +207,107 @@ def test_args_changed_between_the_checks_and_the_claim(kit: Kit, workspace: Path
     assert outcome.kind is OutcomeKind.INVALIDATED and outcome.code == "args_hash_mismatch"
     assert target.read_text() == "v1"
     assert kit.ran() == []
+
+
+# ---- between the read and the claim -------------------------------------------------------------
+# On PostgreSQL a resume claims without holding the row first: it reads the row and its
+# approvals in one statement, checks them, and its compare-and-set requires, inside the
+# database, that they are still as read. Each change below lands right after that read.
+
+
+def change_after_the_read(kit: Kit, monkeypatch: pytest.MonkeyPatch,
+                          change: Callable[[], object]) -> None:
+    """The next resume works from a reading taken just before ``change``."""
+    read = kit.store.request_to_run
+    pending = [change]
+
+    def stale(request_id: str) -> Any:
+        seen = read(request_id)
+        while pending:
+            pending.pop()()
+        return seen
+
+    monkeypatch.setattr(kit.store, "request_to_run", stale)
+
+
+def no_claim_event(kit: Kit, rid: str) -> bool:
+    return all(e.kind != "request.executing" for e in kit.store.audit_events()
+               if e.request_id == rid)
+
+
+def test_approver_disabled_after_the_read(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    rid = kit.approved("deploy", {"service": "api"}, approvers=(kit.alice, kit.bob))
+
+    def disable() -> None:
+        with kit.store.transaction() as tx:
+            tx.set_user("alice", disabled=True)
+
+    change_after_the_read(kit, monkeypatch, disable)
+    kit.assert_invalidated(rid, "approver_lost_role")
+    assert no_claim_event(kit, rid)
+
+
+def test_approver_lost_role_after_the_read(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    rid = kit.approved("deploy", {"service": "api"}, approvers=(kit.alice, kit.bob))
+    change_after_the_read(kit, monkeypatch,
+                          lambda: kit.gate.set_roles("bob", ["dev"], actor="admin"))
+    kit.assert_invalidated(rid, "approver_lost_role")
+    assert no_claim_event(kit, rid)
+
+
+def test_approver_removed_after_the_read(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    rid = kit.approved("deploy", {"service": "api"}, approvers=(kit.alice, kit.bob))
+    change_after_the_read(kit, monkeypatch, lambda: tamper(
+        kit.store, "UPDATE users SET name = 'bobby' WHERE name = 'bob'"))
+    kit.assert_invalidated(rid, "approver_lost_role")
+
+
+def test_decision_forged_after_the_read(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    rid = kit.approved("deploy", {"service": "api"}, approvers=(kit.alice, kit.bob))
+    change_after_the_read(kit, monkeypatch, lambda: tamper(
+        kit.store, "UPDATE decisions SET args_hash = 'sha256:other' WHERE approver = 'bob'"))
+    kit.assert_invalidated(rid, "args_hash_mismatch")
+
+
+def test_args_changed_in_the_database_after_the_read(
+        kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind the store's back: the version does not move, the arguments do."""
+    rid = kit.approved()
+    change_after_the_read(kit, monkeypatch, lambda: tamper(
+        kit.store, "UPDATE requests SET args = ? WHERE id = ?",
+        canonical_text({"command": "rm -rf /"}), rid))
+    kit.assert_invalidated(rid, "args_hash_mismatch")
+    assert no_claim_event(kit, rid)
+
+
+def test_cancelled_after_the_read(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The row moved (its version with it) between the read and the claim."""
+    rid = kit.approved()
+
+    def cancel() -> None:
+        with kit.store.transaction() as tx:
+            locked = tx.get_request(rid, lock=True)
+            assert locked is not None
+            lifecycle.transition(tx, locked, RequestStatus.CANCELLED, now=T0, actor="admin",
+                                 outcome_code="cancelled")
+
+    change_after_the_read(kit, monkeypatch, cancel)
+    assert kit.gate.resume(rid).kind is OutcomeKind.CANCELLED
+    assert kit.status(rid) is RequestStatus.CANCELLED
+    assert kit.ran() == [] and no_claim_event(kit, rid)
+
+
+def test_run_by_another_process_after_the_read(
+        kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    rid = kit.approved()
+    other = kit.make_gate(kit.policy)
+    change_after_the_read(kit, monkeypatch, lambda: other.resume(rid))
+    outcome = kit.gate.resume(rid)
+    assert outcome.kind is OutcomeKind.EXECUTED and outcome.result == "ran make build"
+    assert kit.ran() == [("execute", "make build")]  # once: by the other
+    claims = [e for e in kit.store.audit_events()
+              if e.request_id == rid and e.kind == "request.executing"]
+    assert len(claims) == 1
 
 
 # ---- the world -----------------------------------------------------------------------------------

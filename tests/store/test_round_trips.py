@@ -347,12 +347,13 @@ def test_a_bad_value_at_the_finish_is_typed_and_writes_nothing(postgres_store: S
 # ---- the durable cycle's budget ------------------------------------------------------------------
 
 
-def test_the_durable_cycle_on_postgresql_is_eight_round_trips(
+def test_the_durable_cycle_on_postgresql_is_seven_round_trips(
         postgres_store: Store, policy: Policy, tmp_path: Path) -> None:
     """propose 2 (the thread's memory; the request with its event and COMMIT), decide 2 (the
-    row locked with the approver; the decision, the move, its events and COMMIT), resume 4
-    (the row; the row held with its approvers; the claim with its COMMIT; the result with
-    its event). The bench (bench/roundtrip_bench.py) says why round trips are the cost."""
+    row locked with the approver; the decision, the move, its events and COMMIT), resume 3
+    (the row with its approvals; the claim, required as read, with its COMMIT; the result
+    with its event). The bench (bench/roundtrip_bench.py) says why round trips are the
+    cost."""
     gate = Gate(policy, postgres_store)
     alice, _ = gate.add_user("alice", roles=[])
 
@@ -375,5 +376,5 @@ def test_the_durable_cycle_on_postgresql_is_eight_round_trips(
         counts["resume"].append(counted[0])
         assert outcome.result == "ran echo hi"
     assert {phase: runs[1:] for phase, runs in counts.items()} == {
-        "propose": [2, 2], "decide": [2, 2], "resume": [4, 4]}
+        "propose": [2, 2], "decide": [2, 2], "resume": [3, 3]}
     assert postgres_store.verify_audit().ok

@@ -115,12 +115,14 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
 
     def resume(self, request_id: str) -> Outcome:
         """The outcome of a request now; an approved one runs here (once) if its tool is here."""
-        request = self._now(request_id)
+        request, approvals = self.store.request_to_run(request_id)
+        if request is None:
+            raise NotFound(f"no approval request {request_id!r}", code="not_found")
         if request.status is RequestStatus.APPROVED:
             entry = self.tools.get(request.tool)
             if entry is not None and not entry.is_async:
-                return self.execute(request_id, request=request)
-        return outcome_of(request)
+                return self.execute(request_id, request=request, approvals=approvals)
+        return outcome_of(self._settled(request))
 
     def outcome(self, request_id: str) -> Outcome:
         """The outcome of a request now, without running anything (an overdue pending
@@ -172,10 +174,13 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
     def _now(self, request_id: str) -> ApprovalRequest:
         """The request as it stands, a pending one past its expiry expired first (the
         server's clock judges expiry, whoever asks)."""
-        request = self.store_get(request_id)
+        return self._settled(self.store_get(request_id))
+
+    def _settled(self, request: ApprovalRequest) -> ApprovalRequest:
+        """``request`` as read, or expired first if it is pending past its expiry."""
         if request.status is RequestStatus.PENDING and request.expires_at is not None \
                 and self.clock() >= request.expires_at:
-            expired: ApprovalRequest = self._expire(request_id)
+            expired: ApprovalRequest = self._expire(request.id)
             return expired
         return request
 

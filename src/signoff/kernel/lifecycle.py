@@ -21,7 +21,7 @@ from signoff.model import ApprovalRequest
 from signoff.model import RequestStatus as S
 
 if TYPE_CHECKING:
-    from signoff.store.base import Event, Tx
+    from signoff.store.base import Approvals, Event, Tx
 
 _AUDITED = ("outcome_code", "outcome_reason", "executor")
 
@@ -64,7 +64,7 @@ def transition(tx: Tx, request: ApprovalRequest, target: S, *, now: float, actor
 
 
 def claim(tx: Tx, request: ApprovalRequest, *, now: float, actor: str,
-          lease_until: float, last: bool = False) -> int:
+          lease_until: float, last: bool = False, approvals: Approvals | None = None) -> int:
     """``approved → executing`` for ``actor``; returns the fencing token.
 
     The token is the number of the claim's own audit event (``Tx.claim_request``): unique,
@@ -73,13 +73,14 @@ def claim(tx: Tx, request: ApprovalRequest, *, now: float, actor: str,
     event is appended with the move (one statement on PostgreSQL) so its number is the
     row's token; a failed compare-and-set rolls both back. ``last``: the caller writes
     nothing after it in ``tx`` — PostgreSQL then commits it in the same round trip, and
-    it stays committed whatever the rest of the ``with`` block does."""
+    it stays committed whatever the rest of the ``with`` block does. ``approvals``: the
+    row was read, not held (``Store.request_to_run``); the claim requires it as read."""
     check(request.status, S.EXECUTING)
     token = tx.claim_request(request, event=(
         f"request.{S.EXECUTING.value}", to_us(now), actor,
         {"from": request.status.value, "to": S.EXECUTING.value, "executor": actor}),
         status=S.EXECUTING, updated_at=now, lease_until=lease_until, executor=actor,
-        commit=last)
+        commit=last, approvals=approvals)
     if token is None:
         raise Conflict(f"request {request.id} changed underneath", code="already_decided",
                        status=request.status.value)

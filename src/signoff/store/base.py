@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from signoff.audit import AuditEvent, Verification
@@ -25,6 +26,17 @@ from signoff.store.pages import RequestQuery
 
 # An audit event as a write carries it: ``(kind, at_us, actor, data)``.
 Event = tuple[str, int, str | None, Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """Who approved a request's hash to run, each as stored then (``None``: no such user),
+    read with the request and without holding it; ``stamp`` is that reading as the
+    database writes it, so that a claim sending it back is refused inside the database
+    when any of it changed since (``Tx.claim_request``)."""
+
+    of: list[tuple[str, Identity | None]]
+    stamp: str
 
 if TYPE_CHECKING:
     from signoff.store.recall import ThreadMemory
@@ -63,10 +75,12 @@ class Tx(Protocol):
         ...
 
     def claim_request(self, request: ApprovalRequest, *, event: Event, commit: bool = False,
-                      **changes: Any) -> int | None:
+                      approvals: Approvals | None = None, **changes: Any) -> int | None:
         """Append the claim's event and compare-and-set ``request`` with ``changes``, its
         fencing token the event's number; the token, or ``None`` if the request moved.
-        ``commit``: nothing follows in this transaction (PostgreSQL commits with it)."""
+        ``commit``: nothing follows in this transaction (PostgreSQL commits with it).
+        ``approvals`` (PostgreSQL, with ``commit``; the row not held): the claim also
+        requires the row's arguments and hashes, and its approvals, to be as read."""
         ...
 
     def insert_decision(self, decision: DecisionRecord) -> None: ...
@@ -240,6 +254,12 @@ class Store(Protocol):
         ...
 
     def get_request(self, request_id: str) -> ApprovalRequest | None: ...
+
+    def request_to_run(self, request_id: str
+                       ) -> tuple[ApprovalRequest | None, Approvals | None]:
+        """The request, and where a claim can use them (PostgreSQL: one round trip less
+        than holding the row first), its approvals as read in the same statement."""
+        ...
 
     def list_requests(self, *, status: RequestStatus | None = None,
                       thread_id: str | None = None, limit: int = 100,

@@ -13,7 +13,7 @@ from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountReads
-from signoff.store.base import Event
+from signoff.store.base import Approvals, Event
 from signoff.store.deliveries import DeliveryReads
 from signoff.store.pages import RequestQuery, after_key
 from signoff.store.recall import (
@@ -46,6 +46,11 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
     def get_request(self, request_id: str) -> ApprovalRequest | None:
         with self._reader() as tx:
             return tx.get_request(request_id)
+
+    def request_to_run(self, request_id: str
+                       ) -> tuple[ApprovalRequest | None, Approvals | None]:
+        with self._reader() as tx:
+            return tx.request_to_run(request_id)
 
     def finish_execution(self, request_id: str, fencing_token: int, *, event: Event,
                          **changes: Any) -> bool:

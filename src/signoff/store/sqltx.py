@@ -27,7 +27,7 @@ from signoff.model import (
 )
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountRows
-from signoff.store.base import Event
+from signoff.store.base import Approvals, Event
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.faults import classify
 from signoff.store.pgbatch import guarded
@@ -51,6 +51,26 @@ _SELECT_REQUEST = f"SELECT {', '.join(REQUEST_COLUMNS)} FROM requests"
 _SELECT_REQUEST_AND_USER = (
     f"SELECT {', '.join('r.' + c for c in REQUEST_COLUMNS)}, u.name, u.kind, u.roles, "
     "u.disabled FROM requests r LEFT JOIN users u ON u.name = ? WHERE r.id = ?")
+# The approvals of the hash a request ``{r}`` would run, as one text the database writes:
+# read with the request, then required unchanged by a claim that did not hold the row.
+_APPROVAL_STAMP = (
+    "(SELECT COALESCE(string_agg(concat_ws(',', quote_literal(d.approver), "
+    "quote_nullable(u.kind), quote_nullable(u.roles), quote_nullable(u.disabled)), ';' "
+    "ORDER BY d.created_at, d.id), '') FROM decisions d LEFT JOIN users u "
+    "ON u.name = d.approver WHERE d.request_id = {r}.id AND d.kind IN ('approve', 'edit') "
+    "AND d.args_hash = COALESCE({r}.approved_hash, {r}.args_hash))")
+# A request, the stamp of its approvals, and the approvals (a row each, or one of NULLs).
+_SELECT_REQUEST_TO_RUN = (
+    f"SELECT {', '.join('r.' + c for c in REQUEST_COLUMNS)}, "
+    f"{_APPROVAL_STAMP.format(r='r')}, d.approver, u.kind, u.roles, u.disabled "
+    "FROM requests r LEFT JOIN decisions d ON d.request_id = r.id "
+    "AND d.kind IN ('approve', 'edit') AND d.args_hash = COALESCE(r.approved_hash, r.args_hash) "
+    "LEFT JOIN users u ON u.name = d.approver WHERE r.id = ? ORDER BY d.created_at, d.id")
+# What a claim that did not hold the row requires of it, beside its version.
+_AS_READ = ("AND requests.args = ? AND requests.args_hash = ? "
+            "AND requests.approved_args IS NOT DISTINCT FROM ? "
+            "AND requests.approved_hash IS NOT DISTINCT FROM ? "
+            f"AND {_APPROVAL_STAMP.format(r='requests')} = ?")
 
 
 def _typed(exc: Exception) -> Exception:
@@ -209,6 +229,22 @@ class SqlTx(AccountRows, DeliveryRows):
         return request_from_row(row[:width]), (
             None if name is None else identity_from_row(name, kind, roles, disabled))
 
+    def request_to_run(self, request_id: str
+                       ) -> tuple[ApprovalRequest | None, Approvals | None]:
+        """``Store.request_to_run``: on PostgreSQL one statement, the row not held; SQLite
+        gives no approvals (its claims hold the database first, at no round trip's cost)."""
+        if not self.dialect.seals_later:
+            return self.get_request(request_id), None
+        rows = self._exec(_SELECT_REQUEST_TO_RUN, (request_id,)).fetchall()
+        if not rows:
+            return None, None
+        width = len(REQUEST_COLUMNS)
+        return request_from_row(rows[0][:width]), Approvals(
+            of=[(name, None if kind is None else identity_from_row(name, kind, roles, disabled))
+                for name, kind, roles, disabled in (row[width + 1:] for row in rows)
+                if name is not None],
+            stamp=str(rows[0][width]))
+
     def find_request(self, thread_id: str, call_id: str) -> ApprovalRequest | None:
         row = self._one(f"{_SELECT_REQUEST} WHERE thread_id = ? AND call_id = ?"
                         f"{self.dialect.lock_suffix}", (thread_id, call_id))
@@ -291,20 +327,27 @@ class SqlTx(AccountRows, DeliveryRows):
         return True
 
     def claim_request(self, request: ApprovalRequest, *, event: Event, commit: bool = False,
-                      **changes: Any) -> int | None:
+                      approvals: Approvals | None = None, **changes: Any) -> int | None:
         """The claim's audit event ``event`` (``(kind, at_us, actor, data)``) and the
         compare-and-set of ``request`` with ``changes``, its fencing token set to that
         event's number: one statement on PostgreSQL. The token, or ``None`` when the
         request moved (the event is then written but must be rolled back: the caller
         raises). ``commit``: the claim ends its transaction — PostgreSQL commits it in the
         same round trip, and nothing may follow it (the fencing token comes back with the
-        commit; a claim that moved nothing aborts there instead, writing nothing)."""
+        commit; a claim that moved nothing aborts there instead, writing nothing).
+        ``approvals`` (PostgreSQL, with ``commit``): the row was read, not held, so the
+        compare-and-set also requires its arguments, their hashes and its approvals
+        (``approvals.stamp``) to be as read."""
         kind, at_us, actor, data = event
         if not self.dialect.seals_later:
+            if approvals is not None:
+                raise ValueError("a claim on SQLite holds the request first")
             token = self.append_audit(kind, at_us=at_us, request_id=request.id, actor=actor,
                                       data=data)
             moved = self.update_request(request, fencing_token=token, **changes)
             return None if moved is None else token
+        if approvals is not None and not (commit and self._batch is not None):
+            raise ValueError("a claim without the row held must commit with it")
         self.flush_audit()
         self.appended = True
         changes["version"] = request.version + 1
@@ -312,10 +355,14 @@ class SqlTx(AccountRows, DeliveryRows):
         event_cte = ("WITH event AS (INSERT INTO audit_pending (at_us, kind, request_id, actor, "
                      "data) VALUES (?, ?, ?, ?, ?) RETURNING seq)")
         update = (f"UPDATE requests SET {assignments}, fencing_token = event.seq FROM event "
-                  "WHERE requests.id = ? AND requests.version = ? RETURNING event.seq")
+                  "WHERE requests.id = ? AND requests.version = ?"
+                  + ("" if approvals is None else " " + _AS_READ) + " RETURNING event.seq")
         params: list[Any] = [at_us, kind, request.id, actor, canonical_data(data),
                              *(encode(n, v) for n, v in changes.items()), request.id,
                              request.version]
+        if approvals is not None:
+            params += [request.args, request.args_hash, request.approved_args,
+                       request.approved_hash, approvals.stamp]
         statement = f"{event_cte} {update}"
         if commit and self._batch is not None:
             # Committed with it: a compare-and-set that moved nothing must fail inside
