@@ -12,6 +12,7 @@ listener's threads are not counted.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import uuid
 from collections.abc import Generator, Iterator
@@ -37,7 +38,7 @@ from signoff.model import (
 )
 from signoff.policy import Policy
 from signoff.store.base import Store
-from signoff.store.pgbatch import Batch
+from signoff.store.pgbatch import Batch, folded, guarded
 
 
 @contextmanager
@@ -198,6 +199,104 @@ def test_a_failed_pipeline_leaves_no_statement_half_prepared(postgres_store: Sto
             batch = Batch(conn)
             batch.defer(behind, (n,))
             assert batch.execute(behind, (n,), commit=True).fetchone() == (n + 1,)
+
+
+@contextmanager
+def statements() -> Iterator[list[str]]:
+    """The statements this thread sends to PostgreSQL while the block runs, in order."""
+    sent: list[str] = []
+    me = threading.get_ident()
+    original = psycopg.Cursor.execute
+
+    def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == me:
+            sent.append(str(query))
+        return original(self, query, *args, **kwargs)
+
+    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        psycopg.Cursor.execute = original  # type: ignore[method-assign]
+
+
+# ---- writes folded into one statement ------------------------------------------------------------
+
+
+INSERT_A = ("INSERT INTO a (x, y) VALUES (%s, %s)", (1, 2))
+INSERT_B = ("INSERT INTO b (x) VALUES (%s)", (3,))
+
+
+def test_one_write_is_itself() -> None:
+    assert folded([INSERT_A]) == INSERT_A
+    assert folded([]) is None
+
+
+def test_inserts_into_tables_of_their_own_fold_in_order() -> None:
+    assert folded([INSERT_A, INSERT_B]) == (
+        "WITH w0 AS (INSERT INTO a (x, y) VALUES (%s, %s)) INSERT INTO b (x) VALUES (%s)",
+        [1, 2, 3])
+
+
+def test_a_guarded_write_folds_and_its_guard_answers_for_the_statement() -> None:
+    move, what = guarded("UPDATE c SET z = %s WHERE id = %s", "it moved")
+    assert folded([INSERT_A, (move, (7, "id-1", what)), INSERT_B]) == (
+        "WITH w0 AS (INSERT INTO a (x, y) VALUES (%s, %s)), moved AS (UPDATE c SET z = %s "
+        "WHERE id = %s RETURNING 1), w2 AS (INSERT INTO b (x) VALUES (%s)) "
+        "SELECT signoff_expect_one(COUNT(*), %s) FROM moved", [1, 2, 7, "id-1", 3, "it moved"])
+
+
+@pytest.mark.parametrize("writes", [
+    pytest.param([INSERT_A, ("INSERT INTO a (x) VALUES (%s)", (5,))], id="one table twice"),
+    pytest.param([INSERT_A, ("INSERT INTO b (x) SELECT x FROM a", ())], id="reads another's table"),
+    pytest.param([INSERT_A, ("UPDATE b SET x = 1", ())], id="an unguarded update"),
+    pytest.param([INSERT_A, ("DELETE FROM b", ())], id="a delete"),
+    pytest.param([INSERT_A, ("INSERT INTO b (x) VALUES (1) RETURNING x", ())], id="returning"),
+    pytest.param([INSERT_A, ("SELECT 1", ())], id="a read"),
+    pytest.param([(guarded("UPDATE b SET x = 1", "m")[0], ("m",)),
+                  (guarded("UPDATE c SET x = 1", "m")[0], ("m",))], id="two guards"),
+])
+def test_writes_that_could_see_each_other_do_not_fold(writes: list[Any]) -> None:
+    assert folded(writes) is None
+
+
+def test_a_transaction_of_writes_alone_is_one_statement(postgres_store: Store) -> None:
+    """A request, a decision on it (a foreign key between the two) and an event: one
+    statement in PostgreSQL's implicit transaction — no BEGIN, no COMMIT."""
+    row = request()
+    with postgres_store.transaction():
+        pass
+    with round_trips() as counted, statements() as sent, postgres_store.transaction() as tx:
+        tx.insert_request(row)
+        tx.insert_decision(decision(row.id))
+        tx.record_audit("one", at_us=1, request_id=row.id, actor="t", data={})
+    assert counted[0] == 1 and len(sent) == 1 and sent[0].startswith("WITH w0 AS (INSERT")
+    assert stored(postgres_store, row.id) is not None
+    assert [d.request_id for d in postgres_store.decisions(row.id)] == [row.id]
+    assert [e.kind for e in postgres_store.audit_events()] == ["one"]
+
+
+def test_a_folded_compare_and_set_that_moves_nothing_writes_nothing(
+        postgres_store: Store) -> None:
+    """The decision's shape (a decision, the move of the held row, its events) folded into
+    one statement: a move that matches no row raises inside it, and nothing stays."""
+    held = request()
+    with postgres_store.transaction() as tx:
+        tx.insert_request(held)
+    with pytest.raises(Conflict) as refused, statements() as sent, \
+            postgres_store.transaction() as tx:
+        locked = tx.get_request(held.id, lock=True)
+        assert locked is not None
+        tx.insert_decision(decision(held.id))
+        stale = dataclasses.replace(locked, version=locked.version + 5)
+        tx.update_request(stale, status=RequestStatus.APPROVED, updated_at=2.0)
+        tx.record_audit("lost", at_us=1, request_id=held.id, actor="t", data={})
+    assert refused.value.code == "changed_underneath"
+    assert any(text.startswith("WITH w0 AS (INSERT INTO decisions") for text in sent)
+    after = stored(postgres_store, held.id)
+    assert after is not None and after.version == held.version
+    assert postgres_store.decisions(held.id) == []
+    assert list(postgres_store.audit_events()) == []
 
 
 def test_a_kept_back_compare_and_set_that_moves_nothing_rolls_everything_back(

@@ -20,11 +20,14 @@ stops the ones after it until the synchronisation point: the transaction is abor
 and rolled back, and the error reaches the caller from the statement it was sending
 (or from the commit) — with nothing written, as any failed transaction. A kept-back
 statement whose effect must hold (a compare-and-set on a held row) is written so that
-PostgreSQL itself raises when it does not (``guarded``).
+PostgreSQL itself raises when it does not (``guarded``). At the commit, writes that cannot
+see each other go as one statement (``folded``), and a transaction that is that one
+statement alone needs no ``BEGIN`` or ``COMMIT``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,13 +39,67 @@ from psycopg.pq import TransactionStatus
 GUARD_STATE = "SO409"
 
 
+_GUARD_HEAD = "WITH moved AS ("
+_GUARD_TAIL = " RETURNING 1) SELECT signoff_expect_one(COUNT(*), %s) FROM moved"
+
+
 def guarded(statement: str, what: str) -> tuple[str, str]:
     """``statement`` (an UPDATE that must change exactly one row, ``RETURNING`` nothing) as
     one that raises ``GUARD_STATE`` inside PostgreSQL when it changes none — so it may be
     kept back and sent with the commit. Returns the statement and its last parameter
     (``what``: the message), to append to its parameters."""
-    return (f"WITH moved AS ({statement} RETURNING 1) "
-            "SELECT signoff_expect_one(COUNT(*), %s) FROM moved"), what
+    return f"{_GUARD_HEAD}{statement}{_GUARD_TAIL}", what
+
+
+Kept = tuple[str, Sequence[Any]]
+
+
+def folded(writes: Sequence[Kept]) -> Kept | None:
+    """``writes`` as one statement, or ``None`` when they cannot safely be one.
+
+    Each write is a plain ``INSERT`` or one ``guarded`` compare-and-set; each goes in a
+    ``WITH`` of one statement, whose snapshot they share and whose effects they cannot see
+    of each other. So they are folded only when that changes nothing: every write has a
+    table of its own, and no write names another's table (a subquery, a foreign read).
+    Foreign keys are checked at the end of the statement, as at the end of each before;
+    no trigger here reads another table. Then PostgreSQL parses, plans and runs one
+    statement instead of several, and the client sends one."""
+    if len(writes) <= 1:
+        return writes[0] if writes else None
+    parts: list[tuple[str, str, Sequence[Any]]] = []  # (table, CTE body, its params)
+    what: Any = None
+    for text, values in writes:
+        if text.startswith(_GUARD_HEAD) and text.endswith(_GUARD_TAIL) and what is None:
+            body = text[len(_GUARD_HEAD):-len(_GUARD_TAIL)]
+            words = body.split(None, 2)
+            if len(words) < 2 or words[0] != "UPDATE":
+                return None
+            parts.append((words[1], f"moved AS ({body} RETURNING 1)", values[:-1]))
+            what = values[-1]
+        elif text.startswith("INSERT INTO ") and " RETURNING " not in text:
+            parts.append((text.split(None, 3)[2], text, values))
+        else:
+            return None
+    tables = [table for table, _, _ in parts]
+    if len(set(tables)) != len(tables):
+        return None
+    for table, body, _ in parts:
+        if any(other != table and re.search(rf"\b{re.escape(other)}\b", body)
+               for other in tables):
+            return None
+    params: list[Any] = []
+    if what is not None:  # the guard's answer is the statement's: it must run, and raise
+        ctes = [body if body.startswith("moved AS (") else f"w{n} AS ({body})"
+                for n, (_, body, _) in enumerate(parts)]
+        for _, _, values in parts:
+            params.extend(values)
+        return (f"WITH {', '.join(ctes)} "
+                "SELECT signoff_expect_one(COUNT(*), %s) FROM moved", [*params, what])
+    *before, (_, last, last_values) = parts
+    for _, _, values in before:
+        params.extend(values)
+    ctes = [f"w{n} AS ({body})" for n, (_, body, _) in enumerate(before)]
+    return f"WITH {', '.join(ctes)} {last}", [*params, *last_values]
 
 
 def pipelined(conn: psycopg.Connection[Any],
@@ -65,6 +122,9 @@ def pipelined(conn: psycopg.Connection[Any],
         raise failed
 
 
+_BEGIN: Kept = ("BEGIN", ())
+
+
 class Batch:
     """One transaction on an autocommit connection (the DB-API subset ``SqlTx`` uses)."""
 
@@ -74,7 +134,7 @@ class Batch:
         self.conn = conn
         self.cursor: psycopg.Cursor[Any] = conn.cursor()
         self._sink: psycopg.Cursor[Any] = conn.cursor()
-        self._kept: list[tuple[str, Sequence[Any]]] = [("BEGIN", ())]
+        self._kept: list[Kept] = [_BEGIN]
         self.sent = False
         self.ended = False
         self._piped = False  # a pipeline of this transaction failed (see ``rollback``)
@@ -98,6 +158,9 @@ class Batch:
         self.sent = True
         if commit:
             self.ended = True
+            if kept == [_BEGIN]:  # the whole transaction: PostgreSQL's implicit one will do
+                self.cursor.execute(statement, params)
+                return self.cursor
         if not kept and not commit:  # nothing kept: a plain statement
             self.cursor.execute(statement, params)
             return self.cursor
@@ -132,7 +195,17 @@ class Batch:
         if not self.sent and len(self._kept) == 1:  # only BEGIN: nothing to do
             self._kept.clear()
             return
-        kept, self._kept = [*self._kept, ("COMMIT", ())], []
+        kept, self._kept = self._kept, []
+        one = folded(kept[1:] if kept[:1] == [_BEGIN] else kept)
+        if one is not None and kept[:1] == [_BEGIN]:
+            # Nothing sent yet, and the writes fold into one statement: it is the whole
+            # transaction, in PostgreSQL's implicit one — no BEGIN, no COMMIT.
+            self.sent = True
+            self._sink.execute(*one)
+            return
+        if one is not None:
+            kept = [one]
+        kept.append(("COMMIT", ()))
         self.sent = True
         if len(kept) == 1:
             self._sink.execute("COMMIT")
