@@ -9,10 +9,12 @@ order, gives them the next indexes, hashes the chain, inserts them into ``audit`
 deletes them from ``audit_pending``, in one transaction. A pass killed half-way leaves
 nothing: its transaction rolls back and the next pass does the same work.
 
-``Sealer`` is one store's background thread: a commit that appended pokes it, it
-passes until nothing sealable is left, re-trying soon while events wait on a running
-transaction (or on another server's pass), and once a second anyway so that the events
-of a server that died before sealing are sealed by the others.
+``Sealer`` is one store's background thread: a commit that appended pokes it, and it
+passes until nothing sealable is left — at most once per ``PACE`` while commits keep
+coming, since a pass costs about as much for one event as for thirty — re-trying soon
+while events wait on a running transaction (or on another server's pass), and once a
+second anyway so that the events of a server that died before sealing are sealed by the
+others.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ RETRY = 0.005  # seconds: events left, held by a running transaction or another 
 HEARTBEAT = 1.0  # seconds: pass anyway (another server's events, a poke lost)
 BACKOFF = 0.5  # seconds: the oldest event has waited this long (a long transaction)
 GATHER = 0.005  # seconds after a poke before passing: one pass for the commits of a burst
+PACE = 0.02  # seconds: passes start at least this far apart while commits keep coming
 
 # What a pass works from, in one statement (one snapshot, taken after the lock's): the head,
 # the count of pending events, and the sealable ones — below the oldest running
@@ -213,10 +216,14 @@ class Sealer:
 
     def _run(self) -> None:
         delay = HEARTBEAT
+        started = -HEARTBEAT
         while not self._stopping.is_set():
             if self._poked.wait(timeout=delay):
-                self._stopping.wait(GATHER)  # let the commits right behind this one land
+                # Let the commits right behind this one land; under a steady stream of
+                # commits, one pass per PACE seals them all.
+                self._stopping.wait(max(GATHER, started + PACE - time.monotonic()))
             self._poked.clear()
+            started = time.monotonic()
             if self._stopping.is_set():
                 return
             try:
