@@ -27,6 +27,7 @@ statement alone needs no ``BEGIN`` or ``COMMIT``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -66,40 +67,50 @@ def folded(writes: Sequence[Kept]) -> Kept | None:
     statement instead of several, and the client sends one."""
     if len(writes) <= 1:
         return writes[0] if writes else None
-    parts: list[tuple[str, str, Sequence[Any]]] = []  # (table, CTE body, its params)
-    what: Any = None
-    for text, values in writes:
-        if text.startswith(_GUARD_HEAD) and text.endswith(_GUARD_TAIL) and what is None:
+    plan = _fold(tuple(text for text, _ in writes))
+    if plan is None:
+        return None
+    text, guard = plan
+    params: list[Any] = []
+    for index, (_, values) in enumerate(writes):
+        params.extend(values[:-1] if index == guard else values)
+    if guard is not None:  # the guard's message goes last, with the answer it gives
+        params.append(writes[guard][1][-1])
+    return text, params
+
+
+@functools.lru_cache(maxsize=256)
+def _fold(texts: tuple[str, ...]) -> tuple[str, int | None] | None:
+    """The folded text of ``texts`` and the index of the guarded one (its last parameter,
+    the message, moves to the end), or ``None``: ``folded``'s rules, once per shape."""
+    parts: list[tuple[str, str]] = []  # (table, what goes in the statement)
+    guard: int | None = None
+    for index, text in enumerate(texts):
+        if text.startswith(_GUARD_HEAD) and text.endswith(_GUARD_TAIL) and guard is None:
             body = text[len(_GUARD_HEAD):-len(_GUARD_TAIL)]
             words = body.split(None, 2)
             if len(words) < 2 or words[0] != "UPDATE":
                 return None
-            parts.append((words[1], f"moved AS ({body} RETURNING 1)", values[:-1]))
-            what = values[-1]
+            parts.append((words[1], f"moved AS ({body} RETURNING 1)"))
+            guard = index
         elif text.startswith("INSERT INTO ") and " RETURNING " not in text:
-            parts.append((text.split(None, 3)[2], text, values))
+            parts.append((text.split(None, 3)[2], text))
         else:
             return None
-    tables = [table for table, _, _ in parts]
+    tables = [table for table, _ in parts]
     if len(set(tables)) != len(tables):
         return None
-    for table, body, _ in parts:
+    for table, body in parts:
         if any(other != table and re.search(rf"\b{re.escape(other)}\b", body)
                for other in tables):
             return None
-    params: list[Any] = []
-    if what is not None:  # the guard's answer is the statement's: it must run, and raise
-        ctes = [body if body.startswith("moved AS (") else f"w{n} AS ({body})"
-                for n, (_, body, _) in enumerate(parts)]
-        for _, _, values in parts:
-            params.extend(values)
+    if guard is not None:  # the guard's answer is the statement's: it must run, and raise
+        ctes = [body if n == guard else f"w{n} AS ({body})" for n, (_, body) in enumerate(parts)]
         return (f"WITH {', '.join(ctes)} "
-                "SELECT signoff_expect_one(COUNT(*), %s) FROM moved", [*params, what])
-    *before, (_, last, last_values) = parts
-    for _, _, values in before:
-        params.extend(values)
-    ctes = [f"w{n} AS ({body})" for n, (_, body, _) in enumerate(before)]
-    return f"WITH {', '.join(ctes)} {last}", [*params, *last_values]
+                "SELECT signoff_expect_one(COUNT(*), %s) FROM moved"), guard
+    *before, (_, last) = parts
+    ctes = [f"w{n} AS ({body})" for n, (_, body) in enumerate(before)]
+    return f"WITH {', '.join(ctes)} {last}", None
 
 
 def pipelined(conn: psycopg.Connection[Any],
