@@ -34,7 +34,7 @@ RETRY = 0.005  # seconds: events left, held by a running transaction or another 
 HEARTBEAT = 1.0  # seconds: pass anyway (another server's events, a poke lost)
 BACKOFF = 0.5  # seconds: the oldest event has waited this long (a long transaction)
 GATHER = 0.005  # seconds after a poke before passing: one pass for the commits of a burst
-PACE = 0.02  # seconds: passes start at least this far apart while commits keep coming
+PACE = 0.05  # seconds: passes start at least this far apart while commits keep coming
 
 # What a pass works from, in one statement (one snapshot, taken after the lock's): the head,
 # the count of pending events, and the sealable ones — below the oldest running
