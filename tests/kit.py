@@ -5,9 +5,14 @@ a test folder has a conftest of its own."""
 from __future__ import annotations
 
 import os
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import psycopg
 
 from signoff import Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.store.base import Store
@@ -207,3 +212,41 @@ writes = true
 virtual = true
 content = "content"
 """
+
+
+@contextmanager
+def round_trips() -> Iterator[list[int]]:
+    """Count this thread's waits on PostgreSQL while the block runs: ``counted[0]``. A
+    round trip is a wait of this thread's psycopg connection on its socket, for a
+    statement's answer or a pipeline's at its synchronisation point; a statement queued
+    in a pipeline is only sent, and a wait that needs no I/O sends nothing."""
+    counted = [0]
+    me = threading.get_ident()
+    original = psycopg.Connection.wait
+
+    def counting(gen: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+        try:
+            waiting = next(gen)
+        except StopIteration as done:  # finished without touching the socket
+            return done.value
+        counted[0] += 1
+        while True:
+            ready = yield waiting
+            try:
+                waiting = gen.send(ready)
+            except StopIteration as done:
+                return done.value
+
+    def wait(self: Any, gen: Generator[Any, Any, Any], *args: Any, **kwargs: Any) -> Any:
+        # A statement queued in a pipeline is only sent: its answer comes at the
+        # pipeline's synchronisation point, whose wait is the round trip.
+        if threading.get_ident() == me and not (
+                self._pipeline is not None and gen.__qualname__.endswith("._execute_gen")):
+            gen = counting(gen)
+        return original(self, gen, *args, **kwargs)
+
+    psycopg.Connection.wait = wait  # type: ignore[method-assign]
+    try:
+        yield counted
+    finally:
+        psycopg.Connection.wait = original  # type: ignore[method-assign]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from kit import round_trips
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict, InvalidInput
 from signoff.kernel.gate import Gate
@@ -39,41 +40,6 @@ from signoff.model import (
 from signoff.policy import Policy
 from signoff.store.base import Store
 from signoff.store.pgbatch import Batch, folded, guarded
-
-
-@contextmanager
-def round_trips() -> Iterator[list[int]]:
-    """Count this thread's waits on PostgreSQL while the block runs: ``counted[0]``."""
-    counted = [0]
-    me = threading.get_ident()
-    original = psycopg.Connection.wait
-
-    def counting(gen: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
-        try:
-            waiting = next(gen)
-        except StopIteration as done:  # finished without touching the socket
-            return done.value
-        counted[0] += 1
-        while True:
-            ready = yield waiting
-            try:
-                waiting = gen.send(ready)
-            except StopIteration as done:
-                return done.value
-
-    def wait(self: Any, gen: Generator[Any, Any, Any], *args: Any, **kwargs: Any) -> Any:
-        # A statement queued in a pipeline is only sent: its answer comes at the
-        # pipeline's synchronisation point, whose wait is the round trip.
-        if threading.get_ident() == me and not (
-                self._pipeline is not None and gen.__qualname__.endswith("._execute_gen")):
-            gen = counting(gen)
-        return original(self, gen, *args, **kwargs)
-
-    psycopg.Connection.wait = wait  # type: ignore[method-assign]
-    try:
-        yield counted
-    finally:
-        psycopg.Connection.wait = original  # type: ignore[method-assign]
 
 
 def request(**changes: Any) -> ApprovalRequest:
@@ -244,6 +210,18 @@ def test_a_guarded_write_folds_and_its_guard_answers_for_the_statement() -> None
         "WITH w0 AS (INSERT INTO a (x, y) VALUES (%s, %s)), moved AS (UPDATE c SET z = %s "
         "WHERE id = %s RETURNING 1), w2 AS (INSERT INTO b (x) VALUES (%s)) "
         "SELECT signoff_expect_one(COUNT(*), %s) FROM moved", [1, 2, 7, "id-1", 3, "it moved"])
+
+
+def test_a_check_folds_as_the_statement_and_its_parameters_go_last() -> None:
+    check = ("SELECT signoff_expect_one(CASE WHEN EXISTS (SELECT 1 FROM c WHERE id = %s) "
+             "THEN 0 ELSE 1 END, %s)", ("t-1", "has memory"))
+    assert folded([check, INSERT_A, INSERT_B]) == (
+        "WITH w1 AS (INSERT INTO a (x, y) VALUES (%s, %s)), w2 AS (INSERT INTO b (x) VALUES "
+        "(%s)) SELECT signoff_expect_one(CASE WHEN EXISTS (SELECT 1 FROM c WHERE id = %s) "
+        "THEN 0 ELSE 1 END, %s)", [1, 2, 3, "t-1", "has memory"])
+    reads_b = ("SELECT signoff_expect_one(CASE WHEN EXISTS (SELECT 1 FROM b) THEN 0 ELSE 1 END, "
+               "%s)", ("m",))
+    assert folded([reads_b, INSERT_A, INSERT_B]) is None  # it would not see b's new row
 
 
 @pytest.mark.parametrize("writes", [
@@ -475,5 +453,5 @@ def test_the_durable_cycle_on_postgresql_is_seven_round_trips(
         counts["resume"].append(counted[0])
         assert outcome.result == "ran echo hi"
     assert {phase: runs[1:] for phase, runs in counts.items()} == {
-        "propose": [2, 2], "decide": [2, 2], "resume": [3, 3]}
+        "propose": [1, 1], "decide": [2, 2], "resume": [3, 3]}
     assert postgres_store.verify_audit().ok

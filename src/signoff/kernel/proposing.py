@@ -28,7 +28,7 @@ from signoff.kernel.requests import build_request
 from signoff.kernel.tools import ToolEntry
 from signoff.kernel.verdicts import VerdictLog
 from signoff.kernel.writes import WriteEvidence, write_evidence
-from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
+from signoff.model import Effect, RequestStatus, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
 from signoff.policy.quick import quick_verdict
@@ -108,10 +108,42 @@ class Proposing:
                 evidence: Sequence[str] = ()) -> Proposal:
         """Evaluate and, for an ask, create (or find again) the durable approval request."""
         evidence = inputs.texts("evidence", evidence, inputs.EVIDENCE_MAX, inputs.EVIDENCE_ITEMS)
+        thread = self._unread_thread(context)
+        if thread is not None:
+            with self.store.assuming_no_thread_memory(thread):
+                proposal = self._propose(call, context, evidence, assumed=thread)
+            if proposal is not None:
+                return proposal
+        proposal = self._propose(call, context, evidence)
+        assert proposal is not None  # only an assumption gives up
+        return proposal
+
+    def _unread_thread(self, context: RunContext | None) -> str | None:
+        """The thread whose memory a proposal may take for empty without reading it: one
+        this process does not remember, on a store whose writes can require it
+        (PostgreSQL: a round trip less), in manual review — so the evaluation asks no
+        reviewer, and does nothing it would have to take back."""
+        if not self.store.assumes_thread_memory or context is None or not context.thread_id:
+            return None
+        mode = context.review_mode or self.policy.config.default_review_mode
+        if mode is not ReviewMode.MANUAL:
+            return None
+        if self.store.remembered_thread_memory(context.thread_id) is not None:
+            return None  # remembered: no read to spare
+        return context.thread_id
+
+    def _propose(self, call: ToolCall, context: RunContext | None, evidence: Sequence[str],
+                 *, assumed: str | None = None) -> Proposal | None:
+        """``propose``. ``assumed``: the thread whose memory is taken for empty, unread; a
+        request is then created only if the thread truly has none (in the same
+        statement), and ``None`` — with nothing written — means: propose again, reading
+        it. Any verdict but ask gives up at once: it has no write to require it with."""
         context = self.context_for(context)
         args: dict[str, Any] = {}
         for attempt in range(3):
             verdict = self.policy.evaluate(call, context)
+            if assumed is not None and verdict.effect is not Effect.ASK:
+                return None
             now = self.clock()
             if attempt == 0 and verdict.effect is not Effect.DENY:
                 args = parse_args(call.args)  # well-formed, or the verdict would be a deny
@@ -152,21 +184,29 @@ class Proposing:
         # What a write will change, read from the files before the transaction.
         evidence_of_writes = write_evidence(self.policy, call.name, args)
         try:  # a new call id is the common case: insert, and look only on a clash
-            return self._create_request(call, args, verdict, context=context, tool=tool,
-                                        now=now, evidence=evidence, look_first=False,
-                                        writes=evidence_of_writes)
-        except Conflict as exc:  # proposed before (a re-run node) or by another process now
-            if exc.code != "unique_violation":
-                raise
-            return self._create_request(call, args, verdict, context=context, tool=tool,
-                                        now=now, evidence=evidence, look_first=True,
-                                        writes=evidence_of_writes)
+            try:
+                return self._create_request(call, args, verdict, context=context, tool=tool,
+                                            now=now, evidence=evidence, look_first=False,
+                                            writes=evidence_of_writes, assumed=assumed)
+            except Conflict as exc:  # proposed before (a re-run node) or by another now
+                if exc.code != "unique_violation":
+                    raise
+                return self._create_request(call, args, verdict, context=context, tool=tool,
+                                            now=now, evidence=evidence, look_first=True,
+                                            writes=evidence_of_writes, assumed=assumed)
+        except Conflict as exc:
+            if assumed is not None and exc.code == "changed_underneath":
+                return None  # the thread has memory: nothing was written; read it
+            raise
 
     def _create_request(self, call: ToolCall, args: dict[str, Any], verdict: Verdict, *,
                         context: RunContext, tool: ToolEntry | None, now: float,
                         evidence: Sequence[str], look_first: bool,
-                        writes: WriteEvidence = ((), {})) -> Proposal:
+                        writes: WriteEvidence = ((), {}), assumed: str | None = None
+                        ) -> Proposal:
         with self.store.transaction() as tx:
+            if assumed is not None:
+                tx.expect_no_thread_memory(assumed)
             if look_first and context.thread_id and call.id:
                 existing = tx.find_request(context.thread_id, call.id)
                 if existing is not None:

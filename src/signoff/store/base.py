@@ -85,6 +85,11 @@ class Tx(Protocol):
 
     def insert_decision(self, decision: DecisionRecord) -> None: ...
 
+    def expect_no_thread_memory(self, thread_id: str) -> None:
+        """Commit only if the thread has no stored mode, rejection or own grant; else write
+        nothing (``changed_underneath``). PostgreSQL only."""
+        ...
+
     def decisions(self, request_id: str) -> list[DecisionRecord]: ...
 
     def approvers(self, request_id: str, args_hash: str) -> list[tuple[str, Identity | None]]:
@@ -315,6 +320,14 @@ class Store(Protocol):
     def remembered_thread_memory(self, thread_id: str) -> ThreadMemory | None:
         """``thread_memory`` if it is remembered and still fresh, else ``None``; never
         reads the database (for callers that must not wait on it)."""
+        ...
+
+    # Whether a transaction's writes can require a thread to have no memory
+    # (``Tx.expect_no_thread_memory``), so that a proposal may skip reading it.
+    assumes_thread_memory: bool
+
+    def assuming_no_thread_memory(self, thread_id: str) -> AbstractContextManager[None]:
+        """In this context, ``thread_memory(thread_id)`` is empty without a read."""
         ...
 
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]: ...

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import abc
+import contextvars
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from signoff.audit import GENESIS, AuditEvent, Verification, verify
@@ -27,6 +28,12 @@ from signoff.store.rows import audit_from_row, request_from_row
 from signoff.store.sqltx import _SELECT_REQUEST, SqlTx
 
 _AUDIT_PAGE = 1000
+
+# The thread whose memory this context takes for empty without reading it
+# (``SqlStore.assuming_no_thread_memory``).
+_ASSUMED_EMPTY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "signoff_assumed_empty_thread", default=None)
+_NO_MEMORY = ThreadMemory(mode=None, rejected=frozenset(), grants=())
 
 
 class SqlStore(AccountReads, DeliveryReads, abc.ABC):
@@ -185,7 +192,24 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
     def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:
         """The thread's stored mode, rejected tools, grants and pending requests
         (``signoff.store.recall``); ``fresh``: read now (and remember that)."""
+        if not fresh and _ASSUMED_EMPTY.get() == thread_id:
+            return _NO_MEMORY
         return self._recall.thread(thread_id, self._read_thread, fresh=fresh)
+
+    # PostgreSQL: a proposal may take a thread's memory for empty, unread, if its write
+    # then requires it (``Tx.expect_no_thread_memory``): a round trip less.
+    assumes_thread_memory = False
+
+    @contextmanager
+    def assuming_no_thread_memory(self, thread_id: str) -> Iterator[None]:
+        """While the block runs, in this context only, ``thread_memory(thread_id)`` is empty
+        without a read: for a caller whose writes then require it to be
+        (``Tx.expect_no_thread_memory``), and who starts again if they are refused."""
+        token = _ASSUMED_EMPTY.set(thread_id)
+        try:
+            yield
+        finally:
+            _ASSUMED_EMPTY.reset(token)
 
     def remembered_thread_memory(self, thread_id: str) -> ThreadMemory | None:
         """``thread_memory`` if it is remembered and fresh, else ``None``: never reads

@@ -58,59 +58,77 @@ Kept = tuple[str, Sequence[Any]]
 def folded(writes: Sequence[Kept]) -> Kept | None:
     """``writes`` as one statement, or ``None`` when they cannot safely be one.
 
-    Each write is a plain ``INSERT`` or one ``guarded`` compare-and-set; each goes in a
-    ``WITH`` of one statement, whose snapshot they share and whose effects they cannot see
-    of each other. So they are folded only when that changes nothing: every write has a
-    table of its own, and no write names another's table (a subquery, a foreign read).
-    Foreign keys are checked at the end of the statement, as at the end of each before;
-    no trigger here reads another table. Then PostgreSQL parses, plans and runs one
-    statement instead of several, and the client sends one."""
+    Each write is a plain ``INSERT``, or one check: a ``guarded`` compare-and-set or a
+    ``SELECT signoff_expect_one(…)`` condition. Each goes in a ``WITH`` of one statement
+    (the check is its main query), whose snapshot they share and whose effects they
+    cannot see of each other. So they are folded only when that changes nothing: every
+    write has a table of its own, and no statement names a table another writes (a
+    subquery, a foreign read). Foreign keys are checked at the end of the statement, as
+    at the end of each before; no trigger here reads another table. The check's answer
+    is the statement's: when it raises, nothing of the statement stays. PostgreSQL then
+    parses, plans and runs one statement instead of several, and the client sends one."""
     if len(writes) <= 1:
         return writes[0] if writes else None
     plan = _fold(tuple(text for text, _ in writes))
     if plan is None:
         return None
-    text, guard = plan
+    text, order, guard = plan
     params: list[Any] = []
-    for index, (_, values) in enumerate(writes):
+    for index in order:
+        values = writes[index][1]
         params.extend(values[:-1] if index == guard else values)
     if guard is not None:  # the guard's message goes last, with the answer it gives
         params.append(writes[guard][1][-1])
     return text, params
 
 
+_CHECK_HEAD = "SELECT signoff_expect_one("
+
+
 @functools.lru_cache(maxsize=256)
-def _fold(texts: tuple[str, ...]) -> tuple[str, int | None] | None:
-    """The folded text of ``texts`` and the index of the guarded one (its last parameter,
-    the message, moves to the end), or ``None``: ``folded``'s rules, once per shape."""
-    parts: list[tuple[str, str]] = []  # (table, what goes in the statement)
+def _fold(texts: tuple[str, ...]) -> tuple[str, tuple[int, ...], int | None] | None:
+    """The folded text of ``texts``, the order their parameters go in, and the index of a
+    guarded compare-and-set (its last parameter, the message, goes at the very end);
+    ``None`` when they do not fold (``folded``'s rules). Worked out once per shape."""
+    parts: list[tuple[int, str, str]] = []  # (index, table written, CTE)
     guard: int | None = None
+    check: int | None = None
     for index, text in enumerate(texts):
         if text.startswith(_GUARD_HEAD) and text.endswith(_GUARD_TAIL) and guard is None:
             body = text[len(_GUARD_HEAD):-len(_GUARD_TAIL)]
             words = body.split(None, 2)
             if len(words) < 2 or words[0] != "UPDATE":
                 return None
-            parts.append((words[1], f"moved AS ({body} RETURNING 1)"))
+            parts.append((index, words[1], f"moved AS ({body} RETURNING 1)"))
             guard = index
+        elif text.startswith(_CHECK_HEAD) and check is None:
+            check = index
         elif text.startswith("INSERT INTO ") and " RETURNING " not in text:
-            parts.append((text.split(None, 3)[2], text))
+            parts.append((index, text.split(None, 3)[2], f"w{index} AS ({text})"))
         else:
             return None
-    tables = [table for table, _ in parts]
+    if guard is not None and check is not None:
+        return None
+    tables = [table for _, table, _ in parts]
     if len(set(tables)) != len(tables):
         return None
-    for table, body in parts:
-        if any(other != table and re.search(rf"\b{re.escape(other)}\b", body)
-               for other in tables):
+    bodies = [(index, texts[index]) for index, _, _ in parts]
+    if check is not None:
+        bodies.append((check, texts[check]))
+    for index, body in bodies:
+        if any(other_index != index and re.search(rf"\b{re.escape(table)}\b", body)
+               for other_index, table, _ in parts):
             return None
+    ctes = ", ".join(cte for _, _, cte in parts)
+    order = tuple(index for index, _, _ in parts)
     if guard is not None:  # the guard's answer is the statement's: it must run, and raise
-        ctes = [body if n == guard else f"w{n} AS ({body})" for n, (_, body) in enumerate(parts)]
-        return (f"WITH {', '.join(ctes)} "
-                "SELECT signoff_expect_one(COUNT(*), %s) FROM moved"), guard
-    *before, (_, last) = parts
-    ctes = [f"w{n} AS ({body})" for n, (_, body) in enumerate(before)]
-    return f"WITH {', '.join(ctes)} {last}", None
+        return (f"WITH {ctes} SELECT signoff_expect_one(COUNT(*), %s) FROM moved", order,
+                guard)
+    if check is not None:
+        return f"WITH {ctes} {texts[check]}", (*order, check), None
+    *before, last = parts
+    return (f"WITH {', '.join(cte for _, _, cte in before)} {texts[last[0]]}", order,
+            None)
 
 
 def pipelined(conn: psycopg.Connection[Any],

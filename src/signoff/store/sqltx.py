@@ -66,6 +66,12 @@ _SELECT_REQUEST_TO_RUN = (
     "FROM requests r LEFT JOIN decisions d ON d.request_id = r.id "
     "AND d.kind IN ('approve', 'edit') AND d.args_hash = COALESCE(r.approved_hash, r.args_hash) "
     "LEFT JOIN users u ON u.name = d.approver WHERE r.id = ? ORDER BY d.created_at, d.id")
+# Raises (``signoff_expect_one``) unless a thread has no mode, rejection or own grant.
+_NO_THREAD_MEMORY = (
+    "SELECT signoff_expect_one(CASE WHEN EXISTS (SELECT 1 FROM threads WHERE id = ?) "
+    "OR EXISTS (SELECT 1 FROM rejections WHERE thread_id = ?) "
+    "OR EXISTS (SELECT 1 FROM grants WHERE scope != 'session' AND thread_id = ?) "
+    "THEN 0 ELSE 1 END, ?)")
 # What a claim that did not hold the row requires of it, beside its version.
 _AS_READ = ("AND requests.args = ? AND requests.args_hash = ? "
             "AND requests.approved_args IS NOT DISTINCT FROM ? "
@@ -244,6 +250,16 @@ class SqlTx(AccountRows, DeliveryRows):
                 for name, kind, roles, disabled in (row[width + 1:] for row in rows)
                 if name is not None],
             stamp=str(rows[0][width]))
+
+    def expect_no_thread_memory(self, thread_id: str) -> None:
+        """This transaction commits only if ``thread_id`` has no memory — no stored mode, no
+        rejection, no grant of its own (``recall.THREAD_SQL``'s rows but the pending
+        requests) — or it writes nothing (``changed_underneath``). PostgreSQL only: kept
+        back, it travels with the writes."""
+        if not self.dialect.seals_later:
+            raise ValueError("only a PostgreSQL transaction takes thread memory unread")
+        self._defer(_NO_THREAD_MEMORY, (thread_id, thread_id, thread_id,
+                                        f"thread {thread_id} has memory"))
 
     def find_request(self, thread_id: str, call_id: str) -> ApprovalRequest | None:
         row = self._one(f"{_SELECT_REQUEST} WHERE thread_id = ? AND call_id = ?"
