@@ -215,6 +215,17 @@ content = "content"
 
 
 @contextmanager
+def _patched(owner: Any, name: str, replace: Any) -> Iterator[None]:
+    """``owner.name`` is ``replace(original)`` while the block runs."""
+    original = getattr(owner, name)
+    setattr(owner, name, replace(original))
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+@contextmanager
 def round_trips() -> Iterator[list[int]]:
     """Count this thread's waits on PostgreSQL while the block runs: ``counted[0]``. A
     round trip is a wait of this thread's psycopg connection on its socket, for a
@@ -222,7 +233,6 @@ def round_trips() -> Iterator[list[int]]:
     in a pipeline is only sent, and a wait that needs no I/O sends nothing."""
     counted = [0]
     me = threading.get_ident()
-    original = psycopg.Connection.wait
 
     def counting(gen: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
         try:
@@ -237,16 +247,32 @@ def round_trips() -> Iterator[list[int]]:
             except StopIteration as done:
                 return done.value
 
-    def wait(self: Any, gen: Generator[Any, Any, Any], *args: Any, **kwargs: Any) -> Any:
-        # A statement queued in a pipeline is only sent: its answer comes at the
-        # pipeline's synchronisation point, whose wait is the round trip.
-        if threading.get_ident() == me and not (
-                self._pipeline is not None and gen.__qualname__.endswith("._execute_gen")):
-            gen = counting(gen)
-        return original(self, gen, *args, **kwargs)
+    def replace(original: Any) -> Any:
+        def wait(self: Any, gen: Generator[Any, Any, Any], *args: Any, **kwargs: Any) -> Any:
+            # A statement queued in a pipeline is only sent: its answer comes at the
+            # pipeline's synchronisation point, whose wait is the round trip.
+            if threading.get_ident() == me and not (
+                    self._pipeline is not None and gen.__qualname__.endswith("._execute_gen")):
+                gen = counting(gen)
+            return original(self, gen, *args, **kwargs)
+        return wait
 
-    psycopg.Connection.wait = wait  # type: ignore[method-assign]
-    try:
+    with _patched(psycopg.Connection, "wait", replace):
         yield counted
-    finally:
-        psycopg.Connection.wait = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def statements() -> Iterator[list[str]]:
+    """The statements this thread sends to PostgreSQL while the block runs, in order."""
+    sent: list[str] = []
+    me = threading.get_ident()
+
+    def replace(original: Any) -> Any:
+        def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+            if threading.get_ident() == me:
+                sent.append(str(query))
+            return original(self, query, *args, **kwargs)
+        return execute
+
+    with _patched(psycopg.Cursor, "execute", replace):
+        yield sent

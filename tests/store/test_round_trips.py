@@ -13,17 +13,14 @@ listener's threads are not counted.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-from kit import round_trips
+from kit import round_trips, statements
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict, InvalidInput
 from signoff.kernel.gate import Gate
@@ -165,25 +162,6 @@ def test_a_failed_pipeline_leaves_no_statement_half_prepared(postgres_store: Sto
             batch = Batch(conn)
             batch.defer(behind, (n,))
             assert batch.execute(behind, (n,), commit=True).fetchone() == (n + 1,)
-
-
-@contextmanager
-def statements() -> Iterator[list[str]]:
-    """The statements this thread sends to PostgreSQL while the block runs, in order."""
-    sent: list[str] = []
-    me = threading.get_ident()
-    original = psycopg.Cursor.execute
-
-    def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        if threading.get_ident() == me:
-            sent.append(str(query))
-        return original(self, query, *args, **kwargs)
-
-    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-    try:
-        yield sent
-    finally:
-        psycopg.Cursor.execute = original  # type: ignore[method-assign]
 
 
 # ---- writes folded into one statement ------------------------------------------------------------
