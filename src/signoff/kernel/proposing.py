@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from signoff import inputs
 from signoff.audit import to_us
 from signoff.canonical import args_hash, parse_args
-from signoff.errors import Conflict
+from signoff.errors import Conflict, SignoffError
 from signoff.kernel.execution import Hooks
 from signoff.kernel.outcomes import Proposal, ProposalKind
 from signoff.kernel.ownership import mode_counts
@@ -111,7 +111,10 @@ class Proposing:
         thread = self._unread_thread(context)
         if thread is not None:
             with self.store.assuming_no_thread_memory(thread):
-                proposal = self._propose(call, context, evidence, assumed=thread)
+                try:
+                    proposal = self._propose(call, context, evidence, assumed=thread)
+                except SignoffError:  # judged on the memory read instead: the answer it
+                    proposal = None   # gives is the one that counts, refusals included
             if proposal is not None:
                 return proposal
         proposal = self._propose(call, context, evidence)
@@ -136,8 +139,9 @@ class Proposing:
                  *, assumed: str | None = None) -> Proposal | None:
         """``propose``. ``assumed``: the thread whose memory is taken for empty, unread; a
         request is then created only if the thread truly has none (in the same
-        statement), and ``None`` — with nothing written — means: propose again, reading
-        it. Any verdict but ask gives up at once: it has no write to require it with."""
+        statement: else ``changed_underneath``, nothing written), and ``None`` means:
+        propose again, reading it. Any verdict but ask gives up at once: it has no write
+        to require it with."""
         context = self.context_for(context)
         args: dict[str, Any] = {}
         for attempt in range(3):
@@ -183,21 +187,18 @@ class Proposing:
         tool = self.tools.get(call.name)
         # What a write will change, read from the files before the transaction.
         evidence_of_writes = write_evidence(self.policy, call.name, args)
+        # With ``assumed``, a thread that has memory makes these raise ``changed_underneath``
+        # with nothing written, and ``propose`` judges the call again on the memory read.
         try:  # a new call id is the common case: insert, and look only on a clash
-            try:
-                return self._create_request(call, args, verdict, context=context, tool=tool,
-                                            now=now, evidence=evidence, look_first=False,
-                                            writes=evidence_of_writes, assumed=assumed)
-            except Conflict as exc:  # proposed before (a re-run node) or by another now
-                if exc.code != "unique_violation":
-                    raise
-                return self._create_request(call, args, verdict, context=context, tool=tool,
-                                            now=now, evidence=evidence, look_first=True,
-                                            writes=evidence_of_writes, assumed=assumed)
-        except Conflict as exc:
-            if assumed is not None and exc.code == "changed_underneath":
-                return None  # the thread has memory: nothing was written; read it
-            raise
+            return self._create_request(call, args, verdict, context=context, tool=tool,
+                                        now=now, evidence=evidence, look_first=False,
+                                        writes=evidence_of_writes, assumed=assumed)
+        except Conflict as exc:  # proposed before (a re-run node) or by another process now
+            if exc.code != "unique_violation":
+                raise
+            return self._create_request(call, args, verdict, context=context, tool=tool,
+                                        now=now, evidence=evidence, look_first=True,
+                                        writes=evidence_of_writes, assumed=assumed)
 
     def _create_request(self, call: ToolCall, args: dict[str, Any], verdict: Verdict, *,
                         context: RunContext, tool: ToolEntry | None, now: float,
