@@ -17,7 +17,7 @@ import pytest
 from kit import KERNEL_POLICY, round_trips, twin_store
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import ProposalKind
-from signoff.model import Decision, ReviewMode, RunContext, ToolCall
+from signoff.model import Decision, Grant, GrantScope, ReviewMode, RunContext, ToolCall
 from signoff.policy import Policy
 from signoff.store.base import Store
 
@@ -94,3 +94,30 @@ def test_a_mode_stored_elsewhere_is_read(gates: tuple[Gate, Gate]) -> None:
     assert counted[0] == 3
     assert here.store.remembered_thread_memory("t-m") is not None
     assert len(created(here.store, "t-m")) == 1
+
+
+def test_a_session_grant_made_elsewhere_is_used_on_a_new_thread(
+        gates: tuple[Gate, Gate]) -> None:
+    """A session's grants are not the thread's memory: they are read, not assumed."""
+    here, there = gates
+    with there.store.transaction() as tx:
+        tx.insert_grant(Grant(id="g-session", scope=GrantScope.SESSION, tool="execute",
+                              args={"command": "make build"}, session_id="s-1"),
+                        at=1.0, request_id=None)
+    proposal = here.propose(CALL, RunContext(thread_id="t-s", session_id="s-1"))
+    assert proposal.kind is ProposalKind.ALLOWED and proposal.verdict.grant_id == "g-session"
+    assert created(here.store, "t-s") == []
+
+
+def test_a_thread_granted_after_an_unread_proposal_is_not_assumed_empty_again(
+        gates: tuple[Gate, Gate]) -> None:
+    """The first proposal wrote a request on memory taken for empty; a grant made then
+    by another process still counts for the next call."""
+    here, there = gates
+    approver, _ = there.add_user("alice", roles=["ops"])
+    first = here.propose(CALL, RunContext(thread_id="t-later"))
+    assert first.kind is ProposalKind.PENDING and first.request is not None
+    there.decide(first.request.id, Decision.approve(scope="thread"), identity=approver)
+    again = here.propose(ToolCall(id="c-2", name="execute", args={"command": "make build"}),
+                         RunContext(thread_id="t-later"))
+    assert again.kind is ProposalKind.ALLOWED and again.verdict.grant_id
