@@ -40,6 +40,7 @@ from signoff.errors import (
 from signoff.identity import Identity
 from signoff.ids import new_id
 from signoff.kernel import auto_thread, lifecycle, quorum, writes
+from signoff.kernel.known import KnownRequests
 from signoff.kernel.ownership import asked, decision_refusal
 from signoff.kernel.tools import ToolEntry
 from signoff.model import (
@@ -109,6 +110,7 @@ class Deciding:
     clock: Callable[[], float]
     tools: dict[str, ToolEntry]
     agent: str | None
+    known: KnownRequests
 
     def decide(self, request_id: str, decision: Decision, *, identity: Identity,
                idempotency_key: str | None = None, via: str | None = None) -> DecisionResult:
@@ -138,6 +140,12 @@ class Deciding:
                 self._check_edit(before, edited)
                 # What the edited call will change, read from the files now (not under a lock).
                 edit_writes = writes.write_evidence(self.policy, before.tool, edited)
+        known = self.known.take(request_id) if self.store.guards_unread else None
+        if known is not None and edited is None:
+            unread = self._decide_unread(known, decision, identity=identity, now=now,
+                                         key=idempotency_key, body=body, via=via)
+            if unread is not None:
+                return unread
         with self.store.transaction() as tx:
             # Lock first, then look for the key: a concurrent retry with the same key waits
             # for the first one to commit and then finds its answer (READ COMMITTED).
@@ -182,6 +190,37 @@ class Deciding:
                 tx.notify(request_id)
         if expired is not None:
             raise Expired(f"request {request_id} expired before this decision", code="expired")
+        return result
+
+    def _decide_unread(self, request: ApprovalRequest, decision: Decision, *,
+                       identity: Identity, now: float, key: str | None, body: str,
+                       via: str | None) -> DecisionResult | None:
+        """``decide`` on the request as this process wrote it (``signoff.kernel.known``),
+        without reading it: one statement on PostgreSQL, whose compare-and-set requires the
+        row and the approver to be as known here. Only where that row is all the decision
+        reads: a quorum of one and no role quorum (so it has no decision yet, and this one
+        moves it), approved once, rejected or answered, before its expiry, and by someone
+        the rules let decide it. ``None``: not such a decision, or the row or the approver
+        was not as known (nothing written); the caller decides on the row it locks."""
+        if (request.status is not RequestStatus.PENDING or request.approvals_required != 1
+                or request.requires or decision.kind is DecisionKind.EDIT
+                or decision.scope is not ApproveScope.ONCE
+                or (request.expires_at is not None and now >= request.expires_at)
+                or refusal(request, identity) is not None):
+            return None
+        try:
+            with self.store.transaction() as tx:
+                tx.expect_as_known(request, identity)
+                result = self._apply(tx, request, decision, edited=None, identity=identity,
+                                     now=now, via=via)
+                if key is not None:  # a key used before clashes: the locked path replays it
+                    tx.put_idempotent_response(key, request_id=request.id, body_hash=body,
+                                               response=json.dumps(result.to_dict()), at=now)
+                tx.notify(request.id)
+        except Conflict as exc:
+            if exc.code in ("changed_underneath", "unique_violation"):
+                return None
+            raise
         return result
 
     def decide_once(self, request_id: str, decision: Decision, *, user: str, key: str,

@@ -39,6 +39,7 @@ from signoff.kernel.admin import Administering
 from signoff.kernel.cancelling import Cancelling
 from signoff.kernel.deciding import Deciding, DecisionResult
 from signoff.kernel.execution import Execution, Hooks, _call_args, _current, outcome_of
+from signoff.kernel.known import KnownRequests
 from signoff.kernel.outcomes import (
     Blocked,
     Denied,
@@ -98,6 +99,7 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
         self.lease = lease
         self.hooks = hooks or Hooks()
         self.tools: dict[str, ToolEntry] = {}
+        self.known = KnownRequests()  # the requests proposed here (signoff.kernel.known)
         self.executor_id = executor_id or f"{socket.gethostname()}:{os.getpid()}"
         # Names this worker on the child requests it waits on (``recover`` withdraws the
         # waits of a worker that died or restarted): host, pid and a per-process boot id.

@@ -22,6 +22,7 @@ from signoff.audit import to_us
 from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict, SignoffError
 from signoff.kernel.execution import Hooks
+from signoff.kernel.known import KnownRequests
 from signoff.kernel.outcomes import Proposal, ProposalKind
 from signoff.kernel.ownership import mode_counts
 from signoff.kernel.requests import build_request
@@ -49,7 +50,7 @@ class Proposing:
     hooks: Hooks
     verdicts: VerdictLog | None
     worker_id: str
-
+    known: KnownRequests
 
     def context_for(self, context: RunContext | None) -> RunContext:
         """Fix the run's review mode: explicit, else the thread's stored mode (unless the
@@ -126,7 +127,7 @@ class Proposing:
         this process does not remember, on a store whose writes can require it
         (PostgreSQL: a round trip less), in manual review — so the evaluation asks no
         reviewer, and does nothing it would have to take back."""
-        if not self.store.assumes_thread_memory or context is None or not context.thread_id:
+        if not self.store.guards_unread or context is None or not context.thread_id:
             return None
         mode = context.review_mode or self.policy.config.default_review_mode
         if mode is not ReviewMode.MANUAL:
@@ -234,6 +235,8 @@ class Proposing:
                                 "expires_at_us": None if request.expires_at is None
                                 else to_us(request.expires_at), "review": request.review})
             tx.notify(request.id)
+        if self.store.guards_unread:  # a decision taken here may then go unread
+            self.known.remember(request)
         if self.hooks.after_insert:
             self.hooks.after_insert(request.id)
         return Proposal(kind=ProposalKind.PENDING, verdict=verdict, request=request)

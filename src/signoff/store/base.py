@@ -90,6 +90,13 @@ class Tx(Protocol):
         nothing (``changed_underneath``). PostgreSQL only."""
         ...
 
+    def expect_as_known(self, request: ApprovalRequest, user: Identity) -> None:
+        """Take ``request`` as held, unread: the transaction's compare-and-set of it then
+        also requires it to be pending with the arguments known, and ``user`` to be stored
+        as given — or nothing is written (``changed_underneath``). The transaction must
+        move it. PostgreSQL only."""
+        ...
+
     def decisions(self, request_id: str) -> list[DecisionRecord]: ...
 
     def approvers(self, request_id: str, args_hash: str) -> list[tuple[str, Identity | None]]:
@@ -322,9 +329,10 @@ class Store(Protocol):
         reads the database (for callers that must not wait on it)."""
         ...
 
-    # Whether a transaction's writes can require a thread to have no memory
-    # (``Tx.expect_no_thread_memory``), so that a proposal may skip reading it.
-    assumes_thread_memory: bool
+    # Whether a transaction's writes can require, inside the database, what the process
+    # took for granted instead of reading it (``Tx.expect_no_thread_memory``,
+    # ``Tx.expect_as_known``): PostgreSQL, where a read is a round trip.
+    guards_unread: bool
 
     def assuming_no_thread_memory(self, thread_id: str) -> AbstractContextManager[None]:
         """In this context, ``thread_memory(thread_id)`` is empty without a read."""

@@ -196,9 +196,10 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
             return _NO_MEMORY
         return self._recall.thread(thread_id, self._read_thread, fresh=fresh)
 
-    # PostgreSQL: a proposal may take a thread's memory for empty, unread, if its write
-    # then requires it (``Tx.expect_no_thread_memory``): a round trip less.
-    assumes_thread_memory = False
+    # PostgreSQL: a proposal may take a thread's memory for empty, and a decision a request
+    # it knows for current, unread, if its write then requires it (``Tx.expect_*``): a
+    # round trip less.
+    guards_unread = False
 
     @contextmanager
     def assuming_no_thread_memory(self, thread_id: str) -> Iterator[None]:

@@ -114,7 +114,7 @@ def connect_error(dsn: str, exc: psycopg.Error) -> StoreError:
 
 class PostgresStore(SqlStore):
     backend = "postgres"
-    assumes_thread_memory = True
+    guards_unread = True
 
     def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,
                  max_size: int = 8, setup: bool = False, timeout: float = POOL_TIMEOUT) -> None:

@@ -77,6 +77,13 @@ _AS_READ = ("AND requests.args = ? AND requests.args_hash = ? "
             "AND requests.approved_args IS NOT DISTINCT FROM ? "
             "AND requests.approved_hash IS NOT DISTINCT FROM ? "
             f"AND {_APPROVAL_STAMP.format(r='requests')} = ?")
+# What a move of a request this process knows but did not read requires of it, beside its
+# version: still pending, with the arguments known, and the deciding user stored as known.
+_AS_KNOWN = ("AND requests.status = 'pending' AND requests.args = ? AND requests.args_hash = ? "
+             "AND requests.approved_args IS NOT DISTINCT FROM ? "
+             "AND requests.approved_hash IS NOT DISTINCT FROM ? "
+             "AND EXISTS (SELECT 1 FROM users WHERE users.name = ? AND users.kind = ? "
+             "AND users.roles = ? AND users.disabled = 0)")
 
 
 def _typed(exc: Exception) -> Exception:
@@ -151,6 +158,8 @@ class SqlTx(AccountRows, DeliveryRows):
         # PostgreSQL's ``Batch`` keeps writes for the next round trip (signoff.store.pgbatch).
         self._batch: Any = cursor if hasattr(cursor, "defer") else None
         self._held: set[str] = set()  # request rows this transaction holds (FOR UPDATE)
+        # Requests taken as held unread (``expect_as_known``): what their move requires.
+        self._known: dict[str, tuple[Any, ...]] = {}
 
     def _exec(self, statement: str, params: Sequence[Any] = (), *, commit: bool = False) -> Any:
         """Run ``statement``; ``commit``: it ends the transaction, and PostgreSQL's ``COMMIT``
@@ -180,6 +189,9 @@ class SqlTx(AccountRows, DeliveryRows):
 
     def commit(self) -> None:
         """PostgreSQL: send the writes kept back, with ``COMMIT`` (the store calls it)."""
+        if self._known:  # nothing would have checked what was taken for granted
+            raise RuntimeError(f"request {next(iter(self._known))} was taken as known but "
+                               "not moved: its writes were checked against nothing")
         self.flush_audit()
         if self._batch is not None:
             try:
@@ -261,6 +273,17 @@ class SqlTx(AccountRows, DeliveryRows):
         self._defer(_NO_THREAD_MEMORY, (thread_id, thread_id, thread_id,
                                         f"thread {thread_id} has memory"))
 
+    def expect_as_known(self, request: ApprovalRequest, user: Identity) -> None:
+        """``Tx.expect_as_known``: the request counts as held, and its next compare-and-set,
+        kept back, carries ``_AS_KNOWN`` (so a commit that sent nothing before is one
+        statement, its check inside)."""
+        if self._batch is None:
+            raise ValueError("only a PostgreSQL transaction takes a request as known")
+        self._held.add(request.id)
+        self._known[request.id] = (
+            request.args, request.args_hash, request.approved_args, request.approved_hash,
+            user.name, user.kind.value, json.dumps(list(user.roles)))
+
     def find_request(self, thread_id: str, call_id: str) -> ApprovalRequest | None:
         row = self._one(f"{_SELECT_REQUEST} WHERE thread_id = ? AND call_id = ?"
                         f"{self.dialect.lock_suffix}", (thread_id, call_id))
@@ -281,9 +304,11 @@ class SqlTx(AccountRows, DeliveryRows):
         if self._batch is not None and request.id in self._held:
             # Nothing can move a row this transaction holds: the compare-and-set goes with
             # the next round trip, and PostgreSQL itself rolls everything back if it failed.
-            statement, what = guarded(self.dialect.sql(_update_sql(tuple(changes))),
+            known = self._known.pop(request.id, ())
+            update = _update_sql(tuple(changes)) + (" " + _AS_KNOWN if known else "")
+            statement, what = guarded(self.dialect.sql(update),
                                       f"request {request.id} changed underneath")
-            self._batch.defer(statement, (*params, request.id, request.version, what))
+            self._batch.defer(statement, (*params, request.id, request.version, *known, what))
             return replaced(request, changes)
         cursor = self._exec(_update_sql(tuple(changes)), [*params, request.id, request.version])
         if cursor.rowcount != 1:
