@@ -41,6 +41,14 @@ root = "{root}"
 shell = "command"
 
 [[rules]]
+id = "two-for-releases"
+effect = "ask"
+tool = "execute"
+command = "make release*"
+roles = ["ops"]
+approvals = 2
+
+[[rules]]
 id = "ops-builds"
 effect = "ask"
 tool = "execute"
@@ -103,6 +111,20 @@ def test_a_decision_on_a_request_proposed_here_is_one_round_trip(two: Two) -> No
     assert two.here.resume(request.id).kind is OutcomeKind.EXECUTED
     assert two.ran == ["make build"]
     assert two.here.store.verify_audit().ok
+
+
+def test_a_request_needing_two_approvals_counts_both(two: Two) -> None:
+    """A quorum above one reads the decisions so far: it is decided on the locked row."""
+    bob, _ = two.there.add_user("bob", roles=["ops"])
+    request = two.propose(command="make release")
+    assert request.approvals_required == 2
+    first = two.here.decide(request.id, Decision.approve(), identity=two.alice)
+    assert (first.approvals, first.transitioned) == (1, False)
+    with pytest.raises(Conflict):
+        two.here.decide(request.id, Decision.approve(), identity=two.alice)
+    second = two.here.decide(request.id, Decision.approve(), identity=bob)
+    assert (second.approvals, second.transitioned) == (2, True)
+    assert sorted(d.approver for d in two.here.store.decisions(request.id)) == ["alice", "bob"]
 
 
 def test_an_approver_disabled_elsewhere_is_refused(two: Two) -> None:
@@ -220,6 +242,19 @@ def test_the_asker_cannot_decide_a_request_it_asked_for(two: Two) -> None:
                                                                           roles=("ops",)))
     assert caught.value.code == "self_approval"
     assert two.here.store.decisions(request.id) == []
+
+
+def test_a_party_of_the_thread_cannot_grant_it(two: Two) -> None:
+    """A thread-wide approval reads who asks on the thread: decided on the locked row."""
+    theirs = two.there.propose(ToolCall(id="c-a", name="execute", args={"command": "make a"}),
+                               RunContext(thread_id="t-1", principal="alice"))
+    assert theirs.request is not None
+    request = two.propose()  # the same thread, another asker
+    with pytest.raises(Forbidden) as caught:
+        two.here.decide(request.id, Decision.approve(scope="thread"), identity=two.alice)
+    assert caught.value.code == "self_approval"
+    assert two.here.store.decisions(request.id) == []
+    assert two.here.decide(request.id, Decision.approve(), identity=two.alice).transitioned
 
 
 def test_approvers_racing_in_this_process_move_it_once(two: Two) -> None:
