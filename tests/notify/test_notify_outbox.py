@@ -222,6 +222,7 @@ def test_two_notifiers_fan_out_each_event_once(kit: Kit) -> None:
     other = kit.make_notifier(owner="elsewhere:1:x")
     for _ in range(3):
         kit.ask(service=f"s{kit.calls}")
+    assert kit.store.seal(wait=5.0)  # what a tick does first: PostgreSQL seals after commit
     other.outbox.fan_out(other.channels())
     kit.notifier.outbox.fan_out(kit.notifier.channels())
     other.tick()
@@ -235,6 +236,7 @@ def test_two_notifiers_fan_out_each_event_once(kit: Kit) -> None:
 def test_an_attempt_cut_short_is_sent_again_after_its_lease(kit: Kit) -> None:
     kit.ask()
     dying = kit.make_notifier(owner="elsewhere:1:x")
+    assert kit.store.seal(wait=5.0)  # what a tick does first: PostgreSQL seals after commit
     dying.outbox.fan_out(dying.channels())
     [claimed] = dying.outbox.claim(["webhook:ops"])  # ... and the server dies here
     kit.notifier.tick()
