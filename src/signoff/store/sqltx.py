@@ -72,17 +72,16 @@ _NO_THREAD_MEMORY = (
     "OR EXISTS (SELECT 1 FROM rejections WHERE thread_id = ?) "
     "OR EXISTS (SELECT 1 FROM grants WHERE scope != 'session' AND thread_id = ?) "
     "THEN 0 ELSE 1 END, ?)")
+# The arguments a request was written with, as a guard on a move that did not read them.
+_ARGS_AS_WRITTEN = ("AND requests.args = ? AND requests.args_hash = ? "
+                    "AND requests.approved_args IS NOT DISTINCT FROM ? "
+                    "AND requests.approved_hash IS NOT DISTINCT FROM ? ")
 # What a claim that did not hold the row requires of it, beside its version.
-_AS_READ = ("AND requests.args = ? AND requests.args_hash = ? "
-            "AND requests.approved_args IS NOT DISTINCT FROM ? "
-            "AND requests.approved_hash IS NOT DISTINCT FROM ? "
-            f"AND {_APPROVAL_STAMP.format(r='requests')} = ?")
+_AS_READ = _ARGS_AS_WRITTEN + f"AND {_APPROVAL_STAMP.format(r='requests')} = ?"
 # What a move of a request this process knows but did not read requires of it, beside its
 # version: still pending, with the arguments known, and the deciding user stored as known.
-_AS_KNOWN = ("AND requests.status = 'pending' AND requests.args = ? AND requests.args_hash = ? "
-             "AND requests.approved_args IS NOT DISTINCT FROM ? "
-             "AND requests.approved_hash IS NOT DISTINCT FROM ? "
-             "AND EXISTS (SELECT 1 FROM users WHERE users.name = ? AND users.kind = ? "
+_AS_KNOWN = ("AND requests.status = 'pending' " + _ARGS_AS_WRITTEN
+             + "AND EXISTS (SELECT 1 FROM users WHERE users.name = ? AND users.kind = ? "
              "AND users.roles = ? AND users.disabled = 0)")
 
 
