@@ -58,7 +58,7 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
                   "stable `code`.", docs_url=None, redoc_url=None)
     app.state.signoff = state
     problems.install(app)
-    app.include_router(api.router)
+    api.include(app)
     app.include_router(api.health)
     app.include_router(inbox.pages)
     app.include_router(history.history)
