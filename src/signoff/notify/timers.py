@@ -30,6 +30,7 @@ from signoff.store.base import Store, Tx
 CURSOR = ":timers"  # a name no channel has (channel names hold no leading colon)
 REMIND, ESCALATE, EXPIRE = "remind", "escalate", "expire"
 BATCH = 200
+LAG = 1_000  # how far the stored cursor may trail a pass that found nothing to schedule
 
 
 def rule_for(rules: tuple[Escalation, ...], request: ApprovalRequest) -> int | None:
@@ -46,27 +47,40 @@ class Timers:
         self.store = store
         self.rules = rules
         self.clock = clock
-        self._seen = -1  # the audit index this pass has read up to (a hint: skips idle passes)
+        self._seen = -1  # every creation up to this index has its timers, as this process knows
+        self._stored = -1  # the stored cursor, as this process last read or wrote it
 
     def schedule(self) -> int:
         """Timers for the requests created since the last pass; how many."""
-        if self.store.audit_head()[0] <= self._seen:
+        head = self.store.audit_head()[0]
+        if head <= self._seen:
             return 0  # nothing new: no write transaction (SQLite's lock stays free)
+        if self._seen >= 0 and head - self._stored < LAG:
+            # A read first: a pass over decisions only (most of a busy server's) finds no
+            # creation, and then writes nothing; the stored cursor catches up on a pass
+            # that schedules, or once it trails by ``LAG`` events.
+            read_head, created = self.store.created_after(self._seen, 1)
+            if not created:
+                self._seen = max(self._seen, read_head)
+                return 0
         made = 0
         while True:
             with self.store.transaction() as tx:
                 cursor = tx.channel_cursor(CURSOR)
+                # Every creation up to ``_seen`` has its timers (this process committed them,
+                # or read that there was none): the stored cursor may trail it.
+                start = max(cursor, self._seen)
                 # Only the requests created since: the log's other events are passed over
                 # in the database (a decision-only load reads nothing here).
-                head, created = tx.created_after(cursor, BATCH)
+                head, created = tx.created_after(start, BATCH)
                 for _, request in created:
                     if request is not None:
                         made += self._schedule(tx, request)
                 full = len(created) == BATCH
-                upto = created[-1][0] if full else head
+                upto = max(start, created[-1][0] if full else head)
                 if upto > cursor:
                     tx.set_channel_cursor(CURSOR, upto)
-                self._seen = max(upto, cursor)
+            self._seen, self._stored = upto, max(upto, cursor)  # committed
             if not full:
                 return made
 

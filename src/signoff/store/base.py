@@ -303,6 +303,12 @@ class Store(Protocol):
 
     def audit_head(self) -> tuple[int, str]: ...
 
+    def created_after(self, index: int, limit: int
+                      ) -> tuple[int, list[tuple[int, ApprovalRequest | None]]]:
+        """``Tx.created_after`` in a read of its own (the timer pass reads before it
+        writes)."""
+        ...
+
     def audit_anchor(self) -> tuple[int, str]:
         """The newest retention checkpoint (index, hash); ``(0, GENESIS)``: none."""
         ...

@@ -132,6 +132,11 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
             row = tx._one("SELECT idx, hash FROM audit_head WHERE id = 1")
         return int(row[0]), str(row[1])
 
+    def created_after(self, index: int, limit: int
+                      ) -> tuple[int, list[tuple[int, ApprovalRequest | None]]]:
+        with self._reader() as tx:
+            return tx.created_after(index, limit)
+
     def audit_anchor(self) -> tuple[int, str]:
         """The newest retention checkpoint: the index and hash of the last event a purge
         removed (``signoff.store.retention``); ``(0, GENESIS)`` when none was."""
