@@ -222,3 +222,109 @@ def test_the_timer_pass_passes_over_other_events_beyond_a_batch(rig: Rig) -> Non
                 (a.payload for a in rig.ops.unique().values())
                 if p["type"] == "request.reminder"}
     assert reminded == {first, second}
+
+
+def stored_cursor(store: Store) -> int:
+    from signoff.notify.timers import CURSOR
+
+    with store.transaction() as tx:
+        return tx.channel_cursor(CURSOR)
+
+
+def other_events(store: Store, count: int) -> None:
+    with store.transaction() as tx:
+        tx.append_audits([("call.allowed", 1, "bot", {"n": n}) for n in range(count)])
+    store.seal()
+
+
+def test_a_pass_over_events_that_create_nothing_writes_no_cursor(rig: Rig) -> None:
+    """A busy server's passes mostly see decisions: they read, find no creation, and write
+    nothing; the next creation still gets its timers, and its pass stores the cursor."""
+    timers = rig.notifier.timers
+    before = stored_cursor(rig.store)
+    other_events(rig.store, 30)
+    assert timers.schedule() == 0
+    assert stored_cursor(rig.store) == before  # no write
+    assert timers.schedule() == 0  # and the next pass does not read again
+    request_id = rig.ask()
+    rig.store.seal()
+    assert timers.schedule() == 3
+    assert stored_cursor(rig.store) == rig.store.audit_head()[0]
+    assert [t[0] for t in rig.store.timers(request_id)] == ["remind", "escalate", "expire"]
+
+
+def test_the_stored_cursor_catches_up_once_it_trails_by_a_lag(rig: Rig) -> None:
+    from signoff.notify.timers import LAG
+
+    timers = rig.notifier.timers
+    before = stored_cursor(rig.store)
+    other_events(rig.store, LAG - 10)
+    assert timers.schedule() == 0
+    assert stored_cursor(rig.store) == before
+    other_events(rig.store, 20)
+    assert timers.schedule() == 0
+    assert stored_cursor(rig.store) == rig.store.audit_head()[0]
+
+
+def test_a_restart_reads_from_the_stored_cursor_and_misses_no_creation(rig: Rig) -> None:
+    """The stored cursor trails what a pass read; a notifier started later (or on another
+    server) reads from it, and schedules a creation that came after, once."""
+    other_events(rig.store, 40)
+    assert rig.notifier.timers.schedule() == 0
+    rig.notifier.stop()
+    request_id = rig.ask()
+    reopened = twin_store(rig.store)
+    try:
+        again = rig.make(reopened, owner="host:4:later")
+        reopened.seal()
+        assert again.timers.schedule() == 3
+        assert rig.notifier.timers.schedule() == 0  # the first one's timers: already there
+        assert [t[0] for t in reopened.timers(request_id)] == ["remind", "escalate", "expire"]
+        again.stop()
+    finally:
+        reopened.close()
+
+
+def test_a_pass_with_no_channel_leaves_sealing_to_the_sealer(postgres_store: Store) -> None:
+    """With nothing to fan out, a pass does not seal (the store's sealer does, and the feed
+    then wakes the notifier): its timers come from what is sealed, and nothing is missed."""
+    store = postgres_store
+    store.sealer.stop()  # type: ignore[attr-defined]  # the test seals by hand
+    clock = Clock()
+    gate = Gate(Policy.from_toml(POLICY), store, clock=clock, agent="bot")
+    bare = Notifier(store, NotifyConfig(escalation=RULES), base_url=lambda: "http://inbox.test",
+                    clock=clock)
+    try:
+        proposal = gate.propose(ToolCall(id="c1", name="deploy", args={"service": "web"}),
+                                RunContext(thread_id="t1", principal="paula"))
+        assert proposal.request is not None
+        request_id = proposal.request.id
+        bare.tick()
+        assert store.unsealed()[0] > 0  # the pass did not seal
+        assert store.timers(request_id) == []
+        store.seal()
+        bare.tick()
+        assert [t[0] for t in store.timers(request_id)] == ["remind", "escalate", "expire"]
+        clock.now = T0 + 121 * MINUTE
+        bare.tick()
+        store.seal()
+        request = store.get_request(request_id)
+        assert request is not None and request.status.value == "expired"
+    finally:
+        bare.stop()
+
+
+def test_a_pass_with_a_channel_seals_before_it_fans_out(postgres_store: Store) -> None:
+    store = postgres_store
+    store.sealer.stop()  # type: ignore[attr-defined]
+    ops, leads = Receiver(new_secret()), Receiver(new_secret())
+    rig = Rig(store, ops, leads)
+    try:
+        request_id = rig.ask()
+        rig.notifier.tick()
+        assert store.unsealed()[0] == 0
+        assert rig.ops.types_of(request_id) == ["request.created"]
+    finally:
+        rig.close()
+        ops.close()
+        leads.close()

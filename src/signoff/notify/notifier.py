@@ -68,6 +68,7 @@ class Notifier:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._next_release = 0.0
+        self._fanning = True  # whether the last pass had a channel to fan out to
 
     # ---- channels ------------------------------------------------------------------------
 
@@ -89,16 +90,21 @@ class Notifier:
     def tick(self) -> int:
         """Fan out, then send what is due until nothing is; how many attempts were made."""
         channels = {c.channel: c for c in self.channels()}
-        # Notifications follow the sealed audit: what was committed before this pass is
-        # fanned out by it (PostgreSQL seals after commit; a running transaction can hold
-        # events back, which the next pass picks up).
-        self.store.seal(wait=SEAL_WAIT)
+        self._fanning = bool(channels)
+        if channels:
+            # Notifications follow the sealed audit: what was committed before this pass is
+            # fanned out by it (PostgreSQL seals after commit; a running transaction can hold
+            # events back, which the next pass picks up). With no channel there is nothing
+            # to fan out, and the timers are scheduled from what is sealed: the sealer's
+            # pass wakes this one again (the change feed hears it), so a server that only
+            # keeps timers leaves sealing to its sealer rather than racing it.
+            self.store.seal(wait=SEAL_WAIT)
         now = time.monotonic()
         if now >= self._next_release:
             self._next_release = now + RELEASE_EVERY
             self.outbox.release_gone()
         self.timers.schedule()
-        if self.timers.fire():  # reminders, escalations, expiries: fanned out by this pass
+        if self.timers.fire() and channels:  # reminders, escalations, expiries: fanned out
             self.store.seal(wait=SEAL_WAIT)
         self.outbox.fan_out(list(channels.values()))
         attempts = 0
@@ -169,8 +175,9 @@ class Notifier:
                 self._stop.wait(rest)
 
     def _until_due(self) -> float:
-        dues = [d for d in (self.store.next_delivery_due(), self.store.next_timer_due())
-                if d is not None]
+        # Deliveries wait only for a configured channel: with none, nothing claims them.
+        deliveries = self.store.next_delivery_due() if self._fanning else None
+        dues = [d for d in (deliveries, self.store.next_timer_due()) if d is not None]
         if not dues:
             return self.poll
         return max(0.0, min(self.poll, min(dues) - self.clock()))
