@@ -47,7 +47,7 @@ import textwrap
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -58,7 +58,7 @@ import httpx
 
 import signoff
 from _common import expect, version
-from _postgres import redact, show
+from _postgres import cpu_between, redact, show
 from signoff import Policy, RunContext, ToolCall
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import ProposalKind
@@ -333,6 +333,7 @@ class Load:
     wall: int = 0  # ns, summed over rounds
     server_cpu: float = 0.0  # s, all of the system's server processes
     client_cpu: float = 0.0  # s, this process
+    pg_cpu: float = 0.0  # s, the PostgreSQL backends of the system's database (if read)
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -348,9 +349,12 @@ class Load:
         return statistics.fmean(self.latencies) / 1e6
 
 
-def load_round(system: System, clients: int, per_client: int, into: Load) -> None:
+def load_round(system: System, clients: int, per_client: int, into: Load, *,
+               backends: Callable[[], dict[int, float]] | None = None) -> None:
     """One round: every client warms up, all start together, each approves ``per_client``
-    distinct pending requests on its server (clients are spread over the servers)."""
+    distinct pending requests on its server (clients are spread over the servers).
+    ``backends`` reads the database's backends' CPU (``_postgres.backend_cpu``), to count
+    PostgreSQL's own work for the timed part as well as the servers'."""
     warm = [system.take(WARMUP_PER_CLIENT) for _ in range(clients)]
     work = [system.take(per_client) for _ in range(clients)]
     start = threading.Barrier(clients + 1)
@@ -396,9 +400,12 @@ def load_round(system: System, clients: int, per_client: int, into: Load) -> Non
         raise
     began = time.perf_counter_ns()
     cpu0 = sum(s.cpu_seconds() for s in system.servers), time.process_time()
+    pg0 = backends() if backends is not None else {}
     for thread in threads:
         thread.join()
     cpu1 = sum(s.cpu_seconds() for s in system.servers), time.process_time()
+    if backends is not None:
+        into.pg_cpu += cpu_between(pg0, backends())
     into.errors.extend(errors)
     expect(not errors, f"{system.key}: {len(errors)} decisions failed, e.g. {errors[:3]}")
     into.wall += max(ends) - began

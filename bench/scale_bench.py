@@ -5,6 +5,7 @@ servers, measured in the same run.
     .venv/bin/python bench/scale_bench.py              # full run (about 5 minutes)
     .venv/bin/python bench/scale_bench.py --quick      # a smoke check
     .venv/bin/python bench/scale_bench.py --skip-postgres
+    .venv/bin/python bench/scale_bench.py --servers 2pg --workloads decisions
 
 Decisions are ``http_bench.py``'s: each client approves distinct pending requests that
 were proposed before the servers started. An allowed call is an agent's ``POST
@@ -31,11 +32,12 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from _postgres import backend_cpu
 from http_bench import (
     POLICY,
     WARMUP_PER_CLIENT,
@@ -108,11 +110,14 @@ class AuditedFloor(FloorSystem):
 
 
 WORKLOADS = ("decisions", "allowed calls")
+CONFIGS = ("sqlite", "pg", "2pg")  # 1 × SQLite, 1 × PostgreSQL, 2 × PostgreSQL
 
 
 class Plan:
-    def __init__(self, timed: int, clients: Sequence[int], rounds: int) -> None:
+    def __init__(self, timed: int, clients: Sequence[int], rounds: int,
+                 workloads: Sequence[str] = WORKLOADS) -> None:
         self.timed, self.clients, self.rounds = timed, tuple(clients), rounds
+        self.workloads = tuple(workloads)
 
     def per_client(self, clients: int) -> int:
         return max(1, self.timed // (clients * self.rounds))
@@ -127,14 +132,16 @@ Row = tuple[str, str, int, str]  # configuration, workload, clients, system key
 
 
 def measure(config: str, systems: dict[str, list[System]], plan: Plan,
-            loads: dict[Row, Load]) -> None:
+            loads: dict[Row, Load], *, backends: Callable[[], dict[int, float]] | None = None,
+            ) -> None:
     for clients in plan.clients:
-        for workload in WORKLOADS:
+        for workload in plan.workloads:
             pair = systems[workload]
             for r in range(plan.rounds):
                 for system in pair[r % len(pair):] + pair[:r % len(pair)]:
                     load_round(system, clients, plan.per_client(clients),
-                               loads.setdefault((config, workload, clients, system.key), Load()))
+                               loads.setdefault((config, workload, clients, system.key), Load()),
+                               backends=backends)
             print(f"  {config:<16} {workload:<14} {clients:>4} clients: "
                   + ", ".join(f"{s.name} {loads[(config, workload, clients, s.key)].rate:.0f}/s"
                               for s in pair), flush=True)
@@ -199,12 +206,15 @@ def run_postgres(tmp: Path, policy_path: Path, plan: Plan, pg: PgDatabase, *, se
         config = f"{servers} × PostgreSQL"
         measure(config, systems(config, sig, peer, (ids, fids, aids), approvers=approvers,
                                 agent=agent),
-                plan, loads)
+                plan, loads, backends=lambda: backend_cpu(pg.admin_dsn, pg.name))
 
 
-def cpu_ms(load: Load) -> float:
-    """The servers' CPU (user + system) per timed request, in ms: PostgreSQL's not counted."""
-    return 1000 * load.server_cpu / max(1, len(load.latencies))
+def cpu_ms(load: Load) -> str:
+    """The servers' CPU (user + system) per timed request, in ms, and on PostgreSQL its
+    backends' CPU for the same requests after a ``+``."""
+    n = max(1, len(load.latencies))
+    ours = f"{1000 * load.server_cpu / n:.2f}"
+    return ours + (f"+{1000 * load.pg_cpu / n:.2f}" if load.pg_cpu else "")
 
 
 def report(loads: dict[Row, Load], plan: Plan) -> None:
@@ -216,7 +226,7 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
     print(header)
     print("-" * len(header))
     for config in configs:
-        for workload in WORKLOADS:
+        for workload in plan.workloads:
             for clients in plan.clients:
                 ours = loads.get((config, workload, clients, "signoff"))
                 floor = loads.get((config, workload, clients, "floor"))
@@ -225,7 +235,7 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
                 audited = loads.get((config, workload, clients, "audited"))
                 extra = (" " * 18 if audited is None else
                          f" {audited.rate:>9.0f} {audited.rate / floor.rate:>7.2f}×")
-                extra += " " + " / ".join(f"{cpu_ms(load):.2f}" for load in
+                extra += " " + " / ".join(cpu_ms(load) for load in
                                           (ours, floor, audited) if load is not None)
                 print(f"{config:<16} {workload:<14} {clients:>7} {ours.rate:>9.0f} "
                       f"{floor.rate:>8.0f} {ours.rate / floor.rate:>7.2f}× "
@@ -234,7 +244,7 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
     if "1 × PostgreSQL" in configs and "2 × PostgreSQL" in configs:
         print()
         print("2 × PostgreSQL ÷ 1 × PostgreSQL (a second server's added capacity)")
-        for workload in WORKLOADS:
+        for workload in plan.workloads:
             for clients in plan.clients:
                 cells = []
                 for key in ("signoff", "floor"):
@@ -250,8 +260,10 @@ def report(loads: dict[Row, Load], plan: Plan) -> None:
          "audited/s: the floor writing the rows signoff's decision writes (a decision row, "
          "the request row, two audit rows; no chain, no authentication, no policy), ÷ the "
          "plain floor: what the audit trail alone costs on these servers. cpu ms: the server "
-         "processes' CPU per timed request (signoff / floor / audited floor), PostgreSQL's "
-         "not counted; on a machine whose cores are all busy, rates follow it.")
+         "processes' CPU per timed request (signoff / floor / audited floor), and after a + "
+         "the PostgreSQL backends' CPU for the same requests (the database's sessions; the "
+         "cluster's WAL writer and checkpointer not counted); on a machine whose cores are "
+         "all busy, rates follow their sum.")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -265,10 +277,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                        "postgresql://postgres@127.0.0.1:5432/"
                                                        "postgres"))
     parser.add_argument("--skip-postgres", action="store_true")
+    parser.add_argument("--servers", choices=CONFIGS, nargs="+", default=list(CONFIGS),
+                        help="which configurations to run (default: all three)")
+    parser.add_argument("--workloads", choices=WORKLOADS, nargs="+", default=list(WORKLOADS))
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     plan = Plan(args.timed or (600 if args.quick else 3000), args.clients,
-                args.rounds or (2 if args.quick else 3))
+                args.rounds or (2 if args.quick else 3), args.workloads)
     started = time.monotonic()
     print(f"# scale_bench: {plan.timed} timed requests per row, {plan.rounds} rounds, "
           f"clients {list(plan.clients)}; {os.cpu_count()} CPUs, load average {_load()}")
@@ -278,9 +293,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy_path = tmp / "signoff.toml"
         (tmp / "workspace").mkdir()
         policy_path.write_text(CALLS_POLICY.format(root=tmp / "workspace"))
-        run_sqlite(tmp, policy_path, plan, loads)
+        if "sqlite" in args.servers:
+            run_sqlite(tmp, policy_path, plan, loads)
         if not args.skip_postgres:
-            for servers in (1, 2):  # a database each: the same users are seeded in both
+            # A database each: the same users are seeded in both.
+            for servers in (n for n, key in ((1, "pg"), (2, "2pg")) if key in args.servers):
                 pg, problem = create_pg_database(args.pg)
                 if pg is None:
                     print(f"  PostgreSQL SKIPPED: {problem}")
