@@ -45,6 +45,9 @@ from signoff.policy.modes import parse_review_mode
 from signoff.store.base import Store, Tx
 
 TOKEN_FRESH = 0.25  # seconds a token checked here is trusted without reading it again
+# ... and where the store hears every account change (PostgreSQL's listener), until one is
+# heard, or this many seconds (a listener cut off without an error hears nothing).
+TOKEN_HEARD = 2.0
 _TOKENS_KEPT = 10_000  # remembered tokens at most (then forgotten all at once)
 _T = TypeVar("_T")
 
@@ -179,27 +182,33 @@ class Administering(Signing):
         return account
 
     def remembered_identity(self, token: str | None) -> Identity | None:
-        """``authenticate``'s answer for ``token`` if it was read from the store in the last
-        ``TOKEN_FRESH`` seconds and still holds now (expiry is checked again); ``None``:
-        call ``authenticate``. Never reads the store: the server asks on its event loop,
-        which spares a request a thread hop and a read. An account changed through this
-        gate is forgotten at once; one changed by another process or server, within
-        ``TOKEN_FRESH`` (docs/server.md, "Tokens")."""
+        """``authenticate``'s answer for ``token`` if it still holds now (expiry is checked
+        again) and was read from the store in the last ``TOKEN_FRESH`` seconds — or, where
+        the store hears every account change (``Store.accounts_token``), in the last
+        ``TOKEN_HEARD`` seconds with no change heard since; ``None``: call
+        ``authenticate``. Never reads the store: the server asks on its event loop, which
+        spares a request a thread hop and a read. An account changed through this gate is
+        forgotten at once; one changed by another process or server, when its notice
+        arrives, and at most ``TOKEN_FRESH`` after it if the store cannot hear it
+        (docs/server.md, "Who may do what")."""
         if not token:
             return None
         entry = self._tokens().get(token_hash(token))
         if entry is None:
             return None
-        generation, read_at, account = entry
+        generation, read_at, account, heard = entry
+        age = time.monotonic() - read_at
         if generation != self.__dict__.get("_token_generation", 0) \
-                or time.monotonic() - read_at > TOKEN_FRESH \
                 or account.status(self.clock()) != "active":
             return None
-        return account.identity
+        if age <= TOKEN_FRESH or (heard is not None and age <= TOKEN_HEARD
+                                  and self.store.accounts_token() == heard):
+            return account.identity
+        return None
 
-    def _tokens(self) -> dict[str, tuple[int, float, Account]]:
-        tokens: dict[str, tuple[int, float, Account]] = self.__dict__.setdefault("_token_cache",
-                                                                                 {})
+    def _tokens(self) -> dict[str, tuple[int, float, Account, object | None]]:
+        tokens: dict[str, tuple[int, float, Account, object | None]] = \
+            self.__dict__.setdefault("_token_cache", {})
         return tokens
 
     def _forget_tokens(self) -> None:
@@ -212,6 +221,7 @@ class Administering(Signing):
         if not token:
             raise Unauthenticated("a token is required", code="unauthenticated")
         generation = self.__dict__.get("_token_generation", 0)
+        heard = self.store.accounts_token()  # before the read: a change after it is heard
         hashed = token_hash(token)
         account = self.store.account_by_token(hashed)
         if account is None:
@@ -227,7 +237,7 @@ class Administering(Signing):
         tokens = self._tokens()
         if len(tokens) >= _TOKENS_KEPT:
             tokens.clear()
-        tokens[hashed] = (generation, time.monotonic(), account)
+        tokens[hashed] = (generation, time.monotonic(), account, heard)
         return account.identity
 
     def set_thread_mode(self, thread_id: str, mode: ReviewMode | str, *,

@@ -2,8 +2,10 @@
 
 The cookie holds a session's secret, never a token (``signoff.kernel.sessions``): a
 bearer token is looked up among tokens only and a session secret among
-sessions only, so neither works as the other. Each request reads the database,
-so a session ended or a user disabled on any server is refused here at once.
+sessions only, so neither works as the other. A session is read from the database
+at every request, so one ended on any server is refused here at once; a token
+checked a moment ago is answered from memory until a change to any account is heard
+(``Gate.remembered_identity``; docs/server.md, "Who may do what").
 Requests authenticated by the cookie that change state must also carry the
 CSRF token derived from the session's secret.
 """

@@ -382,6 +382,11 @@ class Store(Protocol):
         """An opaque marker of "now": take it *before* reading what you will wait on."""
         ...
 
+    def accounts_token(self) -> object | None:
+        """An opaque marker that changes when any process may have changed an account: take
+        it *before* reading one; ``None``: this store cannot tell."""
+        ...
+
     def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
         """Block until something may have changed since ``since`` (a ``change_token()``),
         or ``timeout`` seconds pass. Spurious wake-ups are allowed; missed ones are not."""

@@ -234,6 +234,11 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
         """When remembered thread memory must be read again; ``change_token`` by default."""
         return self.change_token()
 
+    def accounts_token(self) -> object | None:
+        """Changed when another process may have changed an account; ``None`` where the
+        store cannot tell (SQLite: remembered tokens are trusted for ``TOKEN_FRESH`` only)."""
+        return None
+
     # How long remembered thread memory may be kept when the token has not changed
     # (``None``: until it changes).
     memory_staleness: float | None = None

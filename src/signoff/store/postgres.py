@@ -83,6 +83,7 @@ _TABLES_SCHEMA = ("SELECT COALESCE((SELECT n.nspname FROM pg_class c JOIN pg_nam
                   "ON n.oid = c.relnamespace WHERE c.oid = to_regclass('audit')), "
                   "current_schema())")
 MEMORY_NOTICE = ":memory"  # a notification payload no request id can be
+ACCOUNTS_NOTICE = ":accounts"  # a write to ``users`` (schema: "account changes heard …")
 
 
 def redacted(dsn: str) -> str:
@@ -153,6 +154,8 @@ class PostgresStore(SqlStore):
         self._memory_writes = 0  # commits of this process that changed thread memory
         self._memory_notices = 0  # other processes' (and our own) notices of such commits
         self._memory_lock = threading.Lock()
+        self._accounts_heard = 0  # notices of writes to ``users``, and (re)connections
+        self._listening = False  # the listener is connected and LISTENs (``accounts_token``)
         # Chains committed events into the audit after commit (signoff.store.sealer).
         self.sealer = Sealer(self.pool.connection, lock_key(schema or "public"))
         self._schema_current = False  # checked on first use (``_check_schema``)
@@ -282,12 +285,21 @@ class PostgresStore(SqlStore):
                         row = conn.execute(_TABLES_SCHEMA).fetchone()
                         self.channel = channel_for(row[0] if row else None)
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
-                    self._wake(memory=True)  # anything missed while (re)connecting: re-read
+                    # Anything missed while (re)connecting: read again.
+                    self._accounts_heard += 1
+                    self._listening = True
+                    self._wake(memory=True)
                     while not self._closing.is_set():
                         for notice in conn.notifies(timeout=0.5, stop_after=64):
-                            self._wake(memory=notice.payload == MEMORY_NOTICE)
+                            if notice.payload == ACCOUNTS_NOTICE:
+                                self._accounts_heard += 1
+                            else:
+                                self._wake(memory=notice.payload == MEMORY_NOTICE)
             except psycopg.Error:
+                self._listening = False
                 self._closing.wait(0.5)
+            finally:
+                self._listening = False
 
     def _ensure_listener(self) -> None:
         if self._listener is None or not self._listener.is_alive():
@@ -313,6 +325,13 @@ class PostgresStore(SqlStore):
         request event — leave what is remembered alone)."""
         self._ensure_listener()
         return (self._memory_writes, self._memory_notices)
+
+    def accounts_token(self) -> object | None:
+        """Changed by every write to ``users`` that commits, in any process (a trigger sends
+        ``ACCOUNTS_NOTICE``), and by the listener's every (re)connection; ``None`` while it
+        is not listening, when a change could pass unheard."""
+        self._ensure_listener()
+        return self._accounts_heard if self._listening else None
 
     def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
         self._ensure_listener()

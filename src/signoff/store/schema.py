@@ -497,4 +497,20 @@ MIGRATIONS: tuple[Migration, ...] = (
                END $$""",
         ),
     ),
+    Migration(
+        name="account changes heard by every server",
+        # A server answers a token it checked a moment ago from memory
+        # (signoff.kernel.admin.remembered_identity). Every write to ``users`` — a user
+        # disabled, removed, given other roles or a new token, by any server, the CLI or
+        # plain SQL — tells every listening server at commit, which forgets its tokens.
+        statements=(),
+        postgres_only=(
+            f"""CREATE FUNCTION signoff_accounts_changed() RETURNS trigger
+               LANGUAGE plpgsql AS $$
+               BEGIN PERFORM pg_notify({_CHANNEL}, ':accounts');
+               RETURN NULL; END $$""",
+            """CREATE TRIGGER users_notify AFTER INSERT OR UPDATE OR DELETE ON users
+               FOR EACH STATEMENT EXECUTE FUNCTION signoff_accounts_changed()""",
+        ),
+    ),
 )
