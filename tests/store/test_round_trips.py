@@ -408,7 +408,8 @@ def test_the_durable_cycle_on_postgresql_is_five_round_trips(
     statement), decide 1 (the decision, the move and its events, the row required as this
     process wrote it: one statement), resume 3 (the row with its approvals; the claim,
     required as read, with its COMMIT; the result with its event). A decision in another
-    process, which did not write the request, locks and reads it first: 2. The bench
+    process, which did not write the request, reads it and the approver first, without a
+    lock or a transaction: 2 statements, and no BEGIN or COMMIT. The bench
     (bench/roundtrip_bench.py) says why round trips are the cost."""
     gate = Gate(policy, postgres_store)
     other = Gate(policy, postgres_store)  # another process: it knows no request
@@ -425,10 +426,14 @@ def test_the_durable_cycle_on_postgresql_is_five_round_trips(
             proposal = gate.propose(call, RunContext(thread_id=f"thread-{n}"))
         counts["propose"].append(counted[0])
         assert proposal.request is not None
-        with round_trips() as counted:
+        with round_trips() as counted, statements() as sent:
             (other if n == 3 else gate).decide(proposal.request.id, Decision.approve(),
                                                identity=alice)
         counts["decide"].append(counted[0])
+        if n == 3:
+            assert len(sent) == 2 and sent[0].startswith("SELECT"), sent
+            assert "FOR UPDATE" not in sent[0] and "COMMIT" not in sent
+            assert "BEGIN" not in sent
         with round_trips() as counted:
             outcome = gate.resume(proposal.request.id)
         counts["resume"].append(counted[0])

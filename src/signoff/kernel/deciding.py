@@ -1,9 +1,11 @@
 """Taking a decision: authenticate, check, record, maybe transition — in one transaction.
 
 Everything a decision depends on is read under the request's row lock and
-written in the same transaction with its audit events, so 32 approvers
-racing produce exactly one transition, and a crash leaves either the whole
-decision or none of it.
+written in the same transaction with its audit events — or, on PostgreSQL, where
+the row and the approver are all it reads, known or read without the lock and
+written in one statement that requires them unchanged — so 32 approvers racing
+produce exactly one transition, and a crash leaves either the whole decision or
+none of it.
 
 Rules (DESIGN §3): the approver is the authenticated identity; agents never
 decide; the requester and the agent's own identity never decide their request, and a
@@ -40,7 +42,7 @@ from signoff.errors import (
 from signoff.identity import Identity
 from signoff.ids import new_id
 from signoff.kernel import auto_thread, lifecycle, quorum, writes
-from signoff.kernel.known import KnownRequests
+from signoff.kernel.known import ARGS_MAX, KnownRequests
 from signoff.kernel.ownership import asked, decision_refusal
 from signoff.kernel.tools import ToolEntry
 from signoff.model import (
@@ -102,6 +104,12 @@ class Once:
         return self.result is None
 
 
+def _may_go_unread(decision: Decision) -> bool:
+    """A decision that reads nothing but its request's row and its approver: neither an
+    edit (re-validated against the policy) nor a standing scope (it reads the thread)."""
+    return decision.kind is not DecisionKind.EDIT and decision.scope is ApproveScope.ONCE
+
+
 class Deciding:
     """The decide half of the gate (a mixin: the gate supplies the attributes)."""
 
@@ -141,8 +149,18 @@ class Deciding:
                 # What the edited call will change, read from the files now (not under a lock).
                 edit_writes = writes.write_evidence(self.policy, before.tool, edited)
         known = self.known.take(request_id) if self.store.guards_unread else None
+        signer = identity
+        if known is None and self.store.guards_unread and _may_go_unread(decision):
+            # Written elsewhere (another server): read it and the approver as stored, in one
+            # statement outside any transaction, then write as on a known row; the write's
+            # guard checks inside PostgreSQL that both are still as read.
+            known, current = self.store.request_and_user(request_id, identity.name)
+            if current is None or not current.may_decide:
+                known = None  # the locked path says why
+            else:
+                signer = current
         if known is not None and edited is None:
-            unread = self._decide_unread(known, decision, identity=identity, now=now,
+            unread = self._decide_unread(known, decision, identity=signer, now=now,
                                          key=idempotency_key, body=body, via=via)
             if unread is not None:
                 return unread
@@ -195,16 +213,17 @@ class Deciding:
     def _decide_unread(self, request: ApprovalRequest, decision: Decision, *,
                        identity: Identity, now: float, key: str | None, body: str,
                        via: str | None) -> DecisionResult | None:
-        """``decide`` on the request as this process wrote it (``signoff.kernel.known``),
-        without reading it: one statement on PostgreSQL, whose compare-and-set requires the
-        row and the approver to be as known here. Only where that row is all the decision
+        """``decide`` on the request as this process wrote it (``signoff.kernel.known``)
+        or read it without its lock, and ``identity`` as it signs (as read with the row):
+        one statement on PostgreSQL, whose compare-and-set requires the row and the
+        approver to be as known here. Only where that row is all the decision
         reads: a quorum of one and no role quorum (so it has no decision yet, and this one
         moves it), approved once, rejected or answered, before its expiry, and by someone
         the rules let decide it. ``None``: not such a decision, or the row or the approver
         was not as known (nothing written); the caller decides on the row it locks."""
         if (request.status is not RequestStatus.PENDING or request.approvals_required != 1
-                or request.requires or decision.kind is DecisionKind.EDIT
-                or decision.scope is not ApproveScope.ONCE
+                or request.requires or not _may_go_unread(decision)
+                or len(request.args) + len(request.approved_args or "") > ARGS_MAX
                 or (request.expires_at is not None and now >= request.expires_at)
                 or refusal(request, identity) is not None):
             return None

@@ -267,6 +267,12 @@ class Store(Protocol):
 
     def get_request(self, request_id: str) -> ApprovalRequest | None: ...
 
+    def request_and_user(self, request_id: str, user: str
+                         ) -> tuple[ApprovalRequest | None, Identity | None]:
+        """The request and ``user`` as stored now, in one statement, the row not held (a
+        decision that writes as on a known row, its guard checking both are still so)."""
+        ...
+
     def request_to_run(self, request_id: str
                        ) -> tuple[ApprovalRequest | None, Approvals | None]:
         """The request, and where a claim can use them (PostgreSQL: one round trip less

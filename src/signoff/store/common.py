@@ -54,6 +54,11 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
         with self._reader() as tx:
             return tx.get_request(request_id)
 
+    def request_and_user(self, request_id: str, user: str
+                         ) -> tuple[ApprovalRequest | None, Identity | None]:
+        with self._reader() as tx:
+            return tx.get_request_and_user(request_id, user, lock=False)
+
     def request_to_run(self, request_id: str
                        ) -> tuple[ApprovalRequest | None, Approvals | None]:
         with self._reader() as tx:

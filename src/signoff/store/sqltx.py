@@ -232,15 +232,17 @@ class SqlTx(AccountRows, DeliveryRows):
             self._held.add(request_id)
         return request_from_row(row) if row else None
 
-    def get_request_and_user(self, request_id: str, user: str
+    def get_request_and_user(self, request_id: str, user: str, *, lock: bool = True
                              ) -> tuple[ApprovalRequest | None, Identity | None]:
-        """The request, held until commit, and ``user`` as stored now (``None``: no such
-        user) — one statement. Without the request there is no row, and no user either."""
-        lock = " FOR UPDATE OF r" if self.dialect.lock_suffix else ""
-        row = self._one(f"{_SELECT_REQUEST_AND_USER}{lock}", (user, request_id))
+        """The request, held until commit (``lock``), and ``user`` as stored now (``None``:
+        no such user) — one statement. Without the request there is no row, and no user
+        either."""
+        suffix = " FOR UPDATE OF r" if lock and self.dialect.lock_suffix else ""
+        row = self._one(f"{_SELECT_REQUEST_AND_USER}{suffix}", (user, request_id))
         if not row:
             return None, None
-        self._held.add(request_id)
+        if lock:
+            self._held.add(request_id)
         width = len(REQUEST_COLUMNS)
         name, kind, roles, disabled = row[width:]
         return request_from_row(row[:width]), (
