@@ -5,7 +5,8 @@ event, and events carry a gap-free index. The watcher waits on the store
 (``change_token``/``wait``: in-process commits at once, other processes by
 ``PRAGMA data_version`` on SQLite or LISTEN/NOTIFY on PostgreSQL, so a
 decision taken on another server is seen here), reads the events after the
-last index it saw, and hands them to the loop. Long-polls wait on a
+last index it saw — only the newest index while no stream is open — and hands
+them to the loop. Long-polls wait on a
 generation counter; SSE subscribers get the events themselves, and a client
 that reconnects with ``Last-Event-ID`` is replayed what it missed from the
 log, not from memory. A bounded re-check every ``poll`` seconds catches
@@ -65,9 +66,9 @@ class ChangeFeed:
         while not self._stop.is_set():
             try:
                 since = self.store.change_token()
-                events = list(self.store.audit_events(after=self.last_index, seal=False))
-                if events:
-                    self.last_index = events[-1].index
+                events, newest = self._read()
+                if newest > self.last_index:
+                    self.last_index = newest
                     for listener in self.listeners:
                         listener(events)
                     assert self._loop is not None
@@ -76,6 +77,18 @@ class ChangeFeed:
             except Exception:  # the database went away: keep trying, never kill the server
                 log.exception("change feed: store unavailable; retrying")
                 self._stop.wait(self.poll)
+
+    def _read(self) -> tuple[list[AuditEvent], int]:
+        """The events after ``last_index`` and the newest index. With no subscriber nobody
+        reads the events themselves (long-polls and listeners only need to know something
+        changed): the head's index alone is read. A subscriber that came meanwhile is
+        given them; one that comes after the head was read is owed only what follows."""
+        if not self._subscribers:
+            newest = self.store.audit_head()[0]
+            if not self._subscribers or newest <= self.last_index:
+                return [], newest
+        events = list(self.store.audit_events(after=self.last_index, seal=False))
+        return events, (events[-1].index if events else self.last_index)
 
     def _publish(self, events: list[AuditEvent]) -> None:
         self.generation += 1
