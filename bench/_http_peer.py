@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import socket
 import sqlite3
@@ -324,7 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     # The same uvicorn settings as `signoff serve` (signoff.server.running).
     config = uvicorn.Config(create_app(queue), log_level="warning", access_log=False,
                             lifespan="on", timeout_graceful_shutdown=2, ws="none")
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+    gc.collect()  # and startup's objects left out of full collections, as signoff serve does
+    gc.freeze()
+    server.run(sockets=[sock])
     return 0
 
 
