@@ -276,3 +276,35 @@ def statements() -> Iterator[list[str]]:
 
     with _patched(psycopg.Cursor, "execute", replace):
         yield sent
+
+
+# Builds ask one ops approver (expiring in 1 h), releases two: the row a decision on PostgreSQL
+# may write unread, and one it may not (tests/kernel/test_known_requests.py, test_read_first.py).
+OPS_POLICY = """
+[policy]
+version = "{version}"
+gated = ["execute"]
+
+[workspace]
+name = "ws"
+root = "{root}"
+
+[tools.execute]
+shell = "command"
+
+[[rules]]
+id = "two-for-releases"
+effect = "ask"
+tool = "execute"
+command = "make release*"
+roles = ["ops"]
+approvals = 2
+
+[[rules]]
+id = "ops-builds"
+effect = "ask"
+tool = "execute"
+command = "make *"
+roles = ["ops"]
+expires = "1h"
+"""

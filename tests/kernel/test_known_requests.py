@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from backdoor import raw
-from kit import round_trips, twin_store
+from kit import OPS_POLICY, round_trips, twin_store
 from signoff.canonical import args_hash, canonical_text
 from signoff.errors import Conflict, Expired, Forbidden, Unauthenticated
 from signoff.identity import Identity
@@ -28,34 +28,7 @@ from signoff.model import ApprovalRequest, Decision, RequestStatus, RunContext, 
 from signoff.policy import Policy
 from signoff.store.base import Store
 
-POLICY = """
-[policy]
-version = "known-1"
-gated = ["execute"]
-
-[workspace]
-name = "ws"
-root = "{root}"
-
-[tools.execute]
-shell = "command"
-
-[[rules]]
-id = "two-for-releases"
-effect = "ask"
-tool = "execute"
-command = "make release*"
-roles = ["ops"]
-approvals = 2
-
-[[rules]]
-id = "ops-builds"
-effect = "ask"
-tool = "execute"
-command = "make *"
-roles = ["ops"]
-expires = "1h"
-"""
+POLICY = OPS_POLICY.replace("{version}", "known-1")
 
 
 class Two:
