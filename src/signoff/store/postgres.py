@@ -296,10 +296,10 @@ class PostgresStore(SqlStore):
                             else:
                                 self._wake(memory=notice.payload == MEMORY_NOTICE)
             except psycopg.Error:
-                self._listening = False
-                self._closing.wait(0.5)
+                pass  # lost or refused: connect again, after a pause
             finally:
                 self._listening = False
+            self._closing.wait(0.5)
 
     def _ensure_listener(self) -> None:
         if self._listener is None or not self._listener.is_alive():
