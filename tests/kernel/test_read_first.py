@@ -22,7 +22,7 @@ import pytest
 from backdoor import raw
 from kit import OPS_POLICY, round_trips, statements, twin_store
 from signoff.canonical import args_hash, canonical_text
-from signoff.errors import Conflict, Expired, Forbidden, Unauthenticated
+from signoff.errors import Conflict, Expired, Forbidden, InvalidInput, Unauthenticated
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import OutcomeKind
@@ -246,3 +246,42 @@ def test_approvers_racing_on_two_servers_move_it_once(pair: Pair) -> None:
     assert len(won) == 1 and lost == ["already_decided"] * 7
     assert [d.approver for d in pair.here.store.decisions(request.id)] == won
     assert pair.here.store.verify_audit().ok
+
+
+@pytest.mark.parametrize("request_id", ["req_\x00x", "r" * 8192, ""])
+def test_an_id_the_store_refuses_is_refused_before_any_read(
+        pair: Pair, monkeypatch: pytest.MonkeyPatch, request_id: str) -> None:
+    pair.after_read(monkeypatch, lambda: None)
+    with pytest.raises(InvalidInput):
+        pair.here.decide(request_id, Decision.approve(), identity=pair.alice)
+    assert pair.reads == 0
+
+
+def test_a_replayed_key_on_the_other_server_answers_the_first_decision(pair: Pair) -> None:
+    """The retry reads a row no longer pending: the locked path finds the key's answer."""
+    request = pair.propose()
+    done = pair.here.decide(request.id, Decision.approve(), identity=pair.alice,
+                            idempotency_key="k-1")
+    again = pair.here.decide(request.id, Decision.approve(), identity=pair.alice,
+                             idempotency_key="k-1")
+    assert again.replayed and again.decision_id == done.decision_id
+    assert len(pair.here.store.decisions(request.id)) == 1
+
+
+def test_an_approver_disabled_before_the_read_never_signs(pair: Pair) -> None:
+    """The token's identity (remembered, not disabled) is not what signs: the stored one."""
+    request = pair.propose()
+    pair.there.disable_user("alice")
+    with pytest.raises(Forbidden) as caught:
+        pair.here.decide(request.id, Decision.approve(), identity=pair.alice)
+    assert caught.value.code == "identity_disabled"
+    assert pair.here.store.decisions(request.id) == []
+
+
+def test_an_agent_identity_stored_under_the_name_never_signs(pair: Pair) -> None:
+    pair.there.add_user("bot", kind="agent")
+    request = pair.propose()
+    with pytest.raises(Forbidden) as caught:
+        pair.here.decide(request.id, Decision.approve(), identity=Identity(name="bot"))
+    assert caught.value.code == "agent_cannot_decide"
+    assert pair.here.store.decisions(request.id) == []

@@ -179,6 +179,7 @@ def test_postgres_remembers_a_token_past_token_fresh_until_a_change_is_heard(
     "UPDATE users SET roles = '[\"dev\"]' WHERE name = 'ann'",
     "UPDATE users SET token_hash = 'x' WHERE name = 'ann'",
     "DELETE FROM users WHERE name = 'ann'",
+    "TRUNCATE users CASCADE",
 ])
 def test_postgres_hears_a_change_written_behind_every_gate(policy: Policy, postgres_store: Store,
                                                           change: str) -> None:

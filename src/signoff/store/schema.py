@@ -509,8 +509,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                LANGUAGE plpgsql AS $$
                BEGIN PERFORM pg_notify({_CHANNEL}, ':accounts');
                RETURN NULL; END $$""",
-            """CREATE TRIGGER users_notify AFTER INSERT OR UPDATE OR DELETE ON users
-               FOR EACH STATEMENT EXECUTE FUNCTION signoff_accounts_changed()""",
+            """CREATE TRIGGER users_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
+               ON users FOR EACH STATEMENT EXECUTE FUNCTION signoff_accounts_changed()""",
         ),
     ),
 )
