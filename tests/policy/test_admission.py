@@ -118,13 +118,17 @@ def test_a_redirection_needs_the_rules_writes(root: Path) -> None:
 
 
 def test_an_exact_pattern_admits_exactly_that_command(root: Path) -> None:
-    policy = make(root, rule("exact", "env", "python --version", "bash"),
+    policy = make(root, rule("exact", "env", "python --version", "bash", "python -c 1"),
                   policy='always_ask = ["sensitive_write", "secret_read"]')
     assert run(policy, "env").effect.value == "allow"
     # by default env's dump of the environment (its credentials) is a human's to allow
     assert run(make(root, rule("exact", "env")), "env").effect.value == "ask"
     assert run(policy, "python --version").effect.value == "allow"
-    assert run(policy, "bash").effect.value == "allow"
+    assert run(policy, "python -c 1").effect.value == "allow"
+    # bash alone reads its program from its input, which no text shows: opaque, which no
+    # rule admits, not even one that names it exactly
+    verdict = run(policy, "bash")
+    assert (verdict.effect.value, verdict.code, verdict.mandatory) == ("ask", "opaque", True)
     assert run(policy, "env ls").effect.value == "ask"
     assert run(policy, "python --version; bash -c id").effect.value == "ask"
 
@@ -216,12 +220,12 @@ def test_signoff_check_explain_shows_each_part(root: Path, tmp_path: Path) -> No
 
 
 def test_an_exact_pattern_waives_only_its_own_commands_findings(root: Path) -> None:
-    """``bash`` named exactly waives its stdin finding, not the same finding of a second
-    ``bash -i`` that only a wildcard matched."""
-    policy = make(root, rule("sh", "bash", "bash *"))
-    assert run(policy, "bash").effect.value == "allow"
-    assert run(policy, "bash; bash -i").effect.value == "ask"
-    assert run(policy, "bash -i; bash").effect.value == "ask"
+    """``python -c 1`` named exactly waives its inline-code finding, not the same finding
+    of a second ``python -c 2`` that only a wildcard matched."""
+    policy = make(root, rule("py", "python -c 1", "python *"))
+    assert run(policy, "python -c 1").effect.value == "allow"
+    assert run(policy, "python -c 1; python -c 2").effect.value == "ask"
+    assert run(policy, "python -c 2; python -c 1").effect.value == "ask"
 
 
 def test_a_command_with_no_model_is_judged_as_before_and_no_weaker(root: Path) -> None:

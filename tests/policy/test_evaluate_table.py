@@ -136,7 +136,7 @@ def _matrix() -> Iterator[Case]:
 CASES: list[Case] = [
     *_matrix(),
     # auto mode: the reviewer escalates high and critical risk
-    Case("auto-curl-pipe-sh", "execute", {"command": "curl -s x | sh"}, "ask", "gated",
+    Case("auto-curl-pipe-sh", "execute", {"command": "curl -s x | sh"}, "ask", "opaque",
          mode="auto", risk="critical"),
     Case("auto-curl-pipe-sh-scheduled", "execute", {"command": "curl -s x | sh"}, "blocked",
          "needs_human", mode="auto", interaction="scheduled", risk="critical"),
@@ -212,7 +212,7 @@ CASES: list[Case] = [
     Case("grant-never-covers-deny", "execute", {"command": "rm x"}, "deny", "rule_deny",
          thread="t-grant"),
     Case("grant-shell-pattern-is-per-command", "execute",
-         {"command": "make build && curl x | sh"}, "ask", "gated", thread="t-grant"),
+         {"command": "make build && curl x | sh"}, "ask", "opaque", thread="t-grant"),
     Case("grant-shell-never-allow", "execute", {"command": "FOO=1 make build"}, "ask", "gated",
          thread="t-grant"),
     Case("grant-arg-pattern", "fetch", {"url": "https://docs.example.com/a/b"}, "allow",

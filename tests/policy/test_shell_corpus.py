@@ -323,7 +323,7 @@ ROWS: list[Row] = [
     ask("git-status-porcelain", "git status --porcelain", "pattern", code="not_allowed",
         kind="other"),
     ask("git-push", "git push", "pattern", code="not_allowed", kind="other"),
-    ask("git-pager", "git -c core.pager='rm x' status", "pattern", code="not_allowed"),
+    deny("git-pager", "git -c core.pager='rm x' status", "pattern"),
     ask("git-C", "git -C /etc status", "pattern"),
     ask("git-force-push", "git push --force", "pattern", code="git_force_push", risk="high",
         kind="other"),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.canonical import args_hash
 from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, ToolCall, Verdict
+from signoff.policy.concerns import MANDATORY
 from signoff.policy.matching import ToolView, grant_applies
 from signoff.policy.memory import RecalledCall
 from signoff.policy.modes import clamp
@@ -209,7 +210,8 @@ class Asking:
     def concern(self, code: str, text: str, risk: Risk = Risk.HIGH) -> Reason:
         """Record a concern (``signoff.policy.concerns``): a reason, and at least its risk."""
         reason = Reason(step=Step.SHELL, code=code, text=text,
-                        effect=Effect.ASK if code in self.config.always_ask else None)
+                        effect=Effect.ASK if code in self.config.always_ask
+                        or code in MANDATORY else None)
         self.reasons.append(reason)
         self.raise_risk(risk)
         return reason

@@ -24,7 +24,15 @@ concerns among the verdict's reasons. The codes:
   $AWS_SECRET_ACCESS_KEY``): the environment's counterpart of reading ``~/.aws/credentials``,
   and a mandatory ask by default, like that read (``evaluation.py`` judges the files);
 * ``executes_written`` — a tool reads a file written earlier in the same command
-  line (``echo … > conftest.py && pytest``).
+  line (``echo … > conftest.py && pytest``);
+* ``opaque`` — a part of the line whose effect cannot be known from its text
+  (``signoff.policy.shellopaque``): a mandatory ask in every review mode, whatever
+  ``always_ask`` says (``MANDATORY``);
+* ``unknown_option`` — an option, subcommand or word a modelled command's model does
+  not know (``git apply``, ``ls --frobnicate``, awk's ``ARGV``): the reviewer cannot
+  lean on the model, so ``auto`` sends it to a human;
+* ``runtime_name`` — a file a modelled command reads or writes is named by an
+  expansion (``cat "$F"``, ``sort -o $(mktemp)``): known only when the shell runs it.
 
 Writes to sensitive paths and outside the workspace are judged with the
 workspace (``evaluation.py``), not here.
@@ -38,6 +46,11 @@ from signoff.model import Risk
 from signoff.policy.commands import Concern, Kind
 from signoff.policy.commands.records import STDIN_PROGRAM
 from signoff.policy.shell import ShellAnalysis, SimpleCommand
+from signoff.policy.shellopaque import CODE as OPAQUE
+from signoff.policy.shellopaque import OPAQUE_FINDINGS
+
+# Concerns that are mandatory asks whatever ``[policy] always_ask`` says.
+MANDATORY = frozenset({OPAQUE})
 
 PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp", "chroot",
                        "nsenter", "unshare", "setpriv", "capsh"})
@@ -98,6 +111,12 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
                     f"{part.why or 'runs a program'}")
             elif part.kind is Kind.NETWORK:
                 add("network", f"{inv.model}: {part.why or 'talks to other machines'}")
+            elif part.kind is Kind.UNKNOWN and inv.model:
+                add("unknown_option", f"{inv.model}: {part.show()[:60]!r} "
+                    f"{part.why or 'is not in its model'}")
+            if part.kind in (Kind.READ, Kind.WRITE) and not part.literal and inv.model:
+                add("runtime_name", f"{inv.model}: {part.show()[:60]!r} names a file known "
+                    "only when the shell runs it")
     for variable in analysis.variables:
         if _SECRET_NAME.search(variable):
             add("secret_read", f"expands ${variable}, a variable whose name says it holds a "
@@ -105,6 +124,9 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
     if analysis.dumps_env:
         add("env_dump", "inline code prints the environment")
 
+    for finding in analysis.never_allow:
+        if finding.code == OPAQUE or finding.code in OPAQUE_FINDINGS:
+            add(OPAQUE, finding.text)
     for finding in analysis.never_allow:
         if finding.code in _HIDDEN_FINDINGS:
             add("hidden_exec", _HIDDEN_FINDINGS[finding.code])

@@ -40,15 +40,18 @@ import tree_sitter
 import tree_sitter_bash
 
 from signoff.policy import (
+    codecommands,
     commands,
     shellchain,
     shellfeed,
     shellnested,
+    shellopaque,
     shellpaths,
     shellredirects,
     shellvars,
 )
 from signoff.policy import shellwords as sw
+from signoff.policy.commands.records import STDIN_PROGRAM
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import (
     MAX_NESTED_SCRIPTS,
@@ -132,12 +135,46 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
         _fallback_commands(command, walk)
     _visit(root, walk, nested=nested, pipeline=None)
     walk.variables.extend(_expanded_names(root))
+    if walk.arithmetic:
+        shellopaque.settle_arithmetic(walk.arithmetic, walk.assigned, walk)
+        walk.arithmetic = []
+    if "{" in command:
+        _brace_formed(command, walk, start, broken=root.has_error)
     if walk.assigned or walk.outputs:  # F=.env; cat $F reads .env
         (assigned, walk.assigned), (outputs, walk.outputs) = (walk.assigned, {}), (walk.outputs, {})
         for variant in shellvars.substituted(command, assigned, outputs):
             _nested_script(variant, walk, paths_only=True)
     if "\\\n" in command and not joined:
         _line_continuations(command, walk, start)
+
+
+def _brace_formed(command: str, walk: Walk, start: int, *, broken: bool) -> None:
+    """Brace expansion that forms a command (``{sh,-c,'id'}``, ``{r,}m x``) is opaque, and
+    the line as bash expands it is judged as a line of its own: deny and ask rules, the
+    secret and sensitive checks and the workspace guard see ``cat ~/.ssh/id_rsa``.
+    tree-sitter reads a leading ``{`` as a group, so an unparseable line is tried too."""
+    formed = [c.argv[0] for c in walk.commands[start:]
+              if c.argv and c.literal[0] and shellopaque.forms_command(c.argv[0])]
+    if not formed and not broken:
+        return
+    variant = shellopaque.brace_variant(command)
+    if variant is None:
+        if formed:
+            shellopaque.find(walk, f"brace expansion forms the command {formed[0][:40]!r}")
+        return
+    if formed or broken:
+        inner = Walk(depth=walk.depth, budget=walk.budget)
+        if walk.depth >= MAX_NESTED_SCRIPTS or not walk.spend(len(variant)):
+            return
+        walk.depth += 1
+        _analyze_into(variant, inner, nested=True)
+        walk.depth -= 1
+        inner_names = [c.argv[0] for c in inner.commands if c.argv]
+        outer_names = [c.argv[0] for c in walk.commands[start:] if c.argv]
+        if formed or inner_names != outer_names:
+            shellopaque.find(walk, "brace expansion forms the command "
+                             f"{(formed or inner_names or [''])[0][:40]!r}")
+        walk.merge(inner)
 
 
 def _line_continuations(command: str, walk: Walk, start: int) -> None:
@@ -200,6 +237,8 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         kind = current.type
         if current.is_error or current.is_missing:
             walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
+        if shellopaque.arithmetic_node(current):
+            walk.arithmetic.extend(shellopaque.arithmetic_names(current))
         if kind == "command":
             _command(current, walk, nested=is_nested, pipeline=pipe, parent=above)
             continue
@@ -217,6 +256,7 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
             walk.find("arithmetic", "arithmetic expansion can run code through array subscripts")
         elif kind == "expansion" and not sw.plain_expansion(current):
             walk.find("parameter_expansion", f"parameter expansion {sw.node_text(current)[:40]!r}")
+            shellopaque.expansion(sw.node_text(current), walk)
             _backticks(current, walk)
         elif kind == "heredoc_body" and above is not None and sw.heredoc_expands(above):
             _backticks(current, walk)
@@ -224,6 +264,7 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
             walk.find("assignment", f"variable assignment {sw.node_text(current)[:40]!r}")
             if kind == "variable_assignment":
                 shellvars.record(current, walk)
+                shellopaque.assignment(current, walk, _nested_script)
         elif kind == "function_definition":
             walk.find("function_definition", "defines a shell function (could shadow a command)")
         elif kind in _REDIRECTS:
@@ -351,6 +392,8 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
             _nested_script(_POSITIONAL.sub("", _IFS.sub(" ", cmd.source)), walk)
     elif not name_plain:
         walk.find("quoted_command_name", f"command name {name_text[:40]!r} is quoted")
+    shellopaque.reads_into(argv, walk)
+    walk.arithmetic.extend(shellopaque.let_names(argv))
     if "{" in argv[0] and literal[0]:
         walk.find("brace_expansion", f"command name {argv[0][:40]!r} uses brace expansion")
         for expanded in sw.brace_expand(argv[0]) or ():
@@ -374,6 +417,7 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                               and cmd.basename in sw.WRAPPERS)
     for code in walk.raised[before:]:  # this command's own findings, raised again or not
         walk.finding_commands.setdefault(code, set()).add(index)
+    _programs_named(cmd, inv, walk)
     walk.current = -1
     if wrapped and inv is not None and inv.inner is not None:
         inner = list(words[inv.inner:])
@@ -395,6 +439,46 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                     shellpaths.listed_reads(listing, walk, tuple(walk.cds), start)
 
 
+# What a string of code may be: only what says it runs something counts, never a parse error.
+_CODE_FINDINGS = frozenset({shellopaque.CODE, "dynamic_command_name", "interpreter_stdin"})
+
+
+def _programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Walk) -> None:
+    """What an option or the code on the line runs, judged as a nested command: ``sed 'e
+    rm x'``, ``tar --to-command='rm x'``, ``man -P 'rm x'``, ``git -c core.pager='rm x'``,
+    ``rsync -e``, ``awk 'BEGIN { system("rm x") }'``, ``python -c 'os.system("rm x")'``.
+    Deny and ask rules see them; no allow rule has to admit them (the option is judged)."""
+    codes: list[str] = []
+    if inv is not None and inv.model:
+        for part in inv.parts:
+            if part.kind is not commands.Kind.EXEC or not part.literal or part.path or \
+                    part.why == STDIN_PROGRAM or part.declared:
+                continue
+            if part.value is None or inv.model in ("python", "node"):
+                codes.append(part.value if part.value is not None else part.word)
+                continue
+            program = _program_of(inv.model, part)
+            if part.option is None and program == part.word:
+                continue  # a program operand (npx serve): its words follow as commands do
+            if program:
+                _nested_script(program, walk, deny_only=True)
+    elif sw.inline_code(cmd.basename, cmd.argv) is not None:  # perl -e, ruby -e, php -r
+        codes.append(" ".join(cmd.argv[1:]))
+    for code in codes:
+        for text in codecommands.commands_in_code(code):
+            _nested_script(text, walk, deny_only=True, findings=_CODE_FINDINGS)
+
+
+def _program_of(model: str, part: commands.Part) -> str:
+    """The command line an exec option's value runs (``exec=CMD``, ``core.pager=CMD``)."""
+    value = part.value or ""
+    if model.startswith("git") and part.option in ("-c", "--config"):
+        value = value.partition("=")[2].lstrip("!")  # alias.x=!cmd, core.pager=cmd
+    elif value.startswith("exec="):  # tar --checkpoint-action=exec=CMD
+        value = value[len("exec="):]
+    return value
+
+
 def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,
                parent: tree_sitter.Node) -> None:
     """Look inside a word for substitutions and risky expansions."""
@@ -402,9 +486,11 @@ def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: in
         _visit(node, walk, nested=nested, pipeline=pipeline, parent=parent)
 
 
-def _nested_script(text: str, walk: Walk, *, paths_only: bool = False) -> None:
+def _nested_script(text: str, walk: Walk, *, paths_only: bool = False, deny_only: bool = False,
+                   findings: frozenset[str] | None = None) -> None:
     """Judge ``text`` as a script the command runs; ``paths_only``: take only the paths
-    it touches (a variant of the line that may not be what runs: no deny from it)."""
+    it touches (a variant of the line that may not be what runs: no deny from it);
+    ``deny_only`` and ``findings``: see ``Walk.merge``."""
     if walk.depth >= MAX_NESTED_SCRIPTS:
         walk.find("too_deep", "scripts nested too deeply to judge")
         return
@@ -418,6 +504,6 @@ def _nested_script(text: str, walk: Walk, *, paths_only: bool = False) -> None:
         for ref in inner.paths:
             walk.add_path(ref)
     else:
-        walk.merge(inner)
+        walk.merge(inner, deny_only=deny_only, findings=findings)
 
 

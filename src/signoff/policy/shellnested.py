@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from signoff.policy import commands
+from signoff.policy import commands, shellopaque
 from signoff.policy import shellwords as sw
 from signoff.policy.commands.find import listing
 from signoff.policy.commands.records import ARGUMENT_OF, STDIN_PROGRAM
@@ -36,6 +36,9 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
     argv = cmd.argv
     if name in sw.EVALUATORS:
         walk.find("eval", f"{name} runs code that cannot be judged here")
+        if not all(cmd.literal[1:]) and name != "alias":  # eval "$x", source "$f", exec $X
+            shellopaque.find(walk, f"{name} runs code or a command known only when the "
+                             "shell runs it")
         if name == "eval" and len(argv) > 1:
             script(" ".join(argv[1:]), walk)
         elif name == "trap":
@@ -49,6 +52,9 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         inline = sw.shell_inline_script(argv)
         if inline is not None:
             walk.find("shell_inline", f"{name} -c runs an inline script")
+            if not all(cmd.literal[1:]):  # bash -c "$x": the script is not on the line
+                shellopaque.find(walk, f"{name} -c runs a script known only when the shell "
+                                 "runs it")
             for text in inline:
                 script(text, walk)
         elif sw.shell_reads_stdin(argv):
@@ -62,6 +68,8 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
     if name in sw.WRAPPERS:
         if not modelled_wrapper:
             walk.find("wrapper", f"{name} runs another command")
+        if name == "env":  # env GIT_PAGER=… git log
+            shellopaque.env_words(argv, cmd.literal, walk, script)
         scripts = sw.env_split_strings(argv) if name == "env" else sw.wrapper_scripts(argv)
         for text in scripts:  # env -S 'rm x', su -c 'rm x', ssh host 'rm x'
             script(text, walk)
@@ -86,6 +94,8 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         # options end (node script.js -e x passes -e to the script) and --version.
         if any(p.kind is commands.Kind.EXEC and p.why == "runs inline code" for p in inv.parts):
             walk.find("inline_code", f"{name} runs inline code")
+            if any(p.why == "runs inline code" and not p.literal for p in inv.parts):
+                shellopaque.find(walk, f"{name} runs code known only when the shell runs it")
             return  # the code is an exec part: handed_names reads it
         if not any(p.why == STDIN_PROGRAM for p in inv.parts):
             return
@@ -93,6 +103,8 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         finding = sw.inline_code(name, argv)
         if finding is not None:
             walk.find(*finding)
+            if not all(cmd.literal[1:]):  # perl -e "$x": the code is not on the line
+                shellopaque.find(walk, f"{name} runs code known only when the shell runs it")
             _code(" ".join(argv[1:]), walk)
             return
     if sw.is_interpreter(name) and sw.reads_stdin(argv):
@@ -175,6 +187,9 @@ def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: Walk, *, scr
         return
     if start:
         argv = argv[start:]
+    if "$" in argv[0] or "`" in argv[0]:  # exec $X, sudo "$CMD", find -exec $X {} ;
+        shellopaque.find(walk, f"the command {argv[0][:40]!r} is known only when the shell "
+                         "runs it")
     literal = (True,) * len(argv)
     inner = SimpleCommand(argv=argv, literal=literal, name_plain=False, nested=True,
                           pipeline=outer.pipeline, source=outer.source, deny_only=True,

@@ -107,6 +107,7 @@ class Walk:
     raised: list[str] = field(default_factory=list)
     collecting: bool = False  # a command's own redirections are being read
     pending_redirects: list[PathRef] = field(default_factory=list)
+    arithmetic: list[str] = field(default_factory=list)  # variables arithmetic evaluates
     # Shared by a walk and the walks of its nested scripts: what is left to look into.
     budget: list[int] = field(default_factory=lambda: [NESTED_BUDGET])
 
@@ -118,8 +119,13 @@ class Walk:
         self.budget[0] -= cost
         return True
 
-    def merge(self, inner: Walk) -> None:
-        """Take a nested walk's commands (as nested, on fresh pipeline ids), findings, paths."""
+    def merge(self, inner: Walk, *, deny_only: bool = False,
+              findings: frozenset[str] | None = None) -> None:
+        """Take a nested walk's commands (as nested, on fresh pipeline ids), findings, paths.
+
+        ``deny_only``: its commands are seen by deny and ask rules, and need no allow rule
+        (what an option or a string of code runs: the outer command is judged for it);
+        ``findings``: take only these codes (a string of code may be no script at all)."""
         ids: dict[int, int] = {}
         for c in inner.commands:
             if c.pipeline not in ids:
@@ -127,11 +133,12 @@ class Walk:
                 ids[c.pipeline] = self.pipelines
             self.commands.append(SimpleCommand(
                 argv=c.argv, literal=c.literal, name_plain=c.name_plain, nested=True,
-                pipeline=ids[c.pipeline], source=c.source, deny_only=c.deny_only,
+                pipeline=ids[c.pipeline], source=c.source, deny_only=c.deny_only or deny_only,
                 invocation=c.invocation, sub_argv=c.sub_argv, globals_inert=c.globals_inert,
                 heredoc=c.heredoc))
         for finding in inner.findings.values():
-            self.findings.setdefault(finding.code, finding)
+            if findings is None or finding.code in findings:
+                self.findings.setdefault(finding.code, finding)
         for ref in inner.paths:
             self.add_path(ref)
         self.variables.extend(inner.variables)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from signoff.model import Effect, ReviewMode, Risk
 from signoff.policy.hints import McpConfig
 from signoff.policy.patterns import CommandPattern, ValuePattern
+from signoff.policy.protected import DEFAULT_PROTECTED, Guarded
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.review.config import ReviewConfig
 
@@ -20,7 +21,8 @@ DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "secret_read", "env_du
 CONCERN_CODES = frozenset({"sensitive_write", "outside_write", "secret_read", "privilege",
                            "system_install",
                            "global_config", "hidden_exec", "inline_code", "network",
-                           "listener", "env_dump", "executes_written", "pipe_to_shell"})
+                           "listener", "env_dump", "executes_written", "pipe_to_shell",
+                           "opaque", "unknown_option", "runtime_name"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,6 +154,11 @@ class PolicyConfig:
     self_service_modes: bool = False
     sensitive: tuple[str, ...] = DEFAULT_SENSITIVE
     secrets: tuple[str, ...] = DEFAULT_SECRETS
+    # Protected paths (signoff.policy.protected): the harness settings and [policy]
+    # protected, as patterns; and the gate's own files, registered from the running
+    # configuration (its policy file, its database). Writing one is a mandatory ask.
+    protected: tuple[str, ...] = DEFAULT_PROTECTED
+    guarded: tuple[Guarded, ...] = ()
     workspace: WorkspaceConfig | None = None
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
