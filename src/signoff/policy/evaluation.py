@@ -26,7 +26,7 @@ from signoff.errors import InvalidArguments, InvalidInput
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
-from signoff.policy.concerns import shell_concerns
+from signoff.policy.concerns import MANDATORY, shell_concerns
 from signoff.policy.globmeet import can_name
 from signoff.policy.matching import (
     DEFAULT_ALLOW,
@@ -132,6 +132,11 @@ class Evaluation(Asking):
             forced = [Reason(step=Step.MANDATORY_ASK, code="mcp_hint", text=hinted.text)]
             self.reasons.append(forced[0])
         if mandatory or forced or (scope.outside and ws is not None and ws.mandatory):
+            if analysis is not None and any(r.code in MANDATORY for r in forced):
+                for finding in analysis.never_allow:  # what made the line opaque, by name
+                    if finding.code not in MANDATORY:
+                        self.reasons.append(Reason(step=Step.SHELL, code=finding.code,
+                                                   text=finding.text))
             if forced and not mandatory:
                 return self.human(mandatory=True, rules=(), code=forced[0].code or "mandatory_ask",
                                   what="; ".join(r.text for r in forced[:2]))
@@ -326,6 +331,9 @@ class Evaluation(Asking):
                 if "outside_write" in always:
                     forced.append(reason)
         for reason in self.reasons:
+            if reason.step is Step.SHELL and reason.code in MANDATORY and reason not in forced:
+                forced.append(reason)
+                continue
             if reason.step is Step.SHELL and reason.code in always and \
                     reason.code not in ("sensitive_write", "outside_write") and \
                     reason not in forced and reason.effect is Effect.ASK:
