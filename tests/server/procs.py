@@ -91,6 +91,9 @@ class Server:
             self.proc.stdout.close()
 
 
+WARNING = "signoff: warning:"  # the one line serve and init print about the trust boundary
+
+
 def start_server(db: str, cwd: Path, *extra: str, env: dict[str, str] | None = None) -> Server:
     """``signoff serve --json`` on a free port; returns once ``/healthz`` answers 200."""
     proc = subprocess.Popen([str(EXE), "serve", "--db", db, "--port", "0", "--json", *extra],
@@ -98,6 +101,8 @@ def start_server(db: str, cwd: Path, *extra: str, env: dict[str, str] | None = N
                             text=True, env={**os.environ, **(env or {})})
     assert proc.stdout is not None
     first = proc.stdout.readline()
+    while first.startswith(WARNING):  # a policy or database in the workspace: stderr, merged
+        first = proc.stdout.readline()
     try:
         start_line = json.loads(first)
     except ValueError:

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from procs import EXE, Server, pg_admin_dsn, prepare, start_server
+from procs import EXE, WARNING, Server, pg_admin_dsn, prepare, start_server
 
 LEAKS = re.compile(r"psycopg|sqlite|Traceback|FATAL|disk is full|too many", re.I)
 
@@ -72,7 +72,8 @@ def _serve_fails(db: str, cwd: Path, timeout: float = 60) -> dict[str, Any]:
                           capture_output=True, text=True, timeout=timeout, check=False)
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    lines = [line for line in done.stderr.splitlines()
+             if line.strip() and not line.startswith(WARNING)]
     assert len(lines) == 1 and lines[0].startswith("signoff: error ["), done.stderr
     error: dict[str, Any] = json.loads(done.stdout)["error"]
     return error

@@ -37,6 +37,8 @@ def server(dsn: str, cwd: Path) -> Iterator[tuple[str, str | None, subprocess.Po
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
+        while first.startswith(procs.WARNING):  # the policy in the workspace (stderr, merged)
+            first = proc.stdout.readline()
         url = re.search(r"server at (http://\S+)", first)
         assert url, first
         token = None

@@ -20,6 +20,7 @@ from typing import Any
 
 from signoff import __version__
 from signoff.canonical import parse_args
+from signoff.cli.boundary import warn_init
 from signoff.cli.common import close_opened
 from signoff.cli.db import add_db
 from signoff.cli.kernel import add_commands
@@ -155,6 +156,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     root = os.path.abspath(args.root or os.getcwd())
     target.write_text(starter_toml(root, args.preset), "utf-8")
     Policy.load(target)  # the starter must load; fail loudly if it ever does not
+    warn_init(root, str(target))
     if args.json:
         print(json.dumps({"path": str(target), "root": root, "preset": args.preset}))
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from signoff.cli.boundary import warn_serve
 from signoff.cli.common import DEFAULT_DB, open_gate
 from signoff.errors import PolicyError
 
@@ -53,6 +54,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"`signoff serve` does not start without a policy it can read ({why}); write one "
             f"with `signoff init {policy_path}` or pass --policy FILE", file=policy_path,
             code="policy_unreadable") from exc
+    workspace = gate.policy.config.workspace
+    warn_serve(workspace.root if workspace else None, policy_path, args.db)
     try:
         serve(create_app(gate, settings, notify=notify), settings, gate=gate,
               log_level=args.log_level, as_json=args.json)
