@@ -23,6 +23,7 @@ from signoff.canonical import parse_args
 from signoff.cli.boundary import warn_init
 from signoff.cli.common import close_opened
 from signoff.cli.db import add_db
+from signoff.cli.doctor import add_doctor
 from signoff.cli.kernel import add_commands
 from signoff.cli.mcp import add_mcp_proxy
 from signoff.cli.server import add_serve
@@ -145,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_webhooks(commands)
     add_serve(commands)
     add_mcp_proxy(commands)
+    add_doctor(commands)
     return parser
 
 
