@@ -63,6 +63,7 @@ from signoff.model import (
     ToolCall,
 )
 from signoff.policy import Policy
+from signoff.policy.protected import guard_store
 from signoff.store.base import Store
 
 P = ParamSpec("P")
@@ -90,9 +91,12 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
         # Allowed / denied / blocked verdicts change nothing: their audit events are batched
         # (signoff.kernel.verdicts) unless "sync" is asked for.
         self.verdicts = VerdictLog(store) if verdict_audit == "batched" else None
-        self.policy = Policy(policy.config, memory=store, reviewer=policy.reviewer, clock=clock,
+        # The store's database file (and its journals) is protected from the agents judged
+        # here, found from the store itself, whatever it is called (policy/protected.py).
+        config = guard_store(policy.config, store)
+        self.policy = Policy(config, memory=store, reviewer=policy.reviewer, clock=clock,
                              hints=policy.hints)
-        self.revalidation_policy = Policy(policy.config, reviewer=policy.reviewer, clock=clock,
+        self.revalidation_policy = Policy(config, reviewer=policy.reviewer, clock=clock,
                                           hints=policy.hints)
         self.clock = clock
         self.agent = agent

@@ -26,6 +26,7 @@ from signoff.policy.patterns import (
     compile_value_pattern,
     tool_matches,
 )
+from signoff.policy.protected import DEFAULT_PROTECTED, extra_pattern, guard_policy_file
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.policy.spec import (
     CONCERN_CODES,
@@ -53,7 +54,9 @@ def load_policy_file(path: str | Path) -> PolicyConfig:
     except OSError as exc:
         raise PolicyError(f"cannot read policy: {exc.strerror}", file=str(path),
                           code="policy_unreadable") from exc
-    return parse_policy(raw.decode("utf-8", "replace"), source=str(path))
+    # The file the gate judges by is protected from the agents it judges (protected.py).
+    return guard_policy_file(parse_policy(raw.decode("utf-8", "replace"), source=str(path)),
+                             path)
 
 
 def parse_policy(text: str, *, source: str = "<policy>") -> PolicyConfig:
@@ -122,7 +125,7 @@ class _Loader:
         self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",
                             "clarification_tool", "unattended_asks", "default_expires",
                             "default_approvals", "default_roles", "always_ask",
-                            "self_service_modes"}, "[policy]")
+                            "self_service_modes", "protected"}, "[policy]")
         where = "[policy]"
         version = policy.get("version", digest)
         if not isinstance(version, str) or not version.strip():
@@ -155,6 +158,7 @@ class _Loader:
             default_roles=self.strings(policy, "default_roles", (), where),
             always_ask=always_ask,
             self_service_modes=self.flag(policy, "self_service_modes", where),
+            protected=DEFAULT_PROTECTED + self.protected(policy, where),
             sensitive=workspace.sensitive if workspace is not None else DEFAULT_SENSITIVE,
             secrets=workspace.secrets if workspace is not None else DEFAULT_SECRETS,
             workspace=workspace,
@@ -163,6 +167,19 @@ class _Loader:
             review=self.review(data.get("review")),
             mcp=parse_mcp(data.get("mcp"), self.error),
         )
+
+    def protected(self, policy: Mapping[str, Any], where: str) -> tuple[str, ...]:
+        """``[policy] protected``: path globs added to the protected paths (a glob without
+        a leading ``/`` matches at any depth, ``~/x`` in any home); the built-in ones stay."""
+        out: list[str] = []
+        for entry in self.strings(policy, "protected", (), where):
+            pattern = extra_pattern(entry.strip())
+            if not pattern.strip("/*") or "\x00" in pattern or entry.startswith("re:"):
+                raise self.error(f"entry {entry!r} must be a path glob naming files "
+                                 "(like '.myagent/settings.json' or '/etc/myagent/**')",
+                                 rule=where, field="protected")
+            out.append(pattern)
+        return tuple(out)
 
     # ---- sections -------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from signoff.policy.matching import (
     unknown_reason,
 )
 from signoff.policy.memory import Memory
+from signoff.policy.protected import protected_reasons
 from signoff.policy.reads import as_list, secret_reads
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
 from signoff.policy.sensitive import is_sensitive
@@ -271,7 +272,8 @@ class Evaluation(Asking):
     def writes_and_concerns(self, view: ToolView, analysis: ShellAnalysis | None,
                             scope: ScopeResult) -> list[Reason]:
         """Sensitive writes, outside writes and the concerns the policy always asks about."""
-        forced: list[Reason] = []
+        # The gate's own files and the harnesses' settings: asked whatever always_ask says.
+        forced: list[Reason] = protected_reasons(self, view, analysis, scope)
         always = self.config.always_ask
         for given, secret, searched in secret_reads(
                 self.config.secrets, view.spec, self.args, analysis, scope,

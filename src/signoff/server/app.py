@@ -18,6 +18,7 @@ from signoff.kernel.gate import Gate
 from signoff.notify.channels import Channel
 from signoff.notify.config import NotifyConfig
 from signoff.notify.notifier import Notifier
+from signoff.policy.protected import guard_gate
 from signoff.server import api, history, inbox, problems, slack
 from signoff.server.feed import ChangeFeed
 from signoff.server.guard import Guard
@@ -32,10 +33,14 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
     """The server for ``gate``. The change feed and the notifier (``notify``: the
     ``[notify]`` table; ``channels``: more of them) start with the app and stop with it."""
     settings = settings or ServerSettings()
+    notify = notify or NotifyConfig()
+    # Files the server's configuration names are the gate's own: no agent writes them.
+    guard_gate(gate, [notify.smtp.ca_file if notify.smtp else None],
+               "a file the server's configuration names ([notify] ca_file)")
     feed = ChangeFeed(gate.store, poll=feed_poll)
     metrics = Metrics(gate.store, lambda: feed.subscribers)
     state = AppState(gate=gate, feed=feed, settings=settings, metrics=metrics)
-    notifier = Notifier(gate.store, notify or NotifyConfig(), clock=gate.clock,
+    notifier = Notifier(gate.store, notify, clock=gate.clock,
                         owner=gate.worker_id,
                         base_url=lambda: state.settings.base_url, channels=channels,
                         on_settled=metrics.settled)
