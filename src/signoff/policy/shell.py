@@ -40,7 +40,6 @@ import tree_sitter
 import tree_sitter_bash
 
 from signoff.policy import (
-    codecommands,
     commands,
     shellchain,
     shellfeed,
@@ -51,7 +50,6 @@ from signoff.policy import (
     shellvars,
 )
 from signoff.policy import shellwords as sw
-from signoff.policy.commands.records import STDIN_PROGRAM
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import (
     MAX_NESTED_SCRIPTS,
@@ -139,42 +137,14 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
         shellopaque.settle_arithmetic(walk.arithmetic, walk.assigned, walk)
         walk.arithmetic = []
     if "{" in command:
-        _brace_formed(command, walk, start, broken=root.has_error)
+        shellopaque.brace_formed(command, walk, start, broken=root.has_error,
+                                 analyze_into=_analyze_into)
     if walk.assigned or walk.outputs:  # F=.env; cat $F reads .env
         (assigned, walk.assigned), (outputs, walk.outputs) = (walk.assigned, {}), (walk.outputs, {})
         for variant in shellvars.substituted(command, assigned, outputs):
             _nested_script(variant, walk, paths_only=True)
     if "\\\n" in command and not joined:
         _line_continuations(command, walk, start)
-
-
-def _brace_formed(command: str, walk: Walk, start: int, *, broken: bool) -> None:
-    """Brace expansion that forms a command (``{sh,-c,'id'}``, ``{r,}m x``) is opaque, and
-    the line as bash expands it is judged as a line of its own: deny and ask rules, the
-    secret and sensitive checks and the workspace guard see ``cat ~/.ssh/id_rsa``.
-    tree-sitter reads a leading ``{`` as a group, so an unparseable line is tried too."""
-    formed = [c.argv[0] for c in walk.commands[start:]
-              if c.argv and c.literal[0] and shellopaque.forms_command(c.argv[0])]
-    if not formed and not broken:
-        return
-    variant = shellopaque.brace_variant(command)
-    if variant is None:
-        if formed:
-            shellopaque.find(walk, f"brace expansion forms the command {formed[0][:40]!r}")
-        return
-    if formed or broken:
-        inner = Walk(depth=walk.depth, budget=walk.budget)
-        if walk.depth >= MAX_NESTED_SCRIPTS or not walk.spend(len(variant)):
-            return
-        walk.depth += 1
-        _analyze_into(variant, inner, nested=True)
-        walk.depth -= 1
-        inner_names = [c.argv[0] for c in inner.commands if c.argv]
-        outer_names = [c.argv[0] for c in walk.commands[start:] if c.argv]
-        if formed or inner_names != outer_names:
-            shellopaque.find(walk, "brace expansion forms the command "
-                             f"{(formed or inner_names or [''])[0][:40]!r}")
-        walk.merge(inner)
 
 
 def _line_continuations(command: str, walk: Walk, start: int) -> None:
@@ -417,7 +387,7 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                               and cmd.basename in sw.WRAPPERS)
     for code in walk.raised[before:]:  # this command's own findings, raised again or not
         walk.finding_commands.setdefault(code, set()).add(index)
-    _programs_named(cmd, inv, walk)
+    shellnested.programs_named(cmd, inv, walk, script=_nested_script)
     walk.current = -1
     if wrapped and inv is not None and inv.inner is not None:
         inner = list(words[inv.inner:])
@@ -437,46 +407,6 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                         shellpaths.reads_marked(walk.commands[start].argv,
                                                 shellfeed.UNKNOWN_WORDS):
                     shellpaths.listed_reads(listing, walk, tuple(walk.cds), start)
-
-
-# What a string of code may be: only what says it runs something counts, never a parse error.
-_CODE_FINDINGS = frozenset({shellopaque.CODE, "dynamic_command_name", "interpreter_stdin"})
-
-
-def _programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Walk) -> None:
-    """What an option or the code on the line runs, judged as a nested command: ``sed 'e
-    rm x'``, ``tar --to-command='rm x'``, ``man -P 'rm x'``, ``git -c core.pager='rm x'``,
-    ``rsync -e``, ``awk 'BEGIN { system("rm x") }'``, ``python -c 'os.system("rm x")'``.
-    Deny and ask rules see them; no allow rule has to admit them (the option is judged)."""
-    codes: list[str] = []
-    if inv is not None and inv.model:
-        for part in inv.parts:
-            if part.kind is not commands.Kind.EXEC or not part.literal or part.path or \
-                    part.why == STDIN_PROGRAM or part.declared:
-                continue
-            if part.value is None or inv.model in ("python", "node"):
-                codes.append(part.value if part.value is not None else part.word)
-                continue
-            program = _program_of(inv.model, part)
-            if part.option is None and program == part.word:
-                continue  # a program operand (npx serve): its words follow as commands do
-            if program:
-                _nested_script(program, walk, deny_only=True)
-    elif sw.inline_code(cmd.basename, cmd.argv) is not None:  # perl -e, ruby -e, php -r
-        codes.append(" ".join(cmd.argv[1:]))
-    for code in codes:
-        for text in codecommands.commands_in_code(code):
-            _nested_script(text, walk, deny_only=True, findings=_CODE_FINDINGS)
-
-
-def _program_of(model: str, part: commands.Part) -> str:
-    """The command line an exec option's value runs (``exec=CMD``, ``core.pager=CMD``)."""
-    value = part.value or ""
-    if model.startswith("git") and part.option in ("-c", "--config"):
-        value = value.partition("=")[2].lstrip("!")  # alias.x=!cmd, core.pager=cmd
-    elif value.startswith("exec="):  # tar --checkpoint-action=exec=CMD
-        value = value[len("exec="):]
-    return value
 
 
 def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,

@@ -11,8 +11,9 @@ environment variables it reads — is kept for ``secret_read`` and ``env_dump``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
-from signoff.policy import commands, shellopaque
+from signoff.policy import codecommands, commands, shellopaque
 from signoff.policy import shellwords as sw
 from signoff.policy.commands.find import listing
 from signoff.policy.commands.records import ARGUMENT_OF, STDIN_PROGRAM
@@ -21,6 +22,13 @@ from signoff.policy.shellpaths import PathRef, listed_reads, reads_marked
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
 Script = Callable[[str, Walk], None]
+
+
+class DeepScript(Protocol):
+    """``shell._nested_script`` with its options (``Walk.merge`` says what they do)."""
+
+    def __call__(self, text: str, walk: Walk, *, paths_only: bool = False,
+                 deny_only: bool = False, findings: frozenset[str] | None = None) -> None: ...
 
 
 def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
@@ -199,3 +207,44 @@ def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: Walk, *, scr
         walk.depth += 1
         judge_special(inner, walk, stdin=stdin, script=script)
         walk.depth -= 1
+
+
+# What a string of code may be: only what says it runs something counts, never a parse error.
+_CODE_FINDINGS = frozenset({shellopaque.CODE, "dynamic_command_name", "interpreter_stdin"})
+
+
+def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Walk, *,
+                   script: DeepScript) -> None:
+    """What an option or the code on the line runs, judged as a nested command: ``sed 'e
+    rm x'``, ``tar --to-command='rm x'``, ``man -P 'rm x'``, ``git -c core.pager='rm x'``,
+    ``rsync -e``, ``awk 'BEGIN { system("rm x") }'``, ``python -c 'os.system("rm x")'``.
+    Deny and ask rules see them; no allow rule has to admit them (the option is judged)."""
+    codes: list[str] = []
+    if inv is not None and inv.model:
+        for part in inv.parts:
+            if part.kind is not commands.Kind.EXEC or not part.literal or part.path or \
+                    part.why == STDIN_PROGRAM or part.declared:
+                continue
+            if part.value is None or inv.model in ("python", "node"):
+                codes.append(part.value if part.value is not None else part.word)
+                continue
+            program = _program_of(inv.model, part)
+            if part.option is None and program == part.word:
+                continue  # a program operand (npx serve): its words follow as commands do
+            if program:
+                script(program, walk, deny_only=True)
+    elif sw.inline_code(cmd.basename, cmd.argv) is not None:  # perl -e, ruby -e, php -r
+        codes.append(" ".join(cmd.argv[1:]))
+    for code in codes:
+        for text in codecommands.commands_in_code(code):
+            script(text, walk, deny_only=True, findings=_CODE_FINDINGS)
+
+
+def _program_of(model: str, part: commands.Part) -> str:
+    """The command line an exec option's value runs (``exec=CMD``, ``core.pager=CMD``)."""
+    value = part.value or ""
+    if model.startswith("git") and part.option in ("-c", "--config"):
+        value = value.partition("=")[2].lstrip("!")  # alias.x=!cmd, core.pager=cmd
+    elif value.startswith("exec="):  # tar --checkpoint-action=exec=CMD
+        value = value[len("exec="):]
+    return value

@@ -30,15 +30,22 @@ import itertools
 import re
 import shlex
 from collections.abc import Callable
+from typing import Protocol
 
 import tree_sitter
 
 from signoff.policy import commands, execenv
 from signoff.policy import shellwords as sw
 from signoff.policy.shellpaths import PathRef
-from signoff.policy.shelltypes import Walk
+from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, Walk
 
 Script = Callable[[str, Walk], None]
+
+
+class AnalyzeInto(Protocol):
+    """``shell._analyze_into``: a line parsed into a walk (the parser lives there)."""
+
+    def __call__(self, command: str, walk: Walk, *, nested: bool) -> None: ...
 
 CODE = "opaque"
 # Findings that mean the analysis could not see the whole line.
@@ -214,6 +221,31 @@ def settle_arithmetic(names: list[str], assigned: dict[str, list[str]], walk: Wa
 
 
 # --- brace expansion that forms a command ----------------------------------------------
+
+
+def brace_formed(command: str, walk: Walk, start: int, *, broken: bool,
+                 analyze_into: AnalyzeInto) -> None:
+    """Brace expansion that forms a command (``{sh,-c,'id'}``, ``{r,}m x``) is opaque, and
+    the line as bash expands it is judged as a line of its own: deny and ask rules, the
+    secret and sensitive checks and the workspace guard see ``cat ~/.ssh/id_rsa``.
+    tree-sitter reads a leading ``{`` as a group, so an unparseable line is tried too."""
+    formed = [c.argv[0] for c in walk.commands[start:]
+              if c.argv and c.literal[0] and forms_command(c.argv[0])]
+    if not formed and not broken:
+        return
+    if formed:
+        find(walk, f"brace expansion forms the command {formed[0][:40]!r}")
+    variant = brace_variant(command)
+    if variant is None or walk.depth >= MAX_NESTED_SCRIPTS or not walk.spend(len(variant)):
+        return
+    inner = Walk(depth=walk.depth + 1, budget=walk.budget)
+    walk.depth += 1
+    analyze_into(variant, inner, nested=True)
+    walk.depth -= 1
+    names = [c.argv[0] for c in inner.commands if c.argv]
+    if not formed and names != [c.argv[0] for c in walk.commands[start:] if c.argv]:
+        find(walk, f"brace expansion forms the command {(names or [''])[0][:40]!r}")
+    walk.merge(inner)
 
 
 def brace_variant(source: str) -> str | None:
