@@ -383,6 +383,24 @@ def test_a_directory_that_holds_a_protected_file(make: Callable[[str], Setup],
         assert verdict.effect is Effect.ALLOW, (command, verdict.reasons)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_git_deleting_untracked_files_and_links_to_the_database(
+        make: Callable[[str], Setup], mode: str) -> None:
+    """``git clean`` and ``git stash -u`` delete the untracked files the database is; a
+    hard link (``cp -l``, ``ln``) makes a second name for the same file."""
+    setup = make("allow-all")
+    for command in ("git clean -fdx", "git -C . clean -f -d", "git stash -u",
+                    "git stash push --include-untracked", "git stash -a",
+                    f"cp -l {DATABASE} x.db", f"cp --link {POLICY} p.toml",
+                    f"ln {DATABASE} backup.db"):
+        verdict = setup.check("execute", {"command": command}, mode)
+        assert _is_protected_ask(verdict), (command, verdict.reasons)
+    for command in ("git clean -n", "git clean --dry-run -x", "git stash", "git stash list",
+                    f"cp {POLICY} rules-copy.toml"):
+        verdict = setup.check("execute", {"command": command}, mode)
+        assert "protected_path" not in {r.code for r in verdict.reasons}, command
+
+
 # ---- from the running configuration ---------------------------------------------------------
 
 

@@ -25,11 +25,12 @@ Two kinds of path are protected:
 A path counts as written when a write tool names it (``[tools.X] writes = true``), a
 shell command writes, renames or deletes it (redirections, ``cp``/``mv``/``ln``/``tee``/
 ``dd of=``/``sed -i``/``truncate``/``rm``/``chmod``…, into a directory too: ``cp x .``
-writes ``./x``), or removes a directory that holds it (``rm -r state``), and where the
-analysis cannot tell a read from a write: a command with no model that names it (``perl
--i``), a modelled command that runs code or holds a part its model does not know
-(``awk -i inplace``), ``sqlite3`` opening it, ``ln`` linking it (a hard link is the same
-file), a string in inline code (``python -c "open('signoff.toml', 'w')"``).
+writes ``./x``), or removes a directory that holds it (``rm -r state``, ``git clean``),
+and where the analysis cannot tell a read from a write: a command with no model that names
+it (``perl -i``), a modelled command that runs code or holds a part its model does not
+know (``awk -i inplace``), ``sqlite3`` opening it, ``ln`` or ``cp -l`` linking it (a hard
+link is the same file), a string in inline code (``python -c "open('signoff.toml',
+'w')"``).
 """
 
 from __future__ import annotations
@@ -259,6 +260,11 @@ def protected_writes(config: PolicyConfig, workspace: Workspace | None, *,
             0 <= i < len(analysis.commands) and analysis.commands[i].basename in _LEAVES
             for i in commands)
         hit(given, resolved, directory=not leaves, into=_into(analysis, commands, given))
+    for given in _worktree_deletes(analysis):  # git clean -fdx: every untracked file
+        what = match.directory(given, workspace.root, None) if workspace is not None else next(
+            (f"a directory that may hold {g.role} ({g.path})" for g in match.guarded), None)
+        if what is not None:
+            found.setdefault(given, what)
     for ref in analysis.paths:  # cp x $X, > "$D/signoff.toml": by what the word can name
         if ref.write and not ref.literal and not ref.path.startswith("<"):
             what = match.pattern(ref.path)
@@ -425,6 +431,9 @@ def _may_write(analysis: ShellAnalysis) -> list[str]:
                     (inv.model == "sqlite3" and part.declared)
                     or command.basename == "ln"):
                 out.append(part.value)
+        if command.basename == "cp" and _links(command.argv):  # cp -l: a hard link too
+            out.extend(p.value for p in inv.parts if p.value is not None and p.option is None
+                       and p.kind.value == "read" and p.literal)
         if command.basename == "ln" and not any(p.kind.value == "write" for p in inv.parts):
             out.extend(posixpath.basename(p.value) for p in inv.parts  # ln -s x: ./x
                        if p.value is not None and p.option is None)
@@ -432,6 +441,47 @@ def _may_write(analysis: ShellAnalysis) -> list[str]:
         if not ref.write and ref.literal and ref.command in blind:
             out.append(ref.path)
     return list(dict.fromkeys(out))
+
+
+def _links(argv: Sequence[str]) -> bool:
+    """``cp -l`` / ``-s``: the copy is a link to its source."""
+    for word in argv[1:]:
+        if word == "--":
+            break
+        if word in ("--link", "--symbolic-link") or (
+                word.startswith("-") and not word.startswith("--")
+                and any(c in word[1:].split("S", 1)[0].split("t", 1)[0] for c in "ls")):
+            return True
+    return False
+
+
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                         "--exec-path", "--config-env", "--super-prefix"})
+
+
+def _worktree_deletes(analysis: ShellAnalysis) -> list[str]:
+    """git commands that delete the working tree's untracked (and ignored) files, where a
+    database or a local harness setting lives: ``git clean`` (not ``-n``), ``git stash
+    -u``/``-a``."""
+    out: list[str] = []
+    for command in analysis.commands:
+        argv = command.argv
+        if command.basename != "git" or command.deny_only:
+            continue
+        i = 1
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in _GIT_VALUED else 1
+        if i >= len(argv):
+            continue
+        sub, rest = argv[i], argv[i + 1:]
+        shorts = "".join(w[1:] for w in rest if w.startswith("-") and not w.startswith("--"))
+        cleans = sub == "clean" and "n" not in shorts and "--dry-run" not in rest
+        stashes = sub == "stash" and (not rest or rest[0] in ("push", "save")
+                                      or rest[0].startswith("-")) and (
+            "u" in shorts or "a" in shorts or bool({"--include-untracked", "--all"} & set(rest)))
+        if cleans or stashes:
+            out.append(" ".join(argv))
+    return out
 
 
 def _placed_reads(scope: ScopeResult) -> dict[str, list[str | None]]:
