@@ -508,6 +508,31 @@ def test_signoff_check_protects_the_policy_it_is_given(
             assert body["effect"] == "allow"
 
 
+def test_signoff_check_protects_the_servers_database(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--db``, else ``$SIGNOFF_DB``, else the server's default: the database ``signoff
+    serve`` would open in this directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules").mkdir()
+    Path(POLICY).write_text(starter_toml(str(tmp_path)))
+
+    def effect(path: str, *extra: str) -> str:
+        assert main(["check", "--policy", POLICY, "--tool", "write_file", "--args",
+                     json.dumps({"path": path, "content": "x"}), "--mode", "full", "--json",
+                     *extra]) == 0
+        body = json.loads(capsys.readouterr().out)
+        return f"{body['effect']}/{body['code']}"
+
+    assert effect(DATABASE, "--db", DATABASE) == "ask/protected_path"
+    assert effect(DATABASE + "-wal", "--db", f"sqlite://{DATABASE}") == "ask/protected_path"
+    assert effect(DATABASE, "--db", "postgresql://gate@db/signoff") == "allow/allowed"
+    assert effect("signoff.db") == "ask/protected_path"
+    monkeypatch.setenv("SIGNOFF_DB", "state/other.sqlite")
+    assert effect("state/other.sqlite") == "ask/protected_path"
+    assert effect("signoff.db") == "allow/allowed"
+
+
 def test_the_servers_configured_files_are_protected(make: Callable[[str], Setup]) -> None:
     setup = make("default")
     verdict = setup.check("execute", {"command": f"cp /tmp/evil.pem {CA_FILE}"}, "full")

@@ -21,7 +21,7 @@ from typing import Any
 from signoff import __version__
 from signoff.canonical import parse_args
 from signoff.cli.boundary import warn_init
-from signoff.cli.common import close_opened
+from signoff.cli.common import DEFAULT_DB, close_opened
 from signoff.cli.db import add_db
 from signoff.cli.doctor import add_doctor
 from signoff.cli.kernel import add_commands
@@ -34,6 +34,7 @@ from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
 from signoff.policy import Memory, Policy, trusted_context
 from signoff.policy.explain import explain_call, format_explained
+from signoff.policy.protected import guard_database
 from signoff.policy.starter import PRESETS, starter_toml
 from signoff.store.faults import classify
 
@@ -112,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--parent-call", help="the parent call id, for a subagent's call")
     check.add_argument("--call-id", default="cli-check", help="tool call id")
     check.add_argument("--memory", help="JSON file of earlier rejections and grants")
+    check.add_argument("--db", help="the database the server uses (default: $SIGNOFF_DB or "
+                       "signoff.db): protected, as the server protects it")
     check.add_argument("--explain", action="store_true",
                        help="also show how a shell command was read: each command, each "
                        "option and operand with its class, and the rule that admitted it")
@@ -173,6 +176,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise InvalidArguments(f"--args: {exc.message}", code=exc.code) from exc
     memory = Memory.from_file(args.memory) if args.memory else Memory()
     policy = Policy.load(args.policy, memory=memory)
+    # The verdict the server would give: its database is protected too (policy/protected.py).
+    database = args.db or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
+    scheme, _, rest = database.partition("://") if "://" in database else ("", "", database)
+    if scheme.lower() in ("", "sqlite"):
+        policy.config = guard_database(policy.config, rest)
     context = trusted_context(
         thread_id=args.thread, session_id=args.session, review_mode=args.mode,
         interaction_mode=args.interaction, parent_call=args.parent_call, run_id="cli",
