@@ -37,13 +37,16 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from signoff.model import Effect, Reason, Risk, Step
 from signoff.policy.globmeet import can_name
+from signoff.policy.patterns import glob_to_regex
 from signoff.policy.sensitive import is_sensitive
 from signoff.policy.wordglob import word_glob
 
@@ -224,7 +227,7 @@ def protected_writes(config: PolicyConfig, workspace: Workspace | None, *,
                      analysis: ShellAnalysis | None,
                      scope: ScopeResult) -> list[tuple[str, str]]:
     """The protected paths a call may write, rename or delete: (as given, what it is)."""
-    match = _Matcher(config)
+    match = _matcher(config.protected, config.guarded)
     found: dict[str, str] = {}
 
     def hit(given: str, resolved: str | None, *, directory: bool = True,
@@ -286,9 +289,9 @@ class _Matcher:
     """What a path is, if it is protected: the gate's file it resolves to, or the
     pattern it matches."""
 
-    def __init__(self, config: PolicyConfig) -> None:
-        self.guarded = config.guarded
-        self.patterns = config.protected
+    def __init__(self, patterns: tuple[str, ...], guarded: tuple[Guarded, ...]) -> None:
+        self.guarded = guarded
+        self.patterns = patterns
         self.exact: dict[str, Guarded] = {}
         for g in self.guarded:
             self.exact.setdefault(g.real, g)
@@ -297,6 +300,7 @@ class _Matcher:
         self.names.update({posixpath.basename(g.real): g for g in self.guarded})
         self.globs = tuple(escape(n) for n in self.names) + tuple(
             escape(k) for k in self.exact) + self.patterns
+        self.could = _prefilter(self.patterns)
 
     def file(self, given: str, resolved: str | None, *, globs: bool = True) -> str | None:
         if resolved is not None:
@@ -310,7 +314,7 @@ class _Matcher:
             if found is not None:
                 return f"{found.role} ({found.path}) or a file of its name"
         for path in (given, resolved):
-            pattern = is_sensitive(path, self.patterns) if path else None
+            pattern = is_sensitive(path, self.patterns) if path and self.could(path) else None
             if pattern is not None:
                 return _harness(pattern)
         return self.pattern(given) if globs and _has_glob(given) else None
@@ -352,6 +356,43 @@ class _Matcher:
             if held is not None:
                 return f"a directory that holds {held}, " + _harness(pattern)
         return None
+
+
+@lru_cache(maxsize=16)
+def _matcher(patterns: tuple[str, ...], guarded: tuple[Guarded, ...]) -> _Matcher:
+    return _Matcher(patterns, guarded)
+
+
+@lru_cache(maxsize=16)
+def _prefilter(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """A quick test that ``path`` may match one of ``patterns`` (the full match is a
+    regex over them all): its last component is a pattern's literal last one, or it lies
+    under a pattern's ``DIR/**``, or a pattern's last component is itself a glob."""
+    names: set[str] = set()
+    dirs: set[str] = set()
+    wild: list[str] = []
+    for pattern in patterns:
+        parts = [p for p in pattern.split("/") if p]
+        if not parts:
+            continue
+        last = parts[-1]
+        if last == "**" and len(parts) > 1 and not _has_glob(parts[-2]):
+            dirs.add(parts[-2])
+            names.add(parts[-2])
+        elif _has_glob(last):
+            wild.append(last)
+        else:
+            names.add(last)
+    if any("**" in w or w in ("*", "?") for w in wild):
+        return lambda path: True
+    rx = re.compile("|".join(glob_to_regex(w) for w in wild)) if wild else None
+
+    def could(path: str) -> bool:
+        parts = posixpath.normpath(path).split("/")
+        base = parts[-1]
+        return base in names or (rx is not None and rx.fullmatch(base) is not None) or (
+            bool(dirs) and not dirs.isdisjoint(parts))
+    return could
 
 
 def _harness(pattern: str) -> str:
