@@ -1,7 +1,8 @@
 """Step 4: every path a call touches, judged against the workspace.
 
 Paths come from three places: the tool's declared path arguments (real, or
-virtual under the workspace root: ``[tools.X] virtual = true``), its
+virtual under the workspace root: ``[tools.X] virtual = true``, judged in both
+readings when the real one reaches a file outside the root), its
 declared working-directory argument, and — for shell tools — redirection
 targets, path-like words and ``cd`` targets found by ``shell.analyze``. A
 relative shell path is judged against every directory a preceding ``cd``
@@ -17,6 +18,7 @@ import fnmatch
 import glob
 import itertools
 import os
+import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +87,7 @@ def judge_scope(
         verdict = workspace.check(args[spec.cwd])
         result.add(verdict)
         base = verdict.resolved
+    reals: list[PathVerdict] = []  # the real readings of virtual paths that count
     for name in spec.paths:
         value = args.get(name)
         if name not in args or (value is None and spec.virtual):
@@ -102,10 +105,18 @@ def judge_scope(
                 result.written.append(verdict)
             if verdict.resolved is not None:
                 result.resolved.setdefault(name, []).append(verdict.resolved)
+            real = _real_reading(workspace, item, writes=spec.writes) if spec.virtual else None
+            if real is not None and real.resolved is not None:
+                result.add(real)
+                reals.append(real)
+                result.resolved.setdefault(name, []).append(real.resolved)
     if analysis is not None:
         cwd_cache: dict[tuple[str | None, ...], list[str | None] | None] = {}
         for ref in analysis.paths:
             _judge_ref(workspace, ref, base, cwd_cache, result)
+    # After the shell's: the declared paths' own verdicts come first in ``written``.
+    if spec.writes:
+        result.written.extend(reals)
     return result
 
 
@@ -118,6 +129,40 @@ def _virtual(workspace: Workspace, path: object) -> PathVerdict:
         return workspace.check(path)
     verdict = workspace.check(path.lstrip("/") or ".", cwd=workspace.root)
     return dataclasses.replace(verdict, given=path)
+
+
+def _real_reading(workspace: Workspace, path: object, *, writes: bool) -> PathVerdict | None:
+    """The other reading of a virtual path: the real one, as a backend with
+    ``virtual_mode=False`` opens it. deepagents' file tools put a ``/`` before a relative
+    path, so ``etc/passwd`` is ``/etc/passwd`` there too. Judged beside the virtual
+    reading (the stricter wins), it counts only when it reaches something outside the
+    workspace: the path exists there, or — for a write — the directory it would be
+    created in (the nearest that exists: a backend creates the missing ones) is not
+    ``/`` and may be written. ``/notes.md`` and ``/src/app.py``, read or written, and
+    ``/`` itself are left to the virtual reading: a real ``/notes.md`` does not exist,
+    and every virtual listing starts at ``/``. A path the real reading cannot place (a
+    loop) cannot be opened there either: the virtual reading judges it."""
+    if not isinstance(path, str) or path.startswith("~") or "\x00" in path:
+        return None
+    real = "/" + path.lstrip("/")
+    if posixpath.normpath(real) == "/" or (not writes and not os.path.lexists(real)):
+        return None
+    verdict = workspace.check(real)
+    if verdict.code is not None or verdict.inside or verdict.resolved is None:
+        return None
+    if not os.path.lexists(real) and not _creatable(verdict.resolved):
+        return None
+    return dataclasses.replace(verdict, given=path, note=(
+        f"read as a real path (by a backend with virtual_mode=False): {verdict.note}"))
+
+
+def _creatable(resolved: str) -> bool:
+    """A write to ``resolved`` (which does not exist) would create it: the nearest
+    directory above it that exists is not ``/`` and this process may write in it."""
+    head = posixpath.dirname(resolved)
+    while head != "/" and not os.path.isdir(head):
+        head = posixpath.dirname(head)
+    return head != "/" and os.access(head, os.W_OK)
 
 
 def _judge_ref(workspace: Workspace, ref: PathRef, base: str | None,
