@@ -29,6 +29,14 @@ asks wait in place for at most ``subagent_wait`` seconds, then the request is
 withdrawn and the call fails closed. A call to a tool the policy marks as starting
 subagents (``[tools.task] subagent = "subagent_type"``) is refused unless the named
 subagent runs with signoff too (``gated_subagents``; deepagents: ``gate_subagents``).
+
+deepagents' file tools carry their backend: at every model call (the tools offered) and
+tool call, the backend of each is checked against the policy's path reading
+(``signoff.adapters.deepagents.check_backend``), so an agent whose backend reads paths
+otherwise than the policy fails with ``PolicyError(backend_mismatch)`` before any of its
+tools runs — whether or not the application checked it. Over a backend that reads real
+paths, a file call naming a relative path (deepagents reads it from ``/``) is refused
+(``relative_path``), before the policy is asked.
 """
 
 from __future__ import annotations
@@ -174,11 +182,15 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         # (thread, call id) of calls that went through this process's tool hook: their
         # answers are the gate's, so the next model turn needs no store read to know it
         self._through: dict[tuple[str | None, str], None] = {}
+        # id(tool) → (tool, the deepagents backend it runs on, checked against the policy)
+        self._backends: dict[int, tuple[Any, Any]] = {}
 
     # ---- the model turn ---------------------------------------------------------------------
 
     def _before_model(self, request: ModelRequest[Any]) -> tuple[
             ModelRequest[Any], RunContext, dict[str, Any] | None] | ExtendedModelResponse[Any]:
+        for offered in request.tools:  # before the model may call any of them
+            self._backend(offered)
         state = request.state
         update = None
         restored = self._set_back_up(state)  # input of any role may have knocked it over
@@ -392,6 +404,13 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         ungated = self._ungated_subagent(call)
         if ungated is not None:
             return ungated
+        backend = self._backend(request.tool)
+        if backend is not None:
+            from signoff.adapters.deepagents import relative_path  # noqa: PLC0415 (optional)
+
+            relative = relative_path(self.gate.policy, backend, call)
+            if relative is not None:
+                return tool_message(call, relative, error=True, code="relative_path")
         proposal = self.gate.propose(ToolCall(id=call["id"], name=call["name"],
                                               args=call["args"]), context)
         if proposal.kind is ProposalKind.ALLOWED:
@@ -411,6 +430,30 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             rewrite = self._rewrite(state, str(call["id"]), context)
         return _Claimed(request.override(tool_call={**call, "args": claimed.args}), claimed,
                         rewrite, edit_note(outcome))
+
+    def _backend(self, tool: Any) -> Any:
+        """The deepagents backend ``tool`` runs on, checked against the policy: raises
+        ``PolicyError(backend_mismatch)`` when they read paths otherwise (every time: a
+        mismatch is never remembered as checked). ``None`` for any other tool."""
+        if tool is None or isinstance(tool, Mapping):
+            return None
+        kept = self._backends.get(id(tool))
+        if kept is not None and kept[0] is tool:
+            return kept[1]
+        backend = None
+        if _from_deepagents(tool):
+            from signoff.adapters.deepagents import (  # noqa: PLC0415 (optional: deepagents)
+                backend_of,
+                check_backend,
+            )
+
+            backend = backend_of(tool)
+            if backend is not None:
+                check_backend(self.gate.policy, backend)
+        self._backends[id(tool)] = (tool, backend)
+        while len(self._backends) > CONTEXTS_REMEMBERED:
+            self._backends.pop(next(iter(self._backends)), None)
+        return backend
 
     def _ungated_subagent(self, call: Mapping[str, Any]) -> ToolMessage | None:
         """A call that would start a subagent running without signoff: refused before it
@@ -509,6 +552,12 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if plan.rewrite is not None:
             return Command(update={"messages": [plan.rewrite, message]})
         return message
+
+
+def _from_deepagents(tool: Any) -> bool:
+    """A tool deepagents built (its function lives in a ``deepagents`` module)."""
+    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    return str(getattr(func, "__module__", "")).startswith("deepagents.")
 
 
 def _tool_name(tool: Any) -> str | None:
