@@ -374,10 +374,18 @@ def test_a_directory_that_holds_a_protected_file(make: Callable[[str], Setup],
                     "cp -r /tmp/evil/. .claude/", "cp -r /tmp/x/rules .",
                     "cp /tmp/agent-policy.toml rules/",
                     "mv /tmp/approvals.sqlite3 state", "git checkout .",
-                    "tar xf /tmp/x.tar"):
+                    "tar xf /tmp/x.tar", "find . -name '*.toml' -exec sed -i s/a/b/ {} +",
+                    "find . -name 'approvals*' -delete", "find state -delete",
+                    "find . -maxdepth 2 -name '*.json' -exec truncate -s0 {} +",
+                    "find . -type d -name rules -exec rm -rf {} +",
+                    "find . -execdir mv {} {}.old ';'"):
         verdict = setup.check("execute", {"command": command}, mode)
         assert _is_protected_ask(verdict), (command, verdict.reasons)
     for command in ("cp notes.txt rules/", "mkdir -p state", "touch rules",
+                    "find . -name '*.pyc' -delete", "find src -delete",
+                    "find . -name '*.py' -exec sed -i s/a/b/ {} +",
+                    "find . -maxdepth 1 -name '*.json' -delete",
+                    "find . -name '*.toml' -exec cat {} +",
                     "cp -r src build", "rm -rf src", "mv src lib"):
         verdict = setup.check("execute", {"command": command}, mode)
         assert verdict.effect is Effect.ALLOW, (command, verdict.reasons)
@@ -490,6 +498,29 @@ def test_no_workspace_protects_by_path_and_name(tmp_path: Path,
         assert fine.effect is Effect.ALLOW
     finally:
         gate.close()
+
+
+def test_a_virtual_path_with_no_workspace_counts_by_its_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("gate.toml").write_text('[tools.write_file]\npaths = ["file_path"]\nwrites = true\n'
+                                 "virtual = true\n")
+    policy = Policy.load("gate.toml")
+    for path, expected in (("/gate.toml", True), ("/.mcp.json", True), ("/notes.md", False)):
+        verdict = policy.evaluate(
+            ToolCall(id="c", name="write_file", args={"file_path": path, "content": "x"}),
+            trusted_context(review_mode="full"))
+        assert _is_protected_ask(verdict) is expected, path
+
+
+def test_a_name_nothing_spells_is_not_taken_for_a_protected_one(
+        make: Callable[[str], Setup]) -> None:
+    """``> $F`` and ``cp x $X`` write somewhere unknown (the workspace guard's business),
+    not a protected path."""
+    setup = make("allow-all")
+    for command in ('echo x > "$OUT"', "cp notes.txt $X", "tee $LOG < notes.txt"):
+        verdict = setup.check("execute", {"command": command}, "full")
+        assert "protected_path" not in {r.code for r in verdict.reasons}, command
 
 
 def test_signoff_check_protects_the_policy_it_is_given(

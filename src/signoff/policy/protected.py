@@ -35,6 +35,7 @@ link is the same file), a string in inline code (``python -c "open('signoff.toml
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import posixpath
 import re
@@ -45,6 +46,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from signoff.model import Effect, Reason, Risk, Step
+from signoff.policy.commands import find as find_model
+from signoff.policy.commands.records import Listing, Tree
 from signoff.policy.globmeet import can_name
 from signoff.policy.patterns import glob_to_regex
 from signoff.policy.sensitive import is_sensitive
@@ -245,10 +248,11 @@ def protected_writes(config: PolicyConfig, workspace: Workspace | None, *,
             if scope.written:
                 for verdict in scope.written:
                     hit(verdict.given, verdict.resolved)
-            else:  # no workspace: the paths as given, placed by nothing
-                for name in spec.paths:
+            else:  # no workspace: the paths as given, placed by nothing (a virtual
+                for name in spec.paths:  # "/signoff.toml" is under a root no one knows)
                     for value in _as_list(args.get(name)):
-                        hit(str(value), None)
+                        text = str(value)
+                        hit(text.lstrip("/") or text if spec.virtual else text, None)
         return list(found.items())
 
     refs_by_path: dict[str, list[int]] = {}
@@ -257,12 +261,19 @@ def protected_writes(config: PolicyConfig, workspace: Workspace | None, *,
             refs_by_path.setdefault(ref.path, []).append(ref.command)
     written = [(v.given, v.resolved) for v in scope.written] if scope.written or workspace \
         else [(r.path, None) for r in analysis.paths if r.write and r.literal]
+    finds = _find_writes(analysis)
     for given, resolved in written:
         commands = refs_by_path.get(given, ())
-        leaves = bool(commands) and all(  # mkdir -p state, touch rules: nothing changes
-            0 <= i < len(analysis.commands) and analysis.commands[i].basename in _LEAVES
-            for i in commands)
+        leaves = bool(commands) and all(  # mkdir -p state, touch rules: nothing changes;
+            0 <= i < len(analysis.commands) and (  # find -delete: below, what it lists
+                analysis.commands[i].basename in _LEAVES or i in finds) for i in commands)
         hit(given, resolved, directory=not leaves, into=_into(analysis, commands, given))
+    for listing in finds.values():  # find . -name '*.toml' -exec sed -i … {} +, -delete
+        for start in listing.starts:
+            resolved = _place(workspace, start)
+            what = match.listed(start, resolved, listing.tree)
+            if what is not None:
+                found.setdefault(start, what)
     for given in _worktree_deletes(analysis):  # git clean -fdx: every untracked file
         what = match.directory(given, workspace.root, None) if workspace is not None else next(
             (f"a directory that may hold {g.role} ({g.path})" for g in match.guarded), None)
@@ -329,6 +340,30 @@ class _Matcher:
                        escape(posixpath.basename(g.real))):
                 return f"a glob that can name {g.role} ({g.path})"
         return "a glob that can name " + _harness(hit)
+
+    def listed(self, given: str, resolved: str | None, tree: Tree | None) -> str | None:
+        """What a ``find`` that writes the files it lists changes under ``given``: a
+        protected file beneath it that its tests (``-name``, ``-maxdepth``) admit."""
+        if tree is None:  # -maxdepth 0: the starting point itself
+            return None
+        if resolved is None:  # nowhere known: any of the gate's files it could list
+            for g in self.guarded:
+                if _admits(tree, posixpath.basename(g.path)):
+                    return f"a directory that may hold {g.role} ({g.path}), listed and written"
+            return None
+        prefix = resolved.rstrip("/") + "/"
+        for g in self.guarded:
+            for path in (g.real, g.path):
+                if path.startswith(prefix) and _admits(tree, path[len(prefix):]):
+                    return f"a directory whose files it writes holds {g.role} ({g.path})"
+        if not os.path.isdir(resolved):
+            return None
+        parts = [p for p in resolved.split("/") if p]
+        for pattern in self.patterns:
+            held = _holds(resolved, parts, pattern)
+            if held is not None and _admits(tree, posixpath.relpath(held, resolved)):
+                return f"a directory whose files it writes holds {held}, " + _harness(pattern)
+        return None
 
     def directory(self, given: str, resolved: str, into: Sequence[str] | None) -> str | None:
         """A write to a directory: into it under the sources' names (``cp x DIR``), or of
@@ -482,6 +517,43 @@ def _may_write(analysis: ShellAnalysis) -> list[str]:
         if not ref.write and ref.literal and ref.command in blind:
             out.append(ref.path)
     return list(dict.fromkeys(out))
+
+
+def _find_writes(analysis: ShellAnalysis) -> dict[int, Listing]:
+    """The ``find`` commands that write what they list (``-delete``, ``-exec CMD {}``
+    where CMD writes it), by index, with what they list."""
+    marked = {ref.command for ref in analysis.paths if ref.write and "{}" in ref.path}
+    out: dict[int, Listing] = {}
+    for index, command in enumerate(analysis.commands):
+        inv = command.invocation
+        if command.basename != "find" or inv is None or command.deny_only:
+            continue
+        if index in marked or any(p.option == "-delete" for p in inv.parts):
+            listing = find_model.listing(command.argv, command.literal)
+            out[index] = listing if listing is not None else Listing((".",), Tree())
+    return out
+
+
+def _admits(tree: Tree, relative: str) -> bool:
+    """Whether a find with ``tree``'s tests lists ``relative`` (a path beneath its start),
+    or a directory above it (whose removal takes it along)."""
+    parts = [p for p in relative.split("/") if p]
+    if not parts or (tree.depth is not None and len(parts) > tree.depth and not tree.include):
+        return False
+
+    def matches(name: str, globs: tuple[str, ...]) -> bool:
+        if tree.fold:
+            return any(fnmatch.fnmatch(name.lower(), g.lower()) for g in globs)
+        return any(fnmatch.fnmatchcase(name, g) for g in globs)
+
+    if tree.exclude_dirs and any(matches(p, tree.exclude_dirs) for p in parts[:-1]):
+        return False
+    if tree.exclude and matches(parts[-1], tree.exclude):
+        return False
+    if not tree.include:
+        return True
+    depth = len(parts) if tree.depth is None else min(len(parts), tree.depth)
+    return any(matches(p, tree.include) for p in parts[:depth])
 
 
 def _links(argv: Sequence[str]) -> bool:
