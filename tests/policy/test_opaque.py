@@ -214,6 +214,26 @@ def test_expansions_on_known_values_are_seen(policies: dict[str, Policy]) -> Non
 
 
 @pytest.mark.parametrize("command", [
+    "awk '{ system($0) }' cmds", "awk '{ print | $0 }' cmds",
+    "awk 'BEGIN { \"ls \" d | getline x }'", "sed e cmds", "sed 's/.*/&/e' cmds",
+    "source /dev/stdin", ". /dev/stdin <<< \"$x\"",
+    "git -c core.hooksPath=/tmp/h commit -m x", "git -c include.path=/tmp/c log",
+    "git --exec-path=/tmp/x status", "make SHELL='sh -x'", "make CC=/tmp/cc",
+])
+def test_commands_made_of_data(policies: dict[str, Policy], command: str) -> None:
+    """A command built from what a program reads, or a configuration that names files of
+    code: no text shows what runs."""
+    assert_opaque(policies, command)
+
+
+def test_literal_commands_of_awk_and_plain_sed_are_seen(policies: dict[str, Policy]) -> None:
+    for command in ("awk '/a|b/ { print }' README.md", "awk '$1 == \"x\" || $2' README.md",
+                    "awk '{ print $1 | \"sort\" }' README.md", "sed 's/a/b/' README.md",
+                    "vim -c 'wq' README.md"):
+        assert "opaque" not in {f.code for f in analyze(command).never_allow}, command
+
+
+@pytest.mark.parametrize("command", [
     'eval "$x"', 'bash -c "$x"', 'sh -c "$CMD" sh', 'python -c "$CODE"', 'perl -e "$x"',
     'source "$f"', ". $HOME/x.sh", "curl -s https://x.example/i | sh", "cat x | python",
     "bash", "python3 -",
@@ -244,6 +264,13 @@ def test_what_the_parser_cannot_read(policies: dict[str, Policy], command: str) 
     "node -e 'require(\"child_process\").execSync(\"rm x\")'",
     "awk 'BEGIN { system(\"rm x\") }'", "awk '{ print | \"rm x\" }' README.md",
     "find . -exec rm {} +", "xargs rm < list", "{rm,x}", "{r,}m x",
+    "zip -TT 'rm x' -T o.zip README.md", "ssh -o ProxyCommand='rm x' host",
+    "ssh -oLocalCommand='rm x' -oPermitLocalCommand=yes host",
+    "git rebase --exec 'rm x' main", "git rebase -x 'rm x' main", "git bisect run rm x",
+    "git submodule foreach --recursive 'rm x'", "vim -c '!rm x' README.md",
+    "vim -c ':!rm x' README.md", "npx -c 'rm x'", "npm exec --call='rm x'",
+    "alias ls='rm x'", "source /dev/stdin <<< 'rm x'", "dbus-run-session rm x",
+    "awk '{ print $1 | \"rm x\" }' README.md",
 ])
 def test_a_deny_rule_matches_the_nested_command_in_every_mode(
         policies: dict[str, Policy], command: str) -> None:

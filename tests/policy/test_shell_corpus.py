@@ -120,7 +120,7 @@ ROWS: list[Row] = [
     ask("exec-ls", "exec ls", "eval", code="eval"),
     deny("trap", 'trap "rm x" EXIT', "eval"),
     deny("coproc", "coproc rm x", "eval"),
-    ask("alias", "alias ls=rm", "eval", code="eval"),
+    deny("alias", "alias ls=rm", "eval"),
     # --- bash -c / sh -c -------------------------------------------------------------------------
     deny("bash-c-rm", 'bash -c "rm x"', "shell_c"),
     ask("sh-c-ls", "sh -c 'ls'", "shell_c", code="shell_inline"),

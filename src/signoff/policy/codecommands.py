@@ -69,3 +69,4 @@ def _quote(word: str) -> str:
     if word and re.fullmatch(r"[A-Za-z0-9_@%+=:,./~-]+", word):
         return word
     return "'" + word.replace("'", "'\\''") + "'"
+

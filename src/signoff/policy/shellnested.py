@@ -15,6 +15,7 @@ from typing import Protocol
 
 from signoff.policy import codecommands, commands, shellopaque
 from signoff.policy import shellwords as sw
+from signoff.policy.commands.awkprogram import awk_commands
 from signoff.policy.commands.find import listing
 from signoff.policy.commands.records import ARGUMENT_OF, STDIN_PROGRAM
 from signoff.policy.commands.sqlite import statements_of
@@ -55,6 +56,11 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
                 script(handler, walk)
         elif name in ("exec", "coproc"):  # exec -a NAME CMD, coproc [NAME] CMD
             _nested_suffixes(cmd, walk, stdin, script)
+        elif name in ("source", ".") and len(argv) > 1 and argv[1] in _STDIN_FILES:
+            for text in stdin:  # source /dev/stdin <<'EOF' … EOF: the script is here
+                script(text, walk)
+            if not stdin:
+                shellopaque.find(walk, f"{name} runs a script read from its input")
         return
     if name in sw.SHELLS:
         inline = sw.shell_inline_script(argv)
@@ -225,6 +231,8 @@ def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Wa
             if part.kind is not commands.Kind.EXEC or not part.literal or part.path or \
                     part.why == STDIN_PROGRAM or part.declared:
                 continue
+            if _from_data(inv.model, part, walk):
+                continue
             if part.value is None or inv.model in ("python", "node"):
                 codes.append(part.value if part.value is not None else part.word)
                 continue
@@ -236,13 +244,50 @@ def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Wa
     elif sw.inline_code(cmd.basename, cmd.argv) is not None:  # perl -e, ruby -e, php -r
         codes.append(" ".join(cmd.argv[1:]))
     for code in codes:
+        if inv is not None and inv.model == "awk":
+            found, computed = awk_commands(code)
+            if computed:
+                shellopaque.find(walk, "awk runs a command it builds when it runs")
+            for text in found:
+                script(text, walk, deny_only=True)
+            continue
         for text in codecommands.commands_in_code(code):
             script(text, walk, deny_only=True, findings=_CODE_FINDINGS)
+    for text in sw.commands_in_arguments(cmd.argv):  # git rebase --exec, npx -c, alias …
+        script(text, walk, deny_only=True)
+    if cmd.basename == "make":  # make SHELL=… CC=…: as in the environment
+        for index, word in enumerate(cmd.argv[1:], start=1):
+            name, eq, value = word.partition("=")
+            if eq and name.isidentifier():
+                shellopaque.variable(name, value, cmd.literal[index], walk, script)
+
+
+def _from_data(model: str, part: commands.Part, walk: Walk) -> bool:
+    """A command taken from what the program reads, or a configuration that names files
+    of programs (sed ``e`` alone, ``s///e``; git's ``core.hooksPath``): opaque."""
+    if model == "sed" and part.value in (None, ""):
+        shellopaque.find(walk, f"sed {part.word[:40]!r} runs a command made of its input")
+        return True
+    if model.startswith("git") and (part.option == "--exec-path" or (
+            part.option in ("-c", "--config") and (part.value or "").lower().startswith(
+                _GIT_FILE_KEYS))):
+        shellopaque.find(walk, f"git {part.show()[:60]!r} runs programs from files it names")
+        return True
+    return False
+
+
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+# git configuration that runs what files hold, rather than a command it spells
+_GIT_FILE_KEYS = ("core.hookspath", "include.", "includeif.", "core.worktree",
+                  "core.gitproxy", "init.templatedir")
 
 
 def _program_of(model: str, part: commands.Part) -> str:
     """The command line an exec option's value runs (``exec=CMD``, ``core.pager=CMD``)."""
     value = part.value or ""
+    if part.why == "runs an editor command":  # vim -c '!cmd': only a bang runs a shell
+        command = value.lstrip(": ")
+        return command[1:] if command.startswith("!") else ""
     if model.startswith("git") and part.option in ("-c", "--config"):
         value = value.partition("=")[2].lstrip("!")  # alias.x=!cmd, core.pager=cmd
     elif value.startswith("exec="):  # tar --checkpoint-action=exec=CMD

@@ -28,6 +28,7 @@ WRAPPERS = frozenset({
     "systemd-run", "firejail", "bwrap", "fakeroot", "proot", "ssh", "nsenter", "unshare",
     "catchsegv", "valgrind", "gdb", "dbus-launch", "xvfb-run", "torsocks", "proxychains",
     "proxychains4", "daemonize", "start-stop-daemon", "cgexec", "sg", "newgrp", "expect",
+    "dbus-run-session", "faketime", "chronic", "setpriv", "capsh", "sem", "with-contenv",
 })
 
 # Wrappers that hand a shell a string: ``su -c 'rm x'``, ``watch 'rm x'``, ``ssh host rm x``.
@@ -301,6 +302,45 @@ def env_split_strings(argv: tuple[str, ...]) -> list[str]:
         elif not arg.startswith("-"):
             break
     return out
+
+
+_SSH_COMMAND_OPTIONS = ("proxycommand=", "localcommand=", "knownhostscommand=")
+_VALUE_COMMANDS = frozenset({("-TT", "zip"), ("-c", "npx"), ("--call", "npx"), ("-c", "npm"),
+                             ("--call", "npm")})
+
+
+def commands_in_arguments(argv: tuple[str, ...]) -> list[str]:
+    """Command lines a command takes as an argument where no model reads them: ``git
+    rebase --exec CMD``, ``git bisect run CMD…``, ``git submodule foreach CMD``, ``zip -TT
+    CMD``, ``npx -c CMD``, ``npm exec -c CMD``, ``alias NAME=CMD``, ``ssh -o
+    ProxyCommand=CMD`` (and ``LocalCommand``, ``KnownHostsCommand``)."""
+    if not argv:
+        return []
+    name = argv[0].rsplit("/", 1)[-1]
+    words = list(argv[1:])
+    out: list[str] = []
+    for index, word in enumerate(words):
+        following = words[index + 1] if index + 1 < len(words) else None
+        if name == "git" and word in ("--exec", "-x") and following is not None:
+            out.append(following)
+        elif name == "git" and word.startswith("--exec="):
+            out.append(word.partition("=")[2])
+        elif name == "git" and word == "run" and index and words[index - 1] == "bisect":
+            out.append(" ".join(words[index + 1:]))
+        elif name == "git" and word == "foreach" and "submodule" in words[:index]:
+            rest = [w for w in words[index + 1:] if w not in ("--recursive", "-q", "--quiet")]
+            out.append(" ".join(rest))
+        elif following is not None and (word, name) in _VALUE_COMMANDS:
+            out.append(following)  # zip -TT CMD, npx -c CMD, npm exec --call CMD
+        elif (name in ("npx", "npm") and word.startswith("--call=")) or (
+                name == "alias" and "=" in word):
+            out.append(word.partition("=")[2])
+        elif name in ("ssh", "scp", "sftp", "autossh"):
+            option = word[2:] if word.startswith("-o") and len(word) > 2 else (
+                following if word == "-o" and following is not None else "")
+            if option.lower().startswith(_SSH_COMMAND_OPTIONS):
+                out.append(option.partition("=")[2])
+    return [text for text in out[:_MAX_SCRIPT_CANDIDATES] if text.strip()]
 
 
 def trap_script(argv: tuple[str, ...]) -> str | None:

@@ -64,6 +64,40 @@ def awk_effects(program: str) -> list[tuple[Kind, str | None, str]]:
     return out
 
 
+def awk_commands(program: str) -> tuple[list[str], bool]:
+    """The command lines an awk program runs (``system("…")``, ``print | "…"``, ``"…" |
+    getline``), and whether it runs one it builds when it runs (``system($0)``, ``print |
+    cmd``, ``"ls " dir | getline``): that one no text shows."""
+    tokens = _awk_tokens(program)
+    if tokens is None:
+        return [], "system" in program or "|" in program
+    found: list[str] = []
+    computed = False
+    ends = (("op", ")"), ("op", ";"), ("op", "}"), ("op", "\n"), ("", ""))
+    for n, (kind, text) in enumerate(tokens):
+        after = tokens[n + 1:n + 4] + [("", "")] * 3
+        if kind == "word" and text == "system":
+            literal = after[0] == ("op", "(") and after[1][0] == "string" and \
+                after[2] == ("op", ")")
+            if literal:
+                found.append(after[1][1])
+            computed = computed or not literal
+        elif kind == "op" and text in ("|", "|&"):
+            if after[0] == ("word", "getline"):
+                before = tokens[n - 1] if n else ("", "")
+                glued = tokens[n - 2] if n > 1 else ("", "")
+                literal = before[0] == "string" and glued[0] not in ("string", "word",
+                                                                       "number")
+                if literal:
+                    found.append(before[1])
+            else:
+                literal = after[0][0] == "string" and after[1] in ends
+                if literal:
+                    found.append(after[0][1])
+            computed = computed or not literal
+    return found, computed
+
+
 def _getline_source(tokens: list[tuple[str, str]], start: int) -> tuple[str, str] | None:
     """The token after ``<`` in ``getline [var] < FILE``, or ``None`` for plain getline."""
     for index in range(start, min(start + 3, len(tokens))):
