@@ -24,8 +24,10 @@ Each entry says how the value is read:
   a configuration file or directory read instead of the usual one, a file written
   as a side effect.
 
-To add a variable: append an ``Entry`` below (a ``*`` in a name matches any text:
-``GIT_CONFIG_*``), and a row for it in tests/policy/test_opaque.py's table.
+``ENV`` is left out: only an interactive ``sh`` reads it, and ``make deploy ENV=staging``
+is how people name a target environment. To add a variable: append an ``Entry`` below
+(a ``*`` in a name matches any text: ``GIT_CONFIG_*``); tests/policy/test_opaque.py tries
+every entry of the table in every spelling.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ TABLE: tuple[Entry, ...] = (
               "LD_*", "DYLD_*", "GCONV_PATH", "LOCPATH", "HOSTALIASES", "MALLOC_CONF"),
     # shells: start-up files, functions, splitting, where names are looked up
     *_entries("opaque", "a shell reads start-up code, functions or options from it",
-              "BASH_ENV", "ENV", "ZDOTDIR", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "IFS",
+              "BASH_ENV", "ZDOTDIR", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "IFS",
               "INPUTRC", "BASH_XTRACEFD", "EXINIT", "VIMINIT", "MYVIMRC",
               "GVIMINIT", "SHELL", "CONFIG_SHELL"),
     *_entries("opaque", "which program a name runs, or where ~ and configuration files are",

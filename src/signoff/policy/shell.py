@@ -207,7 +207,7 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         kind = current.type
         if current.is_error or current.is_missing:
             walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
-        if shellopaque.arithmetic_node(current):
+        if kind in shellopaque.ARITHMETIC_KINDS and shellopaque.arithmetic_node(current):
             walk.arithmetic.extend(shellopaque.arithmetic_names(current))
         if kind == "command":
             _command(current, walk, nested=is_nested, pipeline=pipe, parent=above)
@@ -362,8 +362,9 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
             _nested_script(_POSITIONAL.sub("", _IFS.sub(" ", cmd.source)), walk)
     elif not name_plain:
         walk.find("quoted_command_name", f"command name {name_text[:40]!r} is quoted")
-    shellopaque.reads_into(argv, walk)
-    walk.arithmetic.extend(shellopaque.let_names(argv))
+    if argv[0] in shellopaque.SETTERS:  # read PAGER, printf -v X, let x=y+1
+        shellopaque.reads_into(argv, walk)
+        walk.arithmetic.extend(shellopaque.let_names(argv))
     if "{" in argv[0] and literal[0]:
         walk.find("brace_expansion", f"command name {argv[0][:40]!r} uses brace expansion")
         for expanded in sw.brace_expand(argv[0]) or ():

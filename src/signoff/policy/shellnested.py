@@ -215,6 +215,7 @@ def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: Walk, *, scr
         walk.depth -= 1
 
 
+_EXEC = commands.Kind.EXEC
 # What a string of code may be: only what says it runs something counts, never a parse error.
 _CODE_FINDINGS = frozenset({shellopaque.CODE, "dynamic_command_name", "interpreter_stdin"})
 
@@ -226,9 +227,10 @@ def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Wa
     ``rsync -e``, ``awk 'BEGIN { system("rm x") }'``, ``python -c 'os.system("rm x")'``.
     Deny and ask rules see them; no allow rule has to admit them (the option is judged)."""
     codes: list[str] = []
+    name = cmd.basename
     if inv is not None and inv.model:
         for part in inv.parts:
-            if part.kind is not commands.Kind.EXEC or not part.literal or part.path or \
+            if part.kind is not _EXEC or not part.literal or part.path or \
                     part.why == STDIN_PROGRAM or part.declared:
                 continue
             if _from_data(inv.model, part, walk):
@@ -241,8 +243,8 @@ def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Wa
                 continue  # a program operand (npx serve): its words follow as commands do
             if program:
                 script(program, walk, deny_only=True)
-    elif sw.inline_code(cmd.basename, cmd.argv) is not None:  # perl -e, ruby -e, php -r
-        codes.append(" ".join(cmd.argv[1:]))
+    elif sw.is_interpreter(name) and sw.inline_code(name, cmd.argv) is not None:
+        codes.append(" ".join(cmd.argv[1:]))  # perl -e, ruby -e, php -r
     for code in codes:
         if inv is not None and inv.model == "awk":
             found, computed = awk_commands(code)
@@ -253,13 +255,14 @@ def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Wa
             continue
         for text in codecommands.commands_in_code(code):
             script(text, walk, deny_only=True, findings=_CODE_FINDINGS)
-    for text in sw.commands_in_arguments(cmd.argv):  # git rebase --exec, npx -c, alias …
-        script(text, walk, deny_only=True)
-    if cmd.basename == "make":  # make SHELL=… CC=…: as in the environment
+    if name in sw.TAKES_COMMANDS:
+        for text in sw.commands_in_arguments(cmd.argv):  # git rebase --exec, npx -c, alias
+            script(text, walk, deny_only=True)
+    if name == "make":  # make SHELL=… CC=…: as in the environment
         for index, word in enumerate(cmd.argv[1:], start=1):
-            name, eq, value = word.partition("=")
-            if eq and name.isidentifier():
-                shellopaque.variable(name, value, cmd.literal[index], walk, script)
+            variable, eq, value = word.partition("=")
+            if eq and variable.isidentifier():
+                shellopaque.variable(variable, value, cmd.literal[index], walk, script)
 
 
 def _from_data(model: str, part: commands.Part, walk: Walk) -> bool:

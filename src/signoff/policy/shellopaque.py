@@ -60,6 +60,9 @@ _TEST_ARITHMETIC = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _READERS = frozenset({"read", "mapfile", "readarray", "printf", "getopts"})
+SETTERS = _READERS | {"let"}  # commands that set variables from their words or input
+ARITHMETIC_KINDS = frozenset({"arithmetic_expansion", "c_style_for_statement",
+                              "compound_statement", "binary_expression"})
 _MAX_BRACE_WORDS = 64
 
 

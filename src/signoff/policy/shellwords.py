@@ -305,6 +305,8 @@ def env_split_strings(argv: tuple[str, ...]) -> list[str]:
 
 
 _SSH_COMMAND_OPTIONS = ("proxycommand=", "localcommand=", "knownhostscommand=")
+TAKES_COMMANDS = frozenset({"git", "zip", "npx", "npm", "alias", "ssh", "scp", "sftp",
+                             "autossh"})
 _VALUE_COMMANDS = frozenset({("-TT", "zip"), ("-c", "npx"), ("--call", "npx"), ("-c", "npm"),
                              ("--call", "npm")})
 
@@ -317,6 +319,8 @@ def commands_in_arguments(argv: tuple[str, ...]) -> list[str]:
     if not argv:
         return []
     name = argv[0].rsplit("/", 1)[-1]
+    if name not in TAKES_COMMANDS:
+        return []
     words = list(argv[1:])
     out: list[str] = []
     for index, word in enumerate(words):
