@@ -66,6 +66,15 @@ def policies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Policy]:
             "allow-all": Policy.from_toml(ALLOW_ALL.format(root=text), reviewer=Approves())}
 
 
+def test_the_policies_allow_what_they_see(policies: dict[str, Policy]) -> None:
+    """Not vacuous: both policies allow a plain command in manual mode, and allow-all
+    allows one no starter rule names."""
+    for policy in policies.values():
+        assert judge(policy, "ls -la src", ReviewMode.MANUAL).effect.value == "allow"
+    assert judge(policies["allow-all"], "make -j2 test", ReviewMode.MANUAL).effect.value \
+        == "allow"
+
+
 def judge(policy: Policy, command: str, mode: ReviewMode) -> Verdict:
     return policy.evaluate(ToolCall(id="c", name="execute", args={"command": command}),
                            RunContext(thread_id="t", review_mode=mode))
