@@ -68,10 +68,12 @@ if TYPE_CHECKING:
 HARNESSES: Mapping[str, tuple[str, ...]] = {
     "Claude Code": (".claude/settings.json", ".claude/settings.local.json", ".claude.json",
                     ".mcp.json", ".claude/hooks/**", "claude-code/managed-settings.json",
-                    "claude-code/managed-mcp.json"),
+                    "claude-code/managed-mcp.json", "ClaudeCode/managed-settings.json",
+                    "ClaudeCode/managed-mcp.json"),
     "Cursor": (".cursor/mcp.json", ".cursor/cli.json", ".cursor/cli-config.json",
-               ".cursor/permissions.json", ".cursor/hooks.json", "cursor/cli-config.json",
-               "Cursor/User/settings.json", "Cursor/User/mcp.json"),
+               ".cursor/permissions.json", ".cursor/hooks.json",
+               ".config/cursor/cli-config.json", "Cursor/User/settings.json",
+               "Cursor/User/mcp.json"),
     "VS Code": (".vscode/settings.json", ".vscode/mcp.json", "*.code-workspace",
                 "Code/User/settings.json", "Code/User/mcp.json",
                 "Code - Insiders/User/settings.json", "Code - Insiders/User/mcp.json",
@@ -84,14 +86,14 @@ HARNESSES: Mapping[str, tuple[str, ...]] = {
                  ".windsurf/hooks.json", "Windsurf/User/settings.json"),
     "Continue": (".continue/config.yaml", ".continue/config.json", ".continue/config.ts",
                  ".continue/permissions.yaml", ".continue/mcpServers/**"),
-    "Zed": (".zed/settings.json", "zed/settings.json"),
+    "Zed": (".zed/settings.json", ".config/zed/settings.json"),
     "Cline": ("saoudrizwan.claude-dev/settings/**", "cline_mcp_settings.json",
               ".clinerules/hooks/**"),
     "OpenCode": ("opencode.json", "opencode.jsonc", ".opencode/opencode.json",
-                 "opencode/opencode.json"),
+                 ".config/opencode/opencode.json"),
     "Roo Code": (".roo/mcp.json",),
     "Kiro": (".kiro/settings/mcp.json",),
-    "Amp": (".amp/settings.json", "amp/settings.json"),
+    "Amp": (".amp/settings.json", ".config/amp/settings.json"),
 }
 DEFAULT_PROTECTED: tuple[str, ...] = tuple(p for files in HARNESSES.values() for p in files)
 _HARNESS_OF = {p: name for name, files in HARNESSES.items() for p in files}
