@@ -116,7 +116,9 @@ def _hostile(entry: execenv.Entry) -> str:
 
 _SPELLINGS = ("{n}='{v}' {c}", "{n}='{v}'; {c}", "export {n}='{v}'; {c}",
               "env {n}='{v}' {c}", "declare -x {n}='{v}'; {c}", "env -i {n}='{v}' {c}",
-              "{n}=\"$X\" {c}")
+              "{n}=\"$X\" {c}", "time {n}='{v}' {c}", "readonly {n}='{v}'; {c}",
+              "{n}+='{v}' {c}", "({n}='{v}' {c})", "exec env {n}='{v}' {c}",
+              "typeset -x {n}='{v}'; {c}", "if true; then {n}='{v}' {c}; fi")
 
 
 @pytest.mark.parametrize("entry", execenv.TABLE, ids=lambda e: e.name)

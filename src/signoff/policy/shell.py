@@ -355,6 +355,8 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
         globals_inert=globals_inert, heredoc=bool(feed.bodies))
     index = len(walk.commands)
     walk.commands.append(cmd)
+    if "=" in argv[0]:  # time GIT_PAGER=… git log: the wrapped line's own assignments
+        shellopaque.leading_assignments(argv, literal, walk, _nested_script)
     if not literal[0]:
         walk.find("dynamic_command_name", f"command name {argv[0][:40]!r} is not a plain word")
         if "IFS" in argv[0]:

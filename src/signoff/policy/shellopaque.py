@@ -144,6 +144,17 @@ def env_words(argv: tuple[str, ...], literal: tuple[bool, ...], walk: Walk,
         index += 1
 
 
+def leading_assignments(argv: tuple[str, ...], literal: tuple[bool, ...], walk: Walk,
+                        script: Script) -> None:
+    """``NAME=value`` words where a command name stands: after ``time`` bash reads them as
+    assignments (after ``nice`` they would be a command that fails): judged as such."""
+    for index, word in enumerate(argv):
+        name, eq, value = word.partition("=")
+        if not eq or not _IDENTIFIER.fullmatch(name):
+            return
+        variable(name, value, literal[index], walk, script)
+
+
 def reads_into(argv: tuple[str, ...], walk: Walk) -> None:
     """``read PAGER``, ``printf -v GIT_SSH_COMMAND …``: a table variable set from input."""
     name = argv[0].rsplit("/", 1)[-1] if argv else ""
