@@ -385,7 +385,7 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
             shellpaths.listed_reads(feed.listing, walk, tuple(walk.cds), index)
     wrapped = inv is not None and inv.inner is not None
     before = len(walk.raised)
-    shellnested.judge_special(cmd, walk, stdin=feed.bodies, script=_nested_script,
+    shellnested.judge_special(cmd, walk, stdin=feed.bodies, script=_nested_script, feed=feed,
                               modelled_wrapper=inv is not None and inv.modelled
                               and cmd.basename in sw.WRAPPERS)
     for code in walk.raised[before:]:  # this command's own findings, raised again or not

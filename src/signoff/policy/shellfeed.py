@@ -34,6 +34,9 @@ _BLANKS = re.compile(r"[\s\x00]+")
 _LINES = re.compile(r"[\n\x00]")
 
 
+# An expansion in a here-document the shell expands: $x, ${x}, $(…), $1, `…`
+_EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?!$-]|`")
+
 class Feed:
     """Standard input as the command line gives it.
 
@@ -43,11 +46,14 @@ class Feed:
     What a pipe brings is looked at only when asked (few commands read names).
     """
 
-    __slots__ = ("_known", "_listing", "_pipe", "_texts", "bodies")
+    __slots__ = ("_known", "_listing", "_pipe", "_texts", "bodies", "built", "from_file")
 
     def __init__(self, bodies: tuple[str, ...] = (), *, known: bool = False,
-                 pipe: tuple[tree_sitter.Node, tree_sitter.Node, Before] | None = None) -> None:
+                 pipe: tuple[tree_sitter.Node, tree_sitter.Node, Before] | None = None,
+                 built: bool = False, from_file: bool = False) -> None:
         self.bodies = bodies
+        self.built = built  # a body the shell expands has an expansion: known when it runs
+        self.from_file = from_file  # input redirected from a file (< script.sh)
         self._texts = bodies
         self._known = known
         self._pipe = pipe
@@ -142,6 +148,7 @@ def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
     bodies: list[str] = []
     known = True
     redirected = False
+    built = from_file = False
     for redirect in redirects:
         if redirect.type == "herestring_redirect":
             for child in redirect.children:
@@ -149,6 +156,7 @@ def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
                     value = sw.word_value(child)
                     bodies.append(value.text + "\n")
                     known = known and value.literal
+                    built = built or not value.literal
             redirected = True
         elif redirect.type == "heredoc_redirect":
             expands = sw.heredoc_expands(redirect)
@@ -156,15 +164,18 @@ def feed_of(node: tree_sitter.Node, outer: list[tree_sitter.Node],
                 if child.type == "heredoc_body":
                     body = sw.node_text(child)
                     bodies.append(body)
+                    built = built or (expands and bool(_EXPANSION.search(body)))
                     if expands and any(c in body for c in "$`\\"):
                         known = False  # expanded, or joined at a backslash-newline
                         bodies.append(body.replace("\\\n", "").replace("\\", ""))
             redirected = redirected or _descriptor(redirect) in (None, "0")  # not 3<<E
         elif _reads_input(redirect):
             known, redirected = False, True
+            from_file = True
     if not redirected and piped and parent is not None:  # 2>/dev/null: the pipe still feeds
-        return Feed(tuple(bodies), pipe=(node, parent, before))
-    return Feed(tuple(bodies), known=known and redirected)  # a redirection wins over a pipe
+        return Feed(tuple(bodies), pipe=(node, parent, before), built=built)
+    # a redirection wins over a pipe
+    return Feed(tuple(bodies), known=known and redirected, built=built, from_file=from_file)
 
 
 def words(feed: Feed, *, whole_lines: bool, delimiter: str = "") -> tuple[list[str], bool]:

@@ -19,6 +19,7 @@ from signoff.policy.commands.awkprogram import awk_commands
 from signoff.policy.commands.find import listing
 from signoff.policy.commands.records import ARGUMENT_OF, STDIN_PROGRAM
 from signoff.policy.commands.sqlite import statements_of
+from signoff.policy.shellfeed import NO_FEED, Feed
 from signoff.policy.shellpaths import PathRef, listed_reads, reads_marked
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
@@ -33,7 +34,8 @@ class DeepScript(Protocol):
 
 
 def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
-                  stdin: tuple[str, ...] = (), modelled_wrapper: bool = False) -> None:
+                  stdin: tuple[str, ...] = (), modelled_wrapper: bool = False,
+                  feed: Feed = NO_FEED) -> None:
     """Findings for commands that run other code, and the inner commands deny rules must see.
 
     A wrapper with a command model (``timeout``, ``xargs``, ``env`` …) raises no
@@ -59,8 +61,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         elif name in ("source", ".") and len(argv) > 1 and argv[1] in _STDIN_FILES:
             for text in stdin:  # source /dev/stdin <<'EOF' … EOF: the script is here
                 script(text, walk)
-            if not stdin:
-                shellopaque.find(walk, f"{name} runs a script read from its input")
+            _program_input(name, stdin, feed, walk)
         return
     if name in sw.SHELLS:
         inline = sw.shell_inline_script(argv)
@@ -76,6 +77,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
                 walk.find("heredoc_program", f"{name} runs the script of a here-document")
             else:
                 walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+            _program_input(name, stdin, feed, walk)
             for text in stdin:  # bash <<< 'rm x', sh <<EOF … EOF
                 script(text, walk)
         return
@@ -128,6 +130,18 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
                 _code(text, walk)
         else:
             walk.find("interpreter_stdin", f"{name} reads its program from standard input")
+        _program_input(name, stdin, feed, walk)
+
+
+def _program_input(name: str, stdin: tuple[str, ...], feed: Feed, walk: Walk) -> None:
+    """A program read from standard input is opaque unless the line writes it out: a pipe
+    (``curl … | sh``), nothing at all (an interactive ``bash``), or a here-document whose
+    expansions the shell fills in first (``python - <<EOF … $CODE … EOF``). A file it is
+    redirected from (``bash < setup.sh``) is a script it runs, as ``bash setup.sh`` is."""
+    if stdin and feed.built:
+        shellopaque.find(walk, f"{name} runs a here-document the shell fills in when it runs")
+    elif not stdin and not feed.from_file:
+        shellopaque.find(walk, f"{name} reads its program from its input")
 
 
 def _sqlite(inv: commands.Invocation, walk: Walk, *, stdin: tuple[str, ...],

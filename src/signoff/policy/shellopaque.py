@@ -51,7 +51,7 @@ CODE = "opaque"
 # Findings that mean the analysis could not see the whole line.
 OPAQUE_FINDINGS = frozenset({"unparseable", "line_continuation", "control_character",
                              "nul_byte", "too_large", "too_many_commands", "too_deep",
-                             "too_complex", "interpreter_stdin", "dynamic_command_name"})
+                             "too_complex", "dynamic_command_name"})
 # Integers bash itself keeps: arithmetic on them evaluates no text from outside.
 _SHELL_INTEGERS = frozenset({"RANDOM", "SRANDOM", "SECONDS", "LINENO", "BASHPID", "PPID",
                              "UID", "EUID", "EPOCHSECONDS", "OPTIND", "SHLVL", "COLUMNS",
