@@ -23,9 +23,10 @@ from signoff.cli import main
 from signoff.kernel.gate import Gate
 from signoff.model import Effect, Grant, GrantScope, Risk, Verdict
 from signoff.notify.config import load_notify
+from signoff.policy.guarded import database_path, guard_database
+from signoff.policy.harnesses import HARNESSES
 from signoff.policy.memory import Memory
 from signoff.policy.modes import trusted_context
-from signoff.policy.protected import HARNESSES, database_path, guard_database
 from signoff.policy.starter import starter_toml
 from signoff.server.app import create_app
 

@@ -34,7 +34,7 @@ from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
 from signoff.model import ToolCall, Verdict
 from signoff.policy import Memory, Policy, trusted_context
 from signoff.policy.explain import explain_call, format_explained
-from signoff.policy.protected import guard_database
+from signoff.policy.guarded import guard_database
 from signoff.policy.starter import PRESETS, starter_toml
 from signoff.store.faults import classify
 
@@ -176,7 +176,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise InvalidArguments(f"--args: {exc.message}", code=exc.code) from exc
     memory = Memory.from_file(args.memory) if args.memory else Memory()
     policy = Policy.load(args.policy, memory=memory)
-    # The verdict the server would give: its database is protected too (policy/protected.py).
+    # The verdict the server would give: its database is protected too (policy/guarded.py).
     database = args.db or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
     scheme, _, rest = database.partition("://") if "://" in database else ("", "", database)
     if scheme.lower() in ("", "sqlite"):

@@ -63,7 +63,7 @@ from signoff.model import (
     ToolCall,
 )
 from signoff.policy import Policy
-from signoff.policy.protected import guard_store
+from signoff.policy.guarded import guard_store
 from signoff.store.base import Store
 
 P = ParamSpec("P")
@@ -92,7 +92,7 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
         # (signoff.kernel.verdicts) unless "sync" is asked for.
         self.verdicts = VerdictLog(store) if verdict_audit == "batched" else None
         # The store's database file (and its journals) is protected from the agents judged
-        # here, found from the store itself, whatever it is called (policy/protected.py).
+        # here, found from the store itself, whatever it is called (policy/guarded.py).
         config = guard_store(policy.config, store)
         self.policy = Policy(config, memory=store, reviewer=policy.reviewer, clock=clock,
                              hints=policy.hints)

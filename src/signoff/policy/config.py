@@ -18,6 +18,8 @@ from typing import Any
 
 from signoff.errors import PolicyError
 from signoff.model import Effect, ReviewMode, Risk
+from signoff.policy.guarded import guard_policy_file
+from signoff.policy.harnesses import DEFAULT_PROTECTED, extra_pattern
 from signoff.policy.hints import parse_mcp
 from signoff.policy.patterns import (
     CommandPattern,
@@ -26,7 +28,6 @@ from signoff.policy.patterns import (
     compile_value_pattern,
     tool_matches,
 )
-from signoff.policy.protected import DEFAULT_PROTECTED, extra_pattern, guard_policy_file
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.policy.spec import (
     CONCERN_CODES,
@@ -54,7 +55,7 @@ def load_policy_file(path: str | Path) -> PolicyConfig:
     except OSError as exc:
         raise PolicyError(f"cannot read policy: {exc.strerror}", file=str(path),
                           code="policy_unreadable") from exc
-    # The file the gate judges by is protected from the agents it judges (protected.py).
+    # The file the gate judges by is protected from the agents it judges (guarded.py).
     return guard_policy_file(parse_policy(raw.decode("utf-8", "replace"), source=str(path)),
                              path)
 

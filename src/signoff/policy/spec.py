@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from signoff.model import Effect, ReviewMode, Risk
+from signoff.policy.guarded import Guarded
+from signoff.policy.harnesses import DEFAULT_PROTECTED
 from signoff.policy.hints import McpConfig
 from signoff.policy.patterns import CommandPattern, ValuePattern
-from signoff.policy.protected import DEFAULT_PROTECTED, Guarded
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.review.config import ReviewConfig
 

@@ -18,7 +18,7 @@ from signoff.kernel.gate import Gate
 from signoff.notify.channels import Channel
 from signoff.notify.config import NotifyConfig
 from signoff.notify.notifier import Notifier
-from signoff.policy.protected import guard_gate
+from signoff.policy.guarded import guard_gate
 from signoff.server import api, history, inbox, problems, slack
 from signoff.server.feed import ChangeFeed
 from signoff.server.guard import Guard
