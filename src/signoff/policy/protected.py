@@ -89,7 +89,7 @@ def protected_writes(config: PolicyConfig, workspace: Workspace | None, *,
                      analysis: ShellAnalysis | None,
                      scope: ScopeResult) -> list[tuple[str, str]]:
     """The protected paths a call may write, rename or delete: (as given, what it is)."""
-    match = _matcher(config.protected, config.guarded)
+    match = _matcher(config)
     found: dict[str, str] = {}
 
     def hit(given: str, resolved: str | None, *, directory: bool = True,
@@ -143,8 +143,9 @@ def protected_writes(config: PolicyConfig, workspace: Workspace | None, *,
             what = match.pattern(ref.path)
             if what is not None:
                 found.setdefault(ref.path, what)
-    read = _placed_reads(scope) if workspace is not None else {}
-    for given in may_write(analysis):
+    maybe = may_write(analysis)
+    read = _placed_reads(scope) if workspace is not None and maybe else {}
+    for given in maybe:
         places = read.get(given) or [_place(workspace, given)]
         for resolved in places:
             hit(given, resolved, directory=False)
@@ -252,9 +253,18 @@ class _Matcher:
         return None
 
 
-@lru_cache(maxsize=16)
-def _matcher(patterns: tuple[str, ...], guarded: tuple[Guarded, ...]) -> _Matcher:
-    return _Matcher(patterns, guarded)
+_MATCHERS: dict[int, tuple[PolicyConfig, _Matcher]] = {}
+
+
+def _matcher(config: PolicyConfig) -> _Matcher:
+    """The config's matcher, built once: keyed by the (immutable) config itself, not by
+    hashing its hundred patterns on every call."""
+    kept = _MATCHERS.get(id(config))
+    if kept is None or kept[0] is not config:
+        if len(_MATCHERS) >= 16:
+            _MATCHERS.clear()
+        kept = _MATCHERS[id(config)] = (config, _Matcher(config.protected, config.guarded))
+    return kept[1]
 
 
 @lru_cache(maxsize=16)

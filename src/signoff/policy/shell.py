@@ -132,7 +132,8 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
         walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
         _fallback_commands(command, walk)
     _visit(root, walk, nested=nested, pipeline=None)
-    walk.variables.extend(_expanded_names(root))
+    if "$" in command:  # no expansion without one: spare the second walk of the tree
+        walk.variables.extend(_expanded_names(root))
     if walk.arithmetic:
         shellopaque.settle_arithmetic(walk.arithmetic, walk.assigned, walk)
         walk.arithmetic = []
@@ -298,12 +299,13 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
     for child in node.children:
         kind = child.type
         if kind == "command_name":
-            inner = child.children[0] if child.children else child
+            below = child.children
+            inner = below[0] if below else child
             value = sw.word_value(inner)
             name_plain = value.plain
             words.append(value)
             _scan_word(inner, walk, nested=nested, pipeline=pipeline,
-                       parent=child if child.children else node)
+                       parent=child if below else node)
         elif kind in ("variable_assignment", "variable_assignments"):
             walk.find("assignment",
                       f"variable assignment {sw.node_text(child)[:40]!r} before a command")

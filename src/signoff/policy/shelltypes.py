@@ -45,14 +45,17 @@ class SimpleCommand:
     sub_argv: tuple[str, ...] | None = None
     globals_inert: bool = False
     heredoc: bool = False  # standard input is a here-document or here-string in the command
+    # argv[0] without its directory (/bin/rm: rm): asked of every command by every check,
+    # so computed once
+    basename: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "basename", self.argv[0].rsplit("/", 1)[-1] if self.argv
+                           else "")
 
     @property
     def name(self) -> str:
         return self.argv[0] if self.argv else ""
-
-    @property
-    def basename(self) -> str:
-        return self.name.rsplit("/", 1)[-1]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

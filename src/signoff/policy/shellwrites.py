@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from signoff.policy.commands import find as find_model
-from signoff.policy.commands.records import Listing, Tree
+from signoff.policy.commands.records import Kind, Listing, Tree
 
 if TYPE_CHECKING:
     from signoff.policy.shell import ShellAnalysis
@@ -62,26 +62,28 @@ def may_write(analysis: ShellAnalysis) -> list[str]:
         if inv is None or not inv.modelled:
             blind.add(index)
             continue
-        kinds = {p.kind.value for p in inv.parts}
-        if kinds & {"exec", "unknown"}:
-            blind.add(index)
+        name = command.basename
         for part in inv.parts:
-            if part.value is None and part.kind.value == "unknown" and part.literal \
-                    and part.option is None:  # git frobnicate signoff.toml
-                out.append(part.word)
-            elif part.value is not None and part.literal and part.option is None and (
-                    (inv.model == "sqlite3" and part.declared)
-                    or command.basename == "ln"):
+            kind = part.kind
+            if kind is Kind.EXEC or kind is Kind.UNKNOWN:
+                blind.add(index)
+            if part.option is not None or not part.literal:
+                continue
+            if part.value is None:
+                if kind is Kind.UNKNOWN:  # git frobnicate signoff.toml
+                    out.append(part.word)
+            elif (inv.model == "sqlite3" and part.declared) or name == "ln":
                 out.append(part.value)
-        if command.basename == "cp" and _links(command.argv):  # cp -l: a hard link too
+        if name == "cp" and _links(command.argv):  # cp -l: a hard link too
             out.extend(p.value for p in inv.parts if p.value is not None and p.option is None
-                       and p.kind.value == "read" and p.literal)
-        if command.basename == "ln" and not any(p.kind.value == "write" for p in inv.parts):
+                       and p.kind is Kind.READ and p.literal)
+        if name == "ln" and not any(p.kind is Kind.WRITE for p in inv.parts):
             out.extend(posixpath.basename(p.value) for p in inv.parts  # ln -s x: ./x
                        if p.value is not None and p.option is None)
-    for ref in analysis.paths:
-        if not ref.write and ref.literal and ref.command in blind:
-            out.append(ref.path)
+    if blind:
+        for ref in analysis.paths:
+            if not ref.write and ref.literal and ref.command in blind:
+                out.append(ref.path)
     return list(dict.fromkeys(out))
 
 

@@ -107,9 +107,8 @@ class Rule:
     def patterns_for(self, argv0: str) -> tuple[CommandPattern, ...]:
         """The command patterns that can match a command named ``argv0`` (or its basename)."""
         found = self.by_name.get(argv0, ())
-        base = argv0.rsplit("/", 1)[-1]
-        if base != argv0:
-            found = found + self.by_name.get(base, ())
+        if "/" in argv0:
+            found = found + self.by_name.get(argv0.rsplit("/", 1)[-1], ())
         return found + self.wild if self.wild else found
 
 

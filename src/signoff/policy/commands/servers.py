@@ -9,6 +9,8 @@ counts as read file by file, as ``tar c .`` reads it (``served``).
 from __future__ import annotations
 
 _NPX_SERVERS = frozenset({"http-server", "serve", "live-server", "static-server"})
+_SERVER_STARTS = ("python", "php")
+_SERVER_NAMES = _NPX_SERVERS | {"ruby", "httpd", "npx", "pnpx", "bunx", "darkhttpd"}
 
 
 def served(argv: tuple[str, ...], literal: tuple[bool, ...]) -> str | None:
@@ -19,6 +21,8 @@ def served(argv: tuple[str, ...], literal: tuple[bool, ...]) -> str | None:
     if not argv or not literal[0]:
         return None
     name = argv[0].rsplit("/", 1)[-1]
+    if not name.startswith(_SERVER_STARTS) and name not in _SERVER_NAMES:
+        return None  # most commands: no server
     words = list(zip(argv[1:], literal[1:], strict=True))
     if name.startswith("python") and _module(words) in ("http.server", "SimpleHTTPServer",
                                                         "CGIHTTPServer"):
