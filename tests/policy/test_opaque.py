@@ -338,8 +338,13 @@ def test_auto_sends_what_the_model_does_not_know_to_a_human(tmp_path: Path, comm
     verdict = judge(policy, command, ReviewMode.AUTO)
     assert verdict.effect.value == "ask" and verdict.risk.rank >= 2, (command, verdict)
     assert code in {r.code for r in verdict.reasons}, verdict.reasons
-    for fine in ("ls -la src", "git log --oneline -5", "grep -rn TODO src", "cat README.md"):
+    for fine in ("ls -la src", "git log --oneline -5", "grep -rn TODO src", "cat README.md",
+                 "find src -name '*.py' | xargs grep -l TODO"):  # find prints paths
         assert judge(policy, fine, ReviewMode.AUTO).effect.value == "allow", fine
+    for unsure in ("ls | xargs grep -l TODO", "cat list | xargs grep -l TODO"):  # -rf?
+        verdict = judge(policy, unsure, ReviewMode.AUTO)
+        assert verdict.effect.value == "ask" and "unknown_option" in {
+            r.code for r in verdict.reasons}, unsure
 
 
 # --- the property: over every corpus of the tests, and chains of them -----------------

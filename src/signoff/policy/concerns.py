@@ -46,6 +46,7 @@ from signoff.model import Risk
 from signoff.policy.commands import Concern, Kind
 from signoff.policy.commands.records import STDIN_PROGRAM
 from signoff.policy.shell import ShellAnalysis, SimpleCommand
+from signoff.policy.shellfeed import UNKNOWN_WORDS
 from signoff.policy.shellopaque import CODE as OPAQUE
 from signoff.policy.shellopaque import OPAQUE_FINDINGS
 
@@ -80,7 +81,7 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
     def add(code: str, text: str, risk: Risk = Risk.HIGH) -> None:
         found.setdefault(code, Concern(code=code, text=text, risk=risk))
 
-    for cmd in analysis.commands:
+    for index, cmd in enumerate(analysis.commands):
         name = cmd.basename
         if name in PRIVILEGE:
             add("privilege", f"{name} runs a command with other privileges")
@@ -111,7 +112,8 @@ def shell_concerns(analysis: ShellAnalysis) -> list[Concern]:
                     f"{part.why or 'runs a program'}")
             elif part.kind is Kind.NETWORK:
                 add("network", f"{inv.model}: {part.why or 'talks to other machines'}")
-            elif part.kind is Kind.UNKNOWN and inv.model:
+            elif part.kind is Kind.UNKNOWN and inv.model and not (
+                    index in analysis.listed_paths and part.word == UNKNOWN_WORDS):
                 add("unknown_option", f"{inv.model}: {part.show()[:60]!r} "
                     f"{part.why or 'is not in its model'}")
             if part.kind in (Kind.READ, Kind.WRITE) and not part.literal and inv.model:

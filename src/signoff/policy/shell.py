@@ -109,6 +109,7 @@ def _analyze_cached(command: str) -> ShellAnalysis:
         variables=tuple(dict.fromkeys(walk.variables)),
         code_names=tuple(dict.fromkeys(walk.code_names))[:sw.MAX_CODE_STRINGS],
         dumps_env=walk.dumps_env,
+        listed_paths=frozenset(walk.listed_paths),
         finding_commands=tuple((code, frozenset(owners))
                                for code, owners in walk.finding_commands.items()),
     )
@@ -412,6 +413,8 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                         shellpaths.reads_marked(walk.commands[start].argv,
                                                 shellfeed.UNKNOWN_WORDS):
                     shellpaths.listed_reads(listing, walk, tuple(walk.cds), start)
+                    if listing.paths:  # find . | xargs grep x: its words are paths
+                        walk.listed_paths.add(start)
 
 
 def _scan_word(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | None,

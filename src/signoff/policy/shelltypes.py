@@ -70,6 +70,8 @@ class ShellAnalysis:
     variables: tuple[str, ...] = ()  # the parameters it expands ($HOME, ${TOKEN:-x}), in order
     code_names: tuple[str, ...] = ()  # string literals of inline code (open(".env"))
     dumps_env: bool = False  # inline code prints or walks the whole environment
+    # the commands whose words from their input are the paths a find lists (find | xargs)
+    listed_paths: frozenset[int] = frozenset()
 
     def waivable(self, exact: set[int]) -> bool:
         """True when every never-allow finding came from commands an exact rule names."""
@@ -111,6 +113,7 @@ class Walk:
     collecting: bool = False  # a command's own redirections are being read
     pending_redirects: list[PathRef] = field(default_factory=list)
     arithmetic: list[str] = field(default_factory=list)  # variables arithmetic evaluates
+    listed_paths: set[int] = field(default_factory=set)  # see ShellAnalysis.listed_paths
     # Shared by a walk and the walks of its nested scripts: what is left to look into.
     budget: list[int] = field(default_factory=lambda: [NESTED_BUDGET])
 

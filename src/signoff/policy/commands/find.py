@@ -152,5 +152,5 @@ def listing(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Listing | None:
         i += (3 if word == "-fprintf" else 2) if word in VALUED else 1
     if unplaced and not starts:
         return None
-    return Listing(tuple(starts) or (".",), None if depth == 0 else Tree(
+    return Listing(tuple(starts) or (".",), paths=True, tree=None if depth == 0 else Tree(
         follow=follow, depth=depth, fold=fold, include=() if broad else tuple(names)))

@@ -82,6 +82,9 @@ class Listing:
 
     starts: tuple[str, ...]
     tree: Tree | None
+    # every name printed starts with a starting point (find's ./x, src/x): a path, never an
+    # option, so the command it is handed reads files, whatever they are called
+    paths: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
