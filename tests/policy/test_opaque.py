@@ -162,13 +162,18 @@ def test_what_runs_nothing_new_is_not_opaque(policies: dict[str, Policy]) -> Non
     the review mode decides, as for any assignment (``full`` lets it run)."""
     for command in ("GIT_PAGER=cat git log -1", "GIT_EDITOR=true git commit -m x",
                     "PAGER= git log", "PYTHONPATH=src pytest -q", "PYTHONPATH=.:src pytest",
-                    "LESS=-R less README.md", "CI=true pytest -q"):
+                    "LESS=-R less README.md", "CI=true pytest -q",
+                    "export JAVA_HOME=/usr/lib/jvm/java-17; ls src",
+                    "export PATH=$PATH:/usr/local/go/bin; ls src",
+                    'PATH="${PATH}:/usr/sbin" ls src', "PATH=/usr/bin:/bin ls src"):
         assert "opaque" not in {f.code for f in analyze(command).never_allow}, command
         verdict = judge(policies["starter"], command, ReviewMode.FULL)
         assert verdict.effect.value == "allow", (command, verdict.reasons)
     # but a path list that leaves the workspace, or climbs out of it, is opaque
     for command in ("PYTHONPATH=/tmp/evil pytest", "PYTHONPATH=../x pytest",
-                    "NODE_PATH=$HOME/x node a.js", "GIT_PAGER='cat; id' git log"):
+                    "NODE_PATH=$HOME/x node a.js", "GIT_PAGER='cat; id' git log",
+                    "PATH=.:$PATH ls", "export PATH=$HOME/bin:$PATH; ls", "PATH=/usr/../tmp ls",
+                    "JAVA_HOME=/tmp/j mvn test", "PATH=$OTHER:/usr/bin ls"):
         assert_opaque(policies, command)
 
 

@@ -20,6 +20,10 @@ Each entry says how the value is read:
 * ``options`` — more options for the program named in ``command_of``; options its
   command model finds inert (``LESS=-R``) are not opaque, others are, and the
   options are judged as part of that command too;
+* ``system`` — directories programs are run from (``PATH``, ``JAVA_HOME``): the system's
+  own (``/usr/…``, ``/bin``, ``/sbin``, whose writing is a mandatory ask), and the
+  variable's own value (``PATH=$PATH:/usr/local/go/bin``), are not opaque; any other
+  directory is;
 * ``opaque`` — always opaque: a library loaded into every program, a start-up file,
   a configuration file or directory read instead of the usual one, a file written
   as a side effect.
@@ -38,7 +42,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-Reading = Literal["command", "paths", "options", "opaque"]
+Reading = Literal["command", "paths", "options", "system", "opaque"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +101,8 @@ TABLE: tuple[Entry, ...] = (
     *_entries("paths", "ruby loads libraries from it", "RUBYLIB"),
     *_entries("opaque", "the JVM loads agents or options from it", "JAVA_TOOL_OPTIONS",
               "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_OPTS", "MAVEN_OPTS", "GRADLE_OPTS",
-              "CLASSPATH", "JAVA_HOME"),
+              "CLASSPATH"),
+    *_entries("system", "a build runs the java it names", "JAVA_HOME"),
     *_entries("opaque", "php reads its configuration from it", "PHPRC", "PHP_INI_SCAN_DIR"),
     # the dynamic linker: code loaded into every program
     *_entries("opaque", "the dynamic linker loads code from it into every program",
@@ -108,8 +113,9 @@ TABLE: tuple[Entry, ...] = (
               "INPUTRC", "BASH_XTRACEFD", "EXINIT", "VIMINIT", "MYVIMRC",
               "GVIMINIT", "SHELL", "CONFIG_SHELL"),
     *_entries("opaque", "which program a name runs, or where ~ and configuration files are",
-              "PATH", "CDPATH", "HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME",
+              "CDPATH", "HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME",
               "XDG_DATA_DIRS"),
+    *_entries("system", "which program a name runs", "PATH"),
     # package managers and build tools that run programs or read configuration
     *_entries("opaque", "pip reads configuration or options from it", "PIP_*"),
     *_entries("opaque", "npm reads configuration (its script shell, node options) from it",
@@ -145,6 +151,21 @@ def lookup(name: str) -> Entry | None:
 def harmless_program(value: str) -> bool:
     """``GIT_PAGER=cat``, ``GIT_EDITOR=true``: a command value that runs nothing new."""
     return value.strip() in _HARMLESS_PROGRAMS
+
+
+_SYSTEM_DIR = re.compile(r"/(?:usr|bin|sbin|lib|lib64)(?:/[A-Za-z0-9._+@%-]+)*/?")
+
+
+def system_entries(name: str, value: str) -> bool:
+    """``PATH=/usr/bin:/bin``, ``PATH=$PATH:/usr/local/go/bin``, ``JAVA_HOME=/usr/lib/jvm/x``:
+    every entry a system directory or the variable itself (``value`` as written, quotes
+    and all)."""
+    text = value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
+    own = (f"${name}", f"${{{name}}}")
+    entries = text.split(":")
+    return bool(text) and all(
+        e in own or (_SYSTEM_DIR.fullmatch(e) is not None and ".." not in e.split("/"))
+        for e in entries)
 
 
 def relative_entries(value: str) -> list[str] | None:

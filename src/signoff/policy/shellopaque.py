@@ -86,13 +86,21 @@ def assignment(node: tree_sitter.Node, walk: Walk, script: Script) -> None:
         return
     value = node.child_by_field_name("value")
     word = sw.word_value(value) if value is not None else sw.WordValue("", True, True)
-    variable(text, word.text, word.literal, walk, script)
+    variable(text, word.text, word.literal, walk, script,
+             raw=sw.node_text(value) if value is not None else "")
 
 
-def variable(name: str, value: str, literal: bool, walk: Walk, script: Script) -> None:
-    """Judge ``name=value`` against the table: opaque, or read as what it names."""
+def variable(name: str, value: str, literal: bool, walk: Walk, script: Script, *,
+             raw: str | None = None) -> None:
+    """Judge ``name=value`` against the table: opaque, or read as what it names
+    (``raw``: the value as written, for ``PATH=$PATH:…``)."""
     entry = execenv.lookup(name)
     if entry is None:
+        return
+    if entry.reading == "system":
+        if not execenv.system_entries(name, value if literal else (raw or value)):
+            find(walk, f"{name}={value[:40]!r}: {entry.why}, from a directory not the "
+                 "system's")
         return
     if not literal:
         find(walk, f"{name} is set to a value known only when the shell runs ({entry.why})")
