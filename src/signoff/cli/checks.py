@@ -188,17 +188,12 @@ def postgres_reachable(url: str) -> Check:
     """One connection within ``PG_TIMEOUT`` seconds, and the schema's version."""
     import psycopg  # noqa: PLC0415 (only for PostgreSQL)
 
-    from signoff.store.postgres import connect_error, redacted  # noqa: PLC0415
+    from signoff.store.postgres import connect_error, redacted, schema_version  # noqa: PLC0415
     from signoff.store.schema import MIGRATIONS  # noqa: PLC0415
 
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=PG_TIMEOUT) as conn:
-            try:
-                row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM signoff_migrations"
-                                   ).fetchone()
-                version = int(row[0]) if row else 0
-            except psycopg.errors.UndefinedTable:
-                version = 0
+            version = schema_version(conn)
     except psycopg.Error as exc:
         error = connect_error(url, exc)
         fix = ("create it, then migrate it, as the message says"

@@ -113,6 +113,16 @@ def connect_error(dsn: str, exc: psycopg.Error) -> StoreError:
     return error
 
 
+
+def schema_version(conn: psycopg.Connection[Any]) -> int:
+    """The schema version a database is at: 0 before the first migration."""
+    try:
+        row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM signoff_migrations"
+                           ).fetchone()
+    except psycopg.errors.UndefinedTable:
+        return 0
+    return int(row[0]) if row else 0
+
 class PostgresStore(SqlStore):
     backend = "postgres"
     guards_unread = True
@@ -229,11 +239,7 @@ class PostgresStore(SqlStore):
         newer schema is accepted, so processes can be upgraded one at a time."""
         try:
             with self.read_pool.connection() as conn:
-                row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM signoff_migrations"
-                                   ).fetchone()
-                version = int(row[0]) if row else 0
-        except psycopg.errors.UndefinedTable:
-            version = 0
+                version = schema_version(conn)
         except psycopg.Error as exc:
             reraise(exc, "PostgreSQL")
         if version < len(MIGRATIONS):
