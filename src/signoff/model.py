@@ -72,7 +72,7 @@ class InteractionMode(enum.StrEnum):
 
 
 class Step(enum.StrEnum):
-    """Where in the evaluation order (DESIGN §2) a reason was produced."""
+    """Where in the evaluation order (docs/concepts.md) a reason was produced."""
 
     WELL_FORMED = "well_formed"
     MANDATORY_DENY = "mandatory_deny"
@@ -257,7 +257,7 @@ class Rejection:
 
 
 class RequestStatus(enum.StrEnum):
-    """The approval request lifecycle (DESIGN §3); legal moves live in ``lifecycle.py``."""
+    """The approval request lifecycle (docs/kernel.md); legal moves live in ``lifecycle.py``."""
 
     PENDING = "pending"
     APPROVED = "approved"

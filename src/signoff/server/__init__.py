@@ -1,4 +1,4 @@
-"""The approval server: HTTP API, SSE, the web inbox (DESIGN §6).
+"""The approval server: HTTP API, SSE, the web inbox (docs/server.md).
 
 ``create_app`` is imported when first asked for: reading the settings (what ``signoff
 mcp-proxy`` does for the inbox's address) should not load the web framework.

@@ -256,7 +256,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
                             ("auto", Decision.approve(scope="auto_thread"))):
             found = decision_refusal(req, identity.name, probe, parties)
             party[name] = found.message if found else None
-        # "Auto-approve this thread" (seed 000's card): offered where the ceiling allows auto;
+        # "Auto-approve this thread" (the approval card): offered where the ceiling allows auto;
         # the page names the pause's other calls it would approve with this one
         can_auto = party["auto"] is None and ReviewMode.AUTO in allowed_modes(gate)
         if can_auto:

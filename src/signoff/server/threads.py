@@ -1,7 +1,7 @@
 """A thread's review mode: what it is, which modes the policy allows, and when it may change.
 
 Shared by the API and the inbox. A mode above the policy's ceiling is refused;
-so is any change while a call of the thread is executing (DESIGN §3: a run's
+so is any change while a call of the thread is executing (docs/kernel.md: a run's
 mode is fixed while it runs; waiting for approval is not running).
 """
 
