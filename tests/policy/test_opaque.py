@@ -135,7 +135,8 @@ def test_every_variable_that_configures_execution_needs_a_human(
 
 def test_a_variable_set_from_input_is_opaque(policies: dict[str, Policy]) -> None:
     for command in ("read GIT_SSH_COMMAND < cfg; git fetch", "printf -v PAGER %s x; man ls",
-                    "read -r LD_PRELOAD; ls"):
+                    "read -r LD_PRELOAD; ls", "export $(echo LD_PRELOAD=./x.so); ls",
+                    "declare -x \"$NAME=./x.so\"; ls", "export `cat vars`; git log"):
         assert_opaque(policies, command)
 
 

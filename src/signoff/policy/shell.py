@@ -251,6 +251,10 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
             walk.find("compound", f"{kind.replace('_', ' ')} is not judged command by command")
             if kind == "declaration_command":  # declare -p, export: seen by the concerns
                 words = tuple(sw.node_text(c) for c in current.children)
+                if any(c.type != "variable_assignment" and ("$" in w or "`" in w)
+                       for c, w in zip(current.children, words, strict=True)):
+                    shellopaque.find(walk, f"{words[0]} sets variables whose names are "
+                                     "known only when the shell runs it")
                 walk.commands.append(SimpleCommand(
                     argv=words, literal=(True,) * len(words), name_plain=True, nested=True,
                     pipeline=pipe or 0, source=sw.node_text(current), deny_only=True))
