@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.canonical import args_hash, canonical_bytes, parse_args
 from signoff.errors import (
+    ArgsChanged,
     ConfigurationError,
     Conflict,
     Expired,
@@ -75,6 +76,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ApprovalRequest",
+    "ArgsChanged",
     "Blocked",
     "CallNotRun",
     "ConfigurationError",

@@ -16,7 +16,8 @@ reworded; codes may not.
     ├── Forbidden              403    role_missing, self_approval, agent_cannot_decide
     ├── NotFound               404    no such request, user or tool
     ├── Conflict               409    already_decided, already_voted, idempotency_conflict,
-    │                                 call_id_reused, thread_waiting, illegal_transition
+    │   │                             call_id_reused, thread_waiting, illegal_transition
+    │   └── ArgsChanged               args_changed: decided on a view of other arguments
     ├── Expired                410    the request expired (judged by the server's clock)
     ├── InvalidDecision        422    invalid_edit, edit_denied, missing_reason
     └── StoreError             503    the database is unreachable, busy, full or read-only:
@@ -176,6 +177,19 @@ class Conflict(SignoffError):
     def __init__(self, message: str, *, code: str | None = None, status: str | None = None) -> None:
         super().__init__(message, code=code)
         self.status = status
+
+
+class ArgsChanged(Conflict):
+    """``args_changed``: the decision was made on a view of other arguments than the ones
+    that would run (an edit moved them). Carries what would run now, to show the approver."""
+
+    def __init__(self, message: str, *, args_hash: str, args: str) -> None:
+        super().__init__(message, code="args_changed", status="pending")
+        self.args_hash = args_hash
+        self.current_args = args  # canonical JSON text
+
+    def to_dict(self) -> dict[str, str]:
+        return {**super().to_dict(), "args_hash": self.args_hash, "args": self.current_args}
 
 
 class Expired(SignoffError):

@@ -239,6 +239,11 @@ class Grant:
     max_uses: int | None = None
     uses: int = 0
     created_by: str | None = None
+    # Set by "approve for this thread": the grant covers these exact canonical arguments
+    # only (an argument added or changed is asked again), whatever ``args`` says.
+    args_hash: str | None = None
+    # An MCP tool's definition hash when granted: a changed definition is asked anew.
+    definition_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -331,6 +336,9 @@ class ApprovalRequest:
     # Write evidence (``signoff.kernel.writes``): per file the call writes, what changes —
     # a unified diff, or a description (binary, too large, a shell write, outside, …).
     changes: tuple[Mapping[str, Any], ...] = ()
+    # The hash of the tool's definition the agent was shown (an MCP tool's description,
+    # input schema and annotations), when the caller knows it; see ``Grant.definition_hash``.
+    definition_hash: str | None = None
 
     @property
     def run_args(self) -> str:
@@ -400,6 +408,9 @@ class Decision:
     message: str | None = None
     scope: ApproveScope = ApproveScope.ONCE
     grant_args: Mapping[str, str] | None = None  # patterns for a thread grant; default: exact
+    # The arguments hash the approver was shown. When given, the decision applies only if
+    # it is still the hash that would run (``ArgsChanged``, code ``args_changed``, if not).
+    expected_args_hash: str | None = None
 
     def __post_init__(self) -> None:
         # The input contract (``signoff.inputs``): what an approver writes is stored and shown.

@@ -29,6 +29,7 @@ from signoff import inputs
 from signoff.audit import to_us
 from signoff.canonical import args_hash, canonical_text, hash_bytes, parse_args
 from signoff.errors import (
+    ArgsChanged,
     Conflict,
     Expired,
     Forbidden,
@@ -225,6 +226,7 @@ class Deciding:
                 or request.requires or not _may_go_unread(decision)
                 or len(request.args) + len(request.approved_args or "") > ARGS_MAX
                 or (request.expires_at is not None and now >= request.expires_at)
+                or decision.expected_args_hash not in (None, request.run_hash)
                 or refusal(request, identity) is not None):
             return None
         try:
@@ -355,6 +357,12 @@ class Deciding:
                edited: dict[str, Any] | None, identity: Identity, now: float,
                via: str | None = None,
                edit_writes: writes.WriteEvidence | None = None) -> DecisionResult:
+        if decision.expected_args_hash is not None \
+                and decision.expected_args_hash != request.run_hash:
+            raise ArgsChanged(
+                f"the arguments of {request.id} changed since they were shown "
+                f"({decision.expected_args_hash} → {request.run_hash}); decide on the "
+                "arguments that would run", args_hash=request.run_hash, args=request.run_args)
         record_id = new_id("dec_")
         kind = decision.kind
         target_hash = request.run_hash
@@ -543,5 +551,7 @@ def _body_hash(request_id: str, decision: Decision, edited: dict[str, Any] | Non
             "scope": decision.scope.value,
             "args": canonical_text(edited) if edited is not None else None,
             "grant_args": dict(decision.grant_args) if decision.grant_args else None}
+    if decision.expected_args_hash is not None:
+        body["expected_args_hash"] = decision.expected_args_hash
     return hash_bytes(json.dumps(body, sort_keys=True).encode())
 

@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match
 
-from signoff.errors import Conflict, InvalidInput, SignoffError, StoreError
+from signoff.errors import ArgsChanged, Conflict, InvalidInput, SignoffError, StoreError
 from signoff.inputs import CODES
 from signoff.store.faults import classify
 
@@ -56,6 +56,9 @@ def error_response(request: Request, exc: SignoffError) -> Response:
     headers: dict[str, str] = {}
     if isinstance(exc, Conflict) and exc.status:
         extra["request_status"] = exc.status
+    if isinstance(exc, ArgsChanged):  # what would run now, to show the approver
+        extra["args_hash"] = exc.args_hash
+        extra["args"] = json.loads(exc.current_args)
     if isinstance(exc, InvalidInput) and exc.field:
         extra["field"] = exc.field
     if isinstance(exc, StoreError):

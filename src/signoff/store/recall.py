@@ -33,10 +33,10 @@ from signoff.store.rows import grant_from_row
 from signoff.store.sqltx import SqlTx
 
 _GRANT = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
-          "created_by, created_at")
+          "created_by, args_hash, definition_hash, created_at")
 # Typed nulls for the other rows' grant columns (PostgreSQL will not guess them).
 _TYPES = ("TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "DOUBLE PRECISION", "INTEGER", "INTEGER",
-          "TEXT", "DOUBLE PRECISION")
+          "TEXT", "TEXT", "TEXT", "DOUBLE PRECISION")
 
 
 def _pad(start: int) -> str:
@@ -103,7 +103,7 @@ def read_session(tx: SqlTx, session_id: str) -> tuple[tuple[float, Grant], ...]:
 
 
 def _grant(row: Sequence[Any]) -> tuple[float, Grant]:
-    return float(row[10]), grant_from_row(row[:10])
+    return float(row[12]), grant_from_row(row[:12])
 
 
 def _created(entry: tuple[float, Grant]) -> float:

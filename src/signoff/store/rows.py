@@ -35,6 +35,7 @@ REQUEST_COLUMNS = (
     "decision_id", "reasons", "review_mode", "approved_args", "approved_hash", "outcome_code",
     "outcome_reason", "alternatives", "response", "result", "error", "fencing_token",
     "lease_until", "executor", "version", "review", "waiter", "requires", "changes",
+    "definition_hash",
 )
 _JSON_FIELDS = frozenset({"evidence", "resource_versions", "roles", "reasons", "alternatives",
                           "review", "requires", "changes"})
@@ -42,7 +43,7 @@ DECISION_COLUMNS = ("id", "request_id", "kind", "approver", "created_at", "args_
                     "reason", "alternatives", "args", "message", "scope")
 AUDIT_COLUMNS = "idx, at_us, kind, request_id, actor, data, prev_hash, hash"
 GRANT_COLUMNS = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
-                 "created_by")
+                 "created_by, args_hash, definition_hash")
 
 
 def _enum_value(value: enum.Enum) -> Any:
@@ -150,10 +151,11 @@ def audit_from_row(row: Sequence[Any]) -> AuditEvent:
 
 def grant_from_row(row: Sequence[Any]) -> Grant:
     (id_, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses,
-     created_by) = row
+     created_by, args_hash, definition_hash) = row
     return Grant(id=id_, scope=GrantScope(scope), tool=tool, args=json.loads(args),
                  thread_id=thread_id, session_id=session_id, expires_at=expires_at,
-                 max_uses=max_uses, uses=int(uses), created_by=created_by)
+                 max_uses=max_uses, uses=int(uses), created_by=created_by,
+                 args_hash=args_hash, definition_hash=definition_hash)
 
 
 def identity_from_row(name: str, kind: str, roles: str, disabled: Any) -> Identity:

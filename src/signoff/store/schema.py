@@ -513,4 +513,17 @@ MIGRATIONS: tuple[Migration, ...] = (
                ON users FOR EACH STATEMENT EXECUTE FUNCTION signoff_accounts_changed()""",
         ),
     ),
+    Migration(
+        name="approvals bound to what was shown",
+        # A thread grant made by "approve for this thread" covers the exact canonical
+        # arguments it was given for (``args_hash``), not patterns that admit an argument
+        # added later. An MCP tool's definition (description, input schema, annotations)
+        # is hashed into its requests and grants: a tool that changes mid-session is asked
+        # anew, and the inbox shows the change.
+        statements=(
+            "ALTER TABLE grants ADD COLUMN args_hash <TEXT>",
+            "ALTER TABLE grants ADD COLUMN definition_hash <TEXT>",
+            "ALTER TABLE requests ADD COLUMN definition_hash <TEXT>",
+        ),
+    ),
 )

@@ -593,11 +593,12 @@ class SqlTx(AccountRows, DeliveryRows):
     def insert_grant(self, grant: Grant, *, at: float, request_id: str | None) -> None:
         self.memory_changed = True
         self._defer(f"INSERT INTO grants ({GRANT_COLUMNS}, created_at, request_id) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (grant.id, grant.scope.value, grant.tool,
                     json.dumps(dict(grant.args), sort_keys=True), grant.thread_id,
                     grant.session_id, grant.expires_at, grant.max_uses, grant.uses,
-                    grant.created_by, at, request_id))
+                    grant.created_by, grant.args_hash, grant.definition_hash, at,
+                    request_id))
 
     def use_grant(self, grant_id: str) -> bool:
         self.memory_changed = True
