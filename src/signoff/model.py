@@ -416,6 +416,7 @@ class Decision:
         # The input contract (``signoff.inputs``): what an approver writes is stored and shown.
         inputs.optional_text("reason", self.reason, inputs.REASON_MAX)
         inputs.optional_text("message", self.message, inputs.MESSAGE_MAX)
+        inputs.optional_text("expected_args_hash", self.expected_args_hash, inputs.PATTERN_MAX)
         inputs.texts("alternatives", self.alternatives, inputs.ALTERNATIVE_MAX,
                      inputs.ALTERNATIVES_MAX)
         for key, pattern in (self.grant_args or {}).items():
@@ -424,26 +425,33 @@ class Decision:
 
     @classmethod
     def approve(cls, *, scope: ApproveScope | str = ApproveScope.ONCE,
-                grant_args: Mapping[str, str] | None = None) -> Decision:
+                grant_args: Mapping[str, str] | None = None,
+                expected_args_hash: str | None = None) -> Decision:
         try:
             parsed = ApproveScope(scope)
         except ValueError:
             raise InvalidDecision(f"unknown approval scope {scope!r}: expected one of "
                                   f"{', '.join(s.value for s in ApproveScope)}",
                                   code="unknown_scope") from None
-        return cls(kind=DecisionKind.APPROVE, scope=parsed, grant_args=grant_args)
+        return cls(kind=DecisionKind.APPROVE, scope=parsed, grant_args=grant_args,
+                   expected_args_hash=expected_args_hash)
 
     @classmethod
-    def reject(cls, reason: str, alternatives: tuple[str, ...] | list[str] = ()) -> Decision:
-        return cls(kind=DecisionKind.REJECT, reason=reason, alternatives=tuple(alternatives))
+    def reject(cls, reason: str, alternatives: tuple[str, ...] | list[str] = (), *,
+               expected_args_hash: str | None = None) -> Decision:
+        return cls(kind=DecisionKind.REJECT, reason=reason, alternatives=tuple(alternatives),
+                   expected_args_hash=expected_args_hash)
 
     @classmethod
-    def edit(cls, args: Mapping[str, Any] | str, *, reason: str | None = None) -> Decision:
-        return cls(kind=DecisionKind.EDIT, args=args, reason=reason)
+    def edit(cls, args: Mapping[str, Any] | str, *, reason: str | None = None,
+             expected_args_hash: str | None = None) -> Decision:
+        return cls(kind=DecisionKind.EDIT, args=args, reason=reason,
+                   expected_args_hash=expected_args_hash)
 
     @classmethod
-    def respond(cls, message: str) -> Decision:
-        return cls(kind=DecisionKind.RESPOND, message=message)
+    def respond(cls, message: str, *, expected_args_hash: str | None = None) -> Decision:
+        return cls(kind=DecisionKind.RESPOND, message=message,
+                   expected_args_hash=expected_args_hash)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
