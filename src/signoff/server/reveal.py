@@ -58,6 +58,25 @@ def reveal(text: str | None) -> tuple[Markup, int]:
     return Markup("".join(parts)), flagged  # noqa: S704 (every piece is escaped above)
 
 
+def reveal_plain(text: str | None) -> tuple[str, int]:
+    """Plain text with every hidden character shown as ``⟦U+202E right-to-left
+    override⟧`` (a dialog or a terminal renders no HTML); and how many were flagged."""
+    if not text:
+        return "", 0
+    if text.isascii() and text.isprintable():
+        return text, 0
+    flagged = 0
+
+    def marker(found: regex.Match[str]) -> str:
+        nonlocal flagged
+        flagged += 1
+        piece = found.group()
+        name = unicodedata.name(piece, "") or _label(piece)
+        return f"\u27e6U+{ord(piece):04X} {name.lower()}\u27e7"
+
+    return HIDDEN.sub(marker, text), flagged
+
+
 def escape_json(text: str) -> str:
     """JSON text (to edit in a form) with every hidden character written as its ``\\u``
     escape: the same JSON value, and nothing in the text box that cannot be seen."""
