@@ -368,7 +368,7 @@ class _Loader:
             self.known(table, {"id", "effect", "tool", "command", "args", "mandatory", "risk",
                                "roles", "approvals", "requires", "expires", "reason", "writes"},
                        where)
-            if not isinstance(rule_id, str) or not _RULE_ID.match(rule_id):
+            if not isinstance(rule_id, str) or not _RULE_ID.fullmatch(rule_id):
                 raise self.error("every rule needs an id (letters, digits, _ . : -)",
                                  rule=where, field="id")
             if rule_id in seen:

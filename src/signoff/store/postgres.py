@@ -129,7 +129,7 @@ class PostgresStore(SqlStore):
 
     def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,
                  max_size: int = 8, setup: bool = False, timeout: float = POOL_TIMEOUT) -> None:
-        if schema is not None and not _SCHEMA.match(schema):
+        if schema is not None and not _SCHEMA.fullmatch(schema):
             raise ValueError("schema must be a lowercase SQL identifier")
         self.dsn = dsn
         self.schema = schema
