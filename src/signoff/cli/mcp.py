@@ -62,6 +62,13 @@ def add_mcp_proxy(commands: Any) -> None:
                        "messages (default: [server] public_url, else none)")
     proxy.add_argument("--cwd", help="working directory of the upstream command (default: "
                        "the policy's workspace root, else this directory)")
+    proxy.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="with --listen, also answer requests whose Host is NAME (or "
+                       "NAME:PORT; repeatable). By default only the listen address and "
+                       "localhost, with the port, are answered (DNS rebinding)")
+    proxy.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                       help="with --listen, also answer browser requests from ORIGIN "
+                       "(http(s)://HOST[:PORT]; repeatable)")
     proxy.add_argument("--json", action="store_true",
                        help="with --listen, print the start-up line as JSON (url)")
     proxy.add_argument("--log-level", default="warning",
@@ -126,7 +133,9 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
                 raise ConfigurationError("--listen must be HOST:PORT", code="invalid_listen")
             import uvicorn  # noqa: PLC0415
 
-            app = proxy.http_app(gate, options, upstream)
+            guard = proxy.HostGuard.for_listen(host, int(port), extra_hosts=args.allow_host,
+                                               extra_origins=args.allow_origin)
+            app = proxy.http_app(gate, options, upstream, guard=guard)
             url = f"http://{host}:{port}/mcp"
             if args.json:
                 print(json.dumps({"url": url}), flush=True)

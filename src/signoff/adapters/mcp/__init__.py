@@ -5,12 +5,14 @@
 * ``asking`` — an asked call's wait: the inbox, elicitation, progress;
 * ``era`` — handshake-era and 2026-07-28 clients, and the latter's approval question;
 * ``results`` — the tool results signoff writes itself;
+* ``hosts`` — the HTTP listener's Host/Origin allow-list (DNS rebinding);
 * ``proxy`` — sessions and transports (stdio, streamable HTTP), and the options.
 
 See docs/mcp.md.
 """
 
 from signoff.adapters.mcp.asking import ApproverSpec, default_approver
+from signoff.adapters.mcp.hosts import HostGuard
 from signoff.adapters.mcp.proxy import (
     ProxyOptions,
     http_app,
@@ -20,5 +22,5 @@ from signoff.adapters.mcp.proxy import (
     upstream_url,
 )
 
-__all__ = ["ApproverSpec", "ProxyOptions", "default_approver", "http_app", "run_session",
-           "run_stdio", "upstream_command", "upstream_url"]
+__all__ = ["ApproverSpec", "HostGuard", "ProxyOptions", "default_approver", "http_app",
+           "run_session", "run_stdio", "upstream_command", "upstream_url"]

@@ -31,6 +31,7 @@ from mcp_types import JSONRPCRequest, JSONRPCResponse
 
 from signoff.adapters.mcp.asking import ApproverSpec, Asker
 from signoff.adapters.mcp.calls import CallGate, Session
+from signoff.adapters.mcp.hosts import HostGuard
 from signoff.adapters.mcp.relay import Relay
 from signoff.kernel.gate import Gate
 from signoff.model import InteractionMode, ReviewMode
@@ -108,20 +109,17 @@ async def run_stdio(gate: Gate, options: ProxyOptions, upstream: Upstream) -> No
 
 
 def http_app(gate: Gate, options: ProxyOptions, upstream: Upstream, *,
-             allowed_hosts: list[str] | None = None) -> Any:
-    """A Starlette app serving the proxy over streamable HTTP at ``/mcp``."""
+             guard: HostGuard) -> Any:
+    """A Starlette app serving the proxy over streamable HTTP at ``/mcp``, behind ``guard``
+    (``hosts.py``): a request under another name reaches no session."""
     from mcp.server.streamable_http import (  # noqa: PLC0415 (only for --listen)
         MCP_SESSION_ID_HEADER,
         StreamableHTTPServerTransport,
     )
-    from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
     from starlette.applications import Starlette  # noqa: PLC0415
     from starlette.responses import JSONResponse, Response  # noqa: PLC0415
     from starlette.routing import Route  # noqa: PLC0415
 
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=allowed_hosts is not None,
-        allowed_hosts=allowed_hosts or [], allowed_origins=[])
     sessions: dict[str, StreamableHTTPServerTransport] = {}
     holder: dict[str, Any] = {}
 
@@ -177,8 +175,7 @@ def http_app(gate: Gate, options: ProxyOptions, upstream: Upstream, *,
             return received.pop(0) if received else await receive()
 
         session_id = uuid.uuid4().hex
-        transport = StreamableHTTPServerTransport(mcp_session_id=session_id,
-                                                  security_settings=security)
+        transport = StreamableHTTPServerTransport(mcp_session_id=session_id)
         sessions[session_id] = transport
         await holder["tg"].start(run_one, transport, session_id)
         await transport.handle_request(scope, replay, send)
@@ -200,6 +197,6 @@ def http_app(gate: Gate, options: ProxyOptions, upstream: Upstream, *,
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
             await handle(scope, receive, send)
 
-    return Starlette(routes=[Route("/healthz", health),
-                             Route("/mcp", Endpoint(), methods=["GET", "POST", "DELETE"])],
-                     lifespan=lifespan)
+    return guard.wrap(Starlette(routes=[
+        Route("/healthz", health), Route("/mcp", Endpoint(), methods=["GET", "POST", "DELETE"])],
+        lifespan=lifespan))
