@@ -28,7 +28,7 @@ from signoff.policy.config import parse_duration
 
 EVENT_TYPES = ("request.created", "request.decided", "request.expired", "request.cancelled",
                "request.invalidated", "request.executed", "request.failed", "request.unknown",
-               "request.reminder", "request.escalated")
+               "request.reminder", "request.escalated", "request.edited")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 

@@ -34,12 +34,18 @@ TYPES = {
     "notify.reminder": "request.reminder",  # written by signoff.notify.timers
     "notify.escalated": "request.escalated",
 }
+EDITED = "request.edited"  # an approver's edit: what would run changed, shown anew
 
 
 def notification_type(event: AuditEvent) -> str | None:
-    """The notification an audit event makes, ``None`` for one that makes none."""
+    """The notification an audit event makes, ``None`` for one that makes none. A decision
+    is notified only when it is an edit: every message already sent must show the
+    arguments that would run now (``request.edited``)."""
     if event.request_id is None:
         return None
+    if event.kind == "decision.recorded":
+        data = json.loads(event.data)
+        return EDITED if isinstance(data, dict) and data.get("kind") == "edit" else None
     return TYPES.get(event.kind)
 
 
@@ -78,13 +84,15 @@ def payload(event: AuditEvent, type_: str, request: ApprovalRequest,
         body["escalated_to"] = data.get("channels", [])
     if type_ in ("request.reminder", "request.escalated"):
         body["waiting_seconds"] = data.get("after") if isinstance(data, dict) else None
-    if type_ not in ("request.created", "request.reminder", "request.escalated"):
+    if request.approved_args is not None and request.approved_hash != request.args_hash:
+        # An approver's edit: these are the arguments that would run, and their hash.
+        body["approved_args"] = json.loads(request.approved_args)
+        body["approved_args_hash"] = request.approved_hash
+    if type_ not in ("request.created", "request.reminder", "request.escalated", EDITED):
         body["outcome_code"] = data.get("outcome_code") if isinstance(data, dict) else None
         body["outcome_reason"] = data.get("outcome_reason") if isinstance(data, dict) else None
         body["decisions"] = [{"kind": d.kind.value, "approver": d.approver,
                               "at": iso(d.created_at), "reason": d.reason,
                               "args_hash": d.args_hash} for d in decisions]
-        if request.approved_hash is not None and request.approved_hash != request.args_hash:
-            body["approved_args_hash"] = request.approved_hash
     return json.dumps({"type": type_, "timestamp": iso(event.at_us / 1_000_000), "data": body},
                       ensure_ascii=False, separators=(",", ":"), sort_keys=True)

@@ -35,7 +35,8 @@ _VERBS = {"request.created": "Approval needed", "request.decided": "Decided",
           "request.invalidated": "Not run", "request.executed": "Ran",
           "request.failed": "Failed", "request.unknown": "Outcome unknown",
           "request.reminder": "Reminder: approval needed",
-          "request.escalated": "Escalated: approval needed"}
+          "request.escalated": "Escalated: approval needed",
+          "request.edited": "Edited: approval needed"}
 ARGS_MAX = 20_000
 
 
@@ -46,7 +47,9 @@ def describe(payload: dict[str, Any]) -> tuple[str, str]:
     if payload["type"] == "request.decided":
         verb = data["status"].capitalize()
     subject = f"[signoff] {verb}: {data['tool']} ({data['risk']} risk)"
-    args = json.dumps(data["args"], indent=2, ensure_ascii=True, sort_keys=True)
+    edited = "approved_args" in data  # an approver's edit: show what would run
+    args = json.dumps(data["approved_args"] if edited else data["args"], indent=2,
+                      ensure_ascii=True, sort_keys=True)
     if len(args) > ARGS_MAX:
         args = args[:ARGS_MAX] + "\n… (cut: the request's page shows them all)"
     lines = [f"{verb}: {data['tool']}", "", data["summary"], "",
@@ -60,8 +63,10 @@ def describe(payload: dict[str, Any]) -> tuple[str, str]:
                      + (f": {decision['reason']}" if decision.get("reason") else ""))
     if data.get("description"):
         lines += ["", f"The agent says (unverified): {data['description']}"]
-    lines += ["", "Arguments (non-ASCII written as \\u escapes):", args, "",
-              f"Hash: {data['args_hash']}", "", f"Open the request: {data['url']}",
+    lines += ["", ("Arguments as edited by an approver" if edited else "Arguments")
+              + " (non-ASCII written as \\u escapes):", args, "",
+              f"Hash: {data['approved_args_hash'] if edited else data['args_hash']}", "",
+              f"Open the request: {data['url']}",
               "(the page shows the request; deciding takes a click there, signed in)"]
     return subject, "\n".join(lines) + "\n"
 

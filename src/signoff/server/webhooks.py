@@ -25,7 +25,7 @@ router = APIRouter(prefix="/webhooks", tags=["webhooks"])
 EventType = Literal["request.created", "request.decided", "request.expired",
                     "request.cancelled", "request.invalidated", "request.executed",
                     "request.failed", "request.unknown", "request.reminder",
-                    "request.escalated"]
+                    "request.escalated", "request.edited"]
 RiskName = Literal["low", "medium", "high", "critical"]
 Pattern = Annotated[str, Field(min_length=1, max_length=200, pattern="^[^\\x00]*$")]
 EndpointName = Annotated[str, Field(min_length=1, max_length=64,
