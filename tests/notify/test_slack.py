@@ -181,14 +181,14 @@ def test_only_a_mapped_authorised_other_person_decides(rig: SlackRig) -> None:
     assert agent.json()["ok"] is False
     forged_hash = rig.post(click("U0BOB", "signoff_approve", f"{deploy} sha256:{'0' * 64}",
                                  n=4))
-    assert forged_hash.json() == {"ok": False, "code": "args_hash_mismatch"}
+    assert forged_hash.json() == {"ok": False, "code": "args_changed"}
     assert rig.status(own) == rig.status(deploy) == "pending"
     with rig.live.client("boss") as boss:
         refusals = [e for e in boss.get("/api/v1/audit").json()["events"]
                     if e["kind"] == "decision.refused"]
     assert {e["data"]["code"] for e in refusals} >= {"self_approval", "slack_user_unmapped",
                                                      no_role.json()["code"],
-                                                     "args_hash_mismatch"}
+                                                     "args_changed"}
     assert all(e["data"]["via"] == "slack" for e in refusals)
     texts = [c.args["text"] for c in rig.api.wait_for("chat.postEphemeral", 5)]
     assert any("not mapped" in t for t in texts)

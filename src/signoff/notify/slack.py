@@ -6,7 +6,11 @@ what the inbox shows an approver: the summary, the risk, who asked, and the
 **exact** frozen arguments with their hash, hidden characters written as
 ``\\u`` escapes. Approve once / Reject go back through ``signoff serve``'s
 ``/slack/interactions`` (``signoff.server.slack``), where a mapped identity
-decides through the kernel like anyone in the inbox. When the arguments can't
+decides through the kernel like anyone in the inbox. The message always shows
+the arguments that would run and carries their hash in its Approve button: an
+approver's edit, a reminder and an escalation update it in place (the request
+read again when the update is sent), buttons kept while the request is pending,
+so a click approves only what that message showed. When the arguments can't
 be shown whole in a message (too long, or text that would break out of the
 code block), the message offers no Approve button: only Reject and Open in
 inbox — nobody approves from Slack what Slack could not show them.
@@ -21,7 +25,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from signoff.model import ApprovalRequest
+from signoff.model import ApprovalRequest, RequestStatus
 from signoff.notify.channels import Attempt, OneByOne
 from signoff.notify.config import SlackConfig
 from signoff.server.reveal import HIDDEN, escape_json
@@ -29,6 +33,9 @@ from signoff.store.base import Store
 from signoff.store.deliveries import Delivery
 
 ARGS_SHOWN = 2800  # a section's text holds 3000 characters
+# The events after which the request may still be pending: its message keeps its buttons.
+PENDING_TYPES = frozenset({"request.created", "request.edited", "request.reminder",
+                           "request.escalated"})
 APPROVE, REJECT, OPEN = "signoff_approve", "signoff_reject", "signoff_open"
 # Errors no retry mends: the message can't ever be posted as configured.
 _FINAL = frozenset({"channel_not_found", "not_in_channel", "invalid_auth", "account_inactive",
@@ -79,6 +86,10 @@ def request_message(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     if data.get("description"):
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": (
             "The agent says (unverified): " + mrkdwn(data["description"]))[:2900]}]})
+    if data.get("proposed_hash"):
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": (
+            ":pencil2: Edited by an approver: these are the arguments that would run (the "
+            f"agent proposed `{data['proposed_hash']}`). Approvals count for these only.")}]})
     blocks += [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"```{args}```"}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text":
@@ -145,8 +156,12 @@ class SlackChannel(OneByOne):
         body = json.loads(delivery.payload)
         data = body["data"]
         try:
-            if body["type"] == "request.created":
-                self._post(data, *request_message(data))
+            if body["type"] in PENDING_TYPES:
+                shown = self._as_pending(data, created=body["type"] == "request.created")
+                if shown is not None and body["type"] == "request.created":
+                    self._post(shown, *request_message(shown))
+                elif shown is not None:
+                    self._update(shown, *request_message(shown), record=True)
             else:
                 self._update(data, *outcome_message(data))
         except SlackApiError as exc:
@@ -164,16 +179,36 @@ class SlackChannel(OneByOne):
             tx.put_slack_message(data["request_id"], channel=str(answer["channel"]),
                                  ts=str(answer["ts"]), at=self.clock())
 
-    def _update(self, data: dict[str, Any], text: str, blocks: list[dict[str, Any]]) -> None:
+    def _as_pending(self, data: dict[str, Any], *, created: bool) -> dict[str, Any] | None:
+        """The message data of a pending request as it stands now: the arguments that would
+        run and their hash (an edit since the event was written included). ``None`` when it
+        has moved on: its outcome's own update says so, never buttons again."""
+        request = self.store.get_request(data["request_id"])
+        if request is None:
+            return data
+        if request.status is not RequestStatus.PENDING and not created:
+            return None
+        shown = {**data, "args": json.loads(request.run_args), "args_hash": request.run_hash}
+        shown.pop("proposed_hash", None)
+        if request.run_hash != request.args_hash:
+            shown["proposed_hash"] = request.args_hash
+        return shown
+
+    def _update(self, data: dict[str, Any], text: str, blocks: list[dict[str, Any]], *,
+                record: bool = False) -> None:
+        """Replace the request's message; post one when there is none (``record``: keep it
+        as the request's message, for a pending request's message with buttons)."""
         where = self.store.slack_message(data["request_id"])
-        if where is None:  # its request was never posted (e.g. before Slack was set up)
-            self.client.chat_postMessage(channel=self.config.channel, text=text, blocks=blocks,
-                                         unfurl_links=False)
-            return
-        try:
-            self.client.chat_update(channel=where[0], ts=where[1], text=text, blocks=blocks)
-        except SlackApiError as exc:
-            if exc.response.get("error") != "message_not_found":
-                raise
+        if where is not None:
+            try:
+                self.client.chat_update(channel=where[0], ts=where[1], text=text,
+                                        blocks=blocks)
+                return
+            except SlackApiError as exc:
+                if exc.response.get("error") != "message_not_found":
+                    raise
+        if record:
+            self._post(data, text, blocks)
+        else:  # its request was never posted (e.g. before Slack was set up)
             self.client.chat_postMessage(channel=self.config.channel, text=text,
                                          blocks=blocks, unfurl_links=False)

@@ -6,25 +6,29 @@ audited). A mapped one decides through ``Gate.decide_once`` — the kernel's
 rules read under the request's lock (role, quorum, no self-approval, disabled
 or removed identities) exactly as for the inbox, the refusal audited with
 ``via: slack``, and a callback Slack delivers twice taken once. Approve
-carries the hash of the arguments the message showed; a hash that is not the
-request's is refused. Reject asks for a reason in a modal first; edit is not
-offered here (the message links to the inbox).
+carries the hash of the arguments the message showed and decides only while
+it is the hash that would run (``Decision.expected_args_hash``): a click on a
+message an edit has overtaken is refused (``args_changed``) and the clicker is
+shown the arguments that would run now. Reject asks for a reason in a modal
+first; edit is not offered here (the message links to the inbox).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from signoff import inputs
 from signoff.audit import to_us
-from signoff.errors import InvalidDecision, InvalidInput
+from signoff.errors import InvalidInput
 from signoff.kernel.gate import Gate
 from signoff.model import Decision
 from signoff.notify.config import SlackConfig
-from signoff.notify.slack import APPROVE, OPEN, REJECT
+from signoff.notify.slack import APPROVE, OPEN, REJECT, shown_args
+from signoff.notify.slack_payload import Interaction
+from signoff.shown import shown_hash
 
 REJECT_VIEW = "signoff_reject"
 
@@ -50,34 +54,33 @@ def reject_view(request_id: str) -> dict[str, Any]:
                             "multiline": True, "max_length": 2000}}]}
 
 
-def act(gate: Gate, config: SlackConfig, payload: dict[str, Any]) -> Reply:
-    """Carry out one interaction ``payload`` (already verified as Slack's)."""
-    slack_user = str(payload.get("user", {}).get("id", ""))
-    kind = payload.get("type")
-    if kind == "block_actions":
-        actions = payload.get("actions") or [{}]
-        action = actions[0]
-        action_id = action.get("action_id")
-        if action_id == OPEN:
+def act(gate: Gate, config: SlackConfig, interaction: Interaction) -> Reply:
+    """Carry out one interaction (already verified as Slack's, its shape read)."""
+    slack_user = interaction.user
+    if interaction.kind == "block_actions":
+        if interaction.action_id == OPEN:
             return Reply(code="ignored", message="")
-        if action_id == REJECT:
-            return Reply(code="modal", message="", modal_for=str(action.get("value", "")))
-        if action_id != APPROVE:
+        if interaction.action_id == REJECT:
+            return Reply(code="modal", message="", modal_for=interaction.value)
+        if interaction.action_id != APPROVE:
             return Reply(code="ignored", message="")
-        request_id, _, shown_hash = str(action.get("value", "")).partition(" ")
-        key = _key("approve", request_id, str(action.get("action_ts", "")), slack_user)
-        return _decide(gate, config, slack_user, request_id, decision=Decision.approve(),
-                       key=key, shown_hash=shown_hash)
-    if kind == "view_submission" and payload.get("view", {}).get("callback_id") == REJECT_VIEW:
-        view = payload["view"]
-        request_id = str(view.get("private_metadata", ""))
-        reason = str(view.get("state", {}).get("values", {}).get("reason", {})
-                     .get("reason", {}).get("value") or "").strip()
+        request_id, _, value_hash = interaction.value.partition(" ")
+        try:  # the button's value came back from Slack: a forged one is refused as it is
+            inputs.identifier("request id", request_id)
+            shown = shown_hash("the button's arguments hash", value_hash)
+        except InvalidInput as exc:
+            return Reply(code=exc.code, message=f"Not taken: {exc.message}")
+        key = _key("approve", request_id, interaction.action_ts, slack_user)
+        decision = replace(Decision.approve(), expected_args_hash=shown)
+        return _decide(gate, config, slack_user, request_id, decision=decision, key=key)
+    if interaction.kind == "view_submission" and interaction.callback_id == REJECT_VIEW:
+        request_id = interaction.private_metadata
+        reason = interaction.reason.strip()
         if not reason:
             return Reply(code="reason_required", message="a rejection needs a reason",
                          body={"response_action": "errors",
                                "errors": {"reason": "Say why: the agent is told."}})
-        key = _key("reject", request_id, str(view.get("id", "")), slack_user)
+        key = _key("reject", request_id, interaction.view_id, slack_user)
         reply = _decide(gate, config, slack_user, request_id, decision=Decision.reject(reason),
                         key=key)
         if reply.code in ("decided", "recorded"):
@@ -92,7 +95,7 @@ def _key(*parts: str) -> str:
 
 
 def _decide(gate: Gate, config: SlackConfig, slack_user: str, request_id: str, *,
-            decision: Decision, key: str, shown_hash: str | None = None) -> Reply:
+            decision: Decision, key: str) -> Reply:
     try:  # the value came back from Slack: a forged one must not reach the store as it is
         inputs.identifier("request id", request_id)
     except InvalidInput as exc:
@@ -102,16 +105,10 @@ def _decide(gate: Gate, config: SlackConfig, slack_user: str, request_id: str, *
         _unmapped(gate, slack_user, request_id, decision)
         return Reply(code="slack_user_unmapped", message="Your Slack account is not mapped to "
                      "a signoff identity: ask an admin, or decide in the inbox.")
-
-    def same_arguments() -> None:
-        request = gate.store.get_request(request_id)
-        if shown_hash is not None and request is not None and request.args_hash != shown_hash:
-            raise InvalidDecision("the message showed other arguments than the request's",
-                                  code="args_hash_mismatch")
-
-    once = gate.decide_once(request_id, decision, user=name, key=key, via="slack",
-                            precheck=same_arguments)
+    once = gate.decide_once(request_id, decision, user=name, key=key, via="slack")
     if once.result is None:
+        if once.code == "args_changed":
+            return Reply(code="args_changed", message=_changed(gate, request_id))
         return Reply(code=once.code or "refused", message=f"Not taken: {once.message} "
                      f"({once.code})")
     result = once.result
@@ -120,6 +117,20 @@ def _decide(gate: Gate, config: SlackConfig, slack_user: str, request_id: str, *
         return Reply(code="decided", message=f"{done} as {name}.")
     return Reply(code="recorded", message=f"Your approval is recorded as {name}: "
                  f"{result.approvals} of {result.required}.")
+
+
+def _changed(gate: Gate, request_id: str) -> str:
+    """What the clicker is told when the message they clicked showed other arguments than
+    would run: not taken, and what would run now (the message itself is updated too)."""
+    request = gate.store.get_request(request_id)
+    if request is None:
+        return "Not taken: the arguments changed since this message showed them."
+    args, whole = shown_args(json.loads(request.run_args))
+    more = "" if whole else " (not shown whole here: open the inbox)"
+    return ("Not taken: an approver edited the arguments since this message showed them, "
+            "and your click approved only what it showed. These would run now"
+            f"{more}:\n```{args}```\n`{request.run_hash}` — decide on them in the updated "
+            "message or in the inbox.")
 
 
 def _unmapped(gate: Gate, slack_user: str, request_id: str, decision: Decision) -> None:

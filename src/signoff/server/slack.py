@@ -6,9 +6,10 @@ timestamp more than five minutes from this server's clock is refused
 (``slack_stale``), a bad signature too (``slack_signature_invalid``), and a
 signature seen before — a captured callback sent again — is refused
 (``slack_replayed``): the seen signatures are kept in the database, so the
-refusal holds on every server. Only then is the payload read; what it does is
-``signoff.notify.slack_actions``. The clicking user hears back in an
-ephemeral message.
+refusal holds on every server. Only then is the payload read, its shape checked
+(``signoff.notify.slack_payload``: a field of another type or a missing one is
+a 422 ``invalid_payload``); what it does is ``signoff.notify.slack_actions``.
+The clicking user hears back in an ephemeral message.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 
 from signoff.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
 from signoff.notify.slack_actions import act, reject_view
+from signoff.notify.slack_payload import read
 from signoff.server.state import state_of
 
 log = logging.getLogger("signoff.server")
@@ -62,17 +64,16 @@ async def interactions(request: Request) -> Response:
 
     if not await run_in_threadpool(first_use):
         raise Conflict("this callback was already received", code="slack_replayed")
-    payload = _payload(raw)
-    team = payload.get("team") or {}
-    if slack.config.team_id is not None and team.get("id") != slack.config.team_id:
+    interaction = read(_payload(raw))  # a shape Slack does not send: a typed 422
+    if slack.config.team_id is not None and interaction.team != slack.config.team_id:
         raise Forbidden("the callback comes from another Slack workspace",
                         code="slack_wrong_team")
-    reply = await run_in_threadpool(act, state.gate, slack.config, payload)
-    user = str((payload.get("user") or {}).get("id", ""))
-    channel = str((payload.get("channel") or {}).get("id") or slack.config.channel)
+    reply = await run_in_threadpool(act, state.gate, slack.config, interaction)
+    user = interaction.user
+    channel = interaction.channel or slack.config.channel
     if reply.modal_for is not None:
         await run_in_threadpool(_quietly, lambda: slack.client.views_open(
-            trigger_id=str(payload.get("trigger_id", "")), view=reject_view(reply.modal_for)))
+            trigger_id=interaction.trigger_id, view=reject_view(reply.modal_for)))
     elif reply.message and user:
         await run_in_threadpool(_quietly, lambda: slack.client.chat_postEphemeral(
             channel=channel, user=user, text=reply.message))
