@@ -105,6 +105,11 @@ class ToolCall:
     name: str
     args: Mapping[str, Any] | str | bytes | None = None
     description: str | None = None
+    # Set by the adapter that showed the agent the tool, never by the model
+    # (``signoff.policy.definitions``): the hash of its definition (an MCP tool's description,
+    # input schema and annotations), and whether it changed since the session first saw it.
+    definition_hash: str | None = None
+    definition_changed: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

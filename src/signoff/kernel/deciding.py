@@ -449,6 +449,7 @@ class Deciding:
             return
         grant = Grant(id=new_id("grant_"), scope=GrantScope.THREAD,
                       tool=request.tool, args=patterns, thread_id=request.thread_id,
+                      definition_hash=request.definition_hash,
                       session_id=request.session_id, created_by=identity.name)
         tx.insert_grant(grant, at=now, request_id=request.id)
         tx.append_audit("grant.created", at_us=to_us(now), request_id=request.id,

@@ -212,7 +212,8 @@ class Proposing:
             if look_first and context.thread_id and call.id:
                 existing = tx.find_request(context.thread_id, call.id)
                 if existing is not None:
-                    if existing.args_hash != verdict.args_hash or existing.tool != call.name:
+                    if existing.args_hash != verdict.args_hash or existing.tool != call.name \
+                            or existing.definition_hash != call.definition_hash:
                         raise Conflict(f"call id {call.id!r} was already used for another call "
                                        "in this thread", code="call_id_reused")
                     kind = ProposalKind.PENDING if existing.status is RequestStatus.PENDING \

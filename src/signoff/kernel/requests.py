@@ -83,6 +83,7 @@ def build_request(
         requires=verdict.requires,
         waiter=waiter if context.parent_call else None,
         changes=tuple(changes),
+        definition_hash=call.definition_hash,
     )
 
 

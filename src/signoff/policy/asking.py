@@ -203,6 +203,7 @@ class Asking:
         shell_arg = self.view.spec.shell if self.view and self.view.spec else None
         for grant in grants:
             if grant_applies(grant, self.call.name, self.args, now, shell_arg=shell_arg,
+                             definition_hash=self.call.definition_hash,
                              analysis=self.analysis):
                 return grant.id
         return None

@@ -27,6 +27,7 @@ from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.classify import classify
 from signoff.policy.concerns import MANDATORY, shell_concerns
+from signoff.policy.definitions import changed_reason
 from signoff.policy.globmeet import can_name
 from signoff.policy.matching import (
     DEFAULT_ALLOW,
@@ -132,6 +133,9 @@ class Evaluation(Asking):
         if hinted is not None and hinted.treatment == "mandatory" and not forced:
             forced = [Reason(step=Step.MANDATORY_ASK, code="mcp_hint", text=hinted.text)]
             self.reasons.append(forced[0])
+        if call.definition_changed:  # the rug pull: asked anew (signoff.policy.definitions)
+            forced.append(changed_reason(name))
+            self.reasons.append(forced[-1])
         if mandatory or forced or (scope.outside and ws is not None and ws.mandatory):
             if analysis is not None and any(r.code in MANDATORY for r in forced):
                 for finding in analysis.never_allow:  # what made the line opaque, by name

@@ -213,6 +213,7 @@ def grant_applies(
     *,
     shell_arg: str | None = None,
     analysis: ShellAnalysis | None = None,
+    definition_hash: str | None = None,
 ) -> bool:
     """An active grant for this tool whose argument patterns all match.
 
@@ -223,6 +224,8 @@ def grant_applies(
     """
     if not tool_matches(grant.tool, tool):
         return False
+    if grant.definition_hash is not None and grant.definition_hash != definition_hash:
+        return False  # granted for another definition of the tool (policy.definitions)
     if grant.expires_at is not None and now >= grant.expires_at:
         return False
     limit = grant.max_uses if grant.max_uses is not None else (

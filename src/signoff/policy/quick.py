@@ -43,6 +43,8 @@ def quick_verdict(policy: Policy, call: ToolCall, context: RunContext) -> Verdic
     if type(call_id) is not str or type(name) is not str or not call_id.strip() \
             or not name or len(name) > 256 or not name.isprintable():
         return None
+    if call.definition_changed:  # asked anew (signoff.policy.definitions)
+        return None
     view = policy.view(name)
     reasons = view.quick
     if reasons is None:
