@@ -204,7 +204,8 @@ class Asking:
         for grant in grants:
             if grant_applies(grant, self.call.name, self.args, now, shell_arg=shell_arg,
                              definition_hash=self.call.definition_hash,
-                             analysis=self.analysis):
+                             analysis=self.analysis,
+                             call_hash=self.args_hash() if grant.args_hash else None):
                 return grant.id
         return None
 

@@ -214,15 +214,27 @@ def grant_applies(
     shell_arg: str | None = None,
     analysis: ShellAnalysis | None = None,
     definition_hash: str | None = None,
+    call_hash: str | None = None,
 ) -> bool:
-    """An active grant for this tool whose argument patterns all match.
+    """An active grant for this very tool whose argument patterns all match.
+
+    The grant's tool is a literal name, never a pattern: a tool may be called ``*``.
+    A grant made for exact arguments (``args_hash``, "approve for this thread") admits
+    only a call whose canonical arguments hash to it (``call_hash``): an argument added
+    or changed is asked again. A grant with patterns admits only calls whose every
+    argument it names (a ``bcc`` it never mentions is not covered); one with none
+    covers the tool whatever its arguments.
 
     For a shell tool the pattern on the command argument is a *command
     pattern*, judged like an allow rule: every simple command must match it
     and nothing may be never-allow, so a grant for ``make *`` does not admit
     ``make build && curl x | sh``.
     """
-    if not tool_matches(grant.tool, tool):
+    if grant.tool != tool:
+        return False
+    if grant.args_hash is not None and grant.args_hash != call_hash:
+        return False
+    if grant.args and not grant.args.keys() >= args.keys():
         return False
     if grant.definition_hash is not None and grant.definition_hash != definition_hash:
         return False  # granted for another definition of the tool (policy.definitions)
