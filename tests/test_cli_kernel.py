@@ -59,7 +59,11 @@ def test_approve_auto_thread(setup: dict[str, str], policy: Policy,
                          RunContext(thread_id="t1"))
     assert other.request is not None
     gate.store.close()
+    code, _, err = run(capsys, "requests", "approve", setup["request"], "--auto-thread",
+                       "--also", f"{other.request.id}=sha256:nothex", "--token", setup["approver"])
+    assert code == 2 and "[invalid_listed]" in err
     code, out, err = run(capsys, "requests", "approve", setup["request"], "--auto-thread",
+                         "--also", f"{other.request.id}={other.request.run_hash}",
                          "--token", setup["approver"])
     assert code == 0, err
     assert out.strip() == (f"{setup['request']}: approved (1/1 approvals); thread t1 is auto; "

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from signoff import inputs
-from signoff.errors import InvalidDecision
+from signoff.errors import InvalidDecision, InvalidInput
 
 
 class Effect(enum.StrEnum):
@@ -416,9 +417,15 @@ class Decision:
     # The arguments hash the approver was shown. When given, the decision applies only if
     # it is still the hash that would run (``ArgsChanged``, code ``args_changed``, if not).
     expected_args_hash: str | None = None
+    # Auto-approve this thread: the other calls the approver was shown, as (request id,
+    # arguments hash) pairs; only those, still pending with that hash, are approved with it
+    # (``kernel.auto_thread``). None or empty: the request alone.
+    listed: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         # The input contract (``signoff.inputs``): what an approver writes is stored and shown.
+        if self.listed:
+            check_listed(self.listed, self.scope)
         inputs.optional_text("reason", self.reason, inputs.REASON_MAX)
         inputs.optional_text("message", self.message, inputs.MESSAGE_MAX)
         inputs.optional_text("expected_args_hash", self.expected_args_hash, inputs.PATTERN_MAX)
@@ -431,7 +438,8 @@ class Decision:
     @classmethod
     def approve(cls, *, scope: ApproveScope | str = ApproveScope.ONCE,
                 grant_args: Mapping[str, str] | None = None,
-                expected_args_hash: str | None = None) -> Decision:
+                expected_args_hash: str | None = None,
+                listed: Iterable[tuple[str, str]] | None = None) -> Decision:
         try:
             parsed = ApproveScope(scope)
         except ValueError:
@@ -439,7 +447,8 @@ class Decision:
                                   f"{', '.join(s.value for s in ApproveScope)}",
                                   code="unknown_scope") from None
         return cls(kind=DecisionKind.APPROVE, scope=parsed, grant_args=grant_args,
-                   expected_args_hash=expected_args_hash)
+                   expected_args_hash=expected_args_hash,
+                   listed=listed_pairs(listed))
 
     @classmethod
     def reject(cls, reason: str, alternatives: tuple[str, ...] | list[str] = (), *,
@@ -457,6 +466,54 @@ class Decision:
     def respond(cls, message: str, *, expected_args_hash: str | None = None) -> Decision:
         return cls(kind=DecisionKind.RESPOND, message=message,
                    expected_args_hash=expected_args_hash)
+
+
+LISTED_MAX = 200  # the calls one auto-approve card may list
+_HASH = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def listed_pairs(listed: Iterable[tuple[str, str]] | None) -> tuple[tuple[str, str], ...]:
+    """The (request id, arguments hash) pairs of a card, as a tuple; ``invalid_listed`` for
+    anything else (checked fully by ``check_listed``)."""
+    if listed is None:
+        return ()
+    if isinstance(listed, (str, bytes, Mapping)):
+        raise InvalidInput("listed: expected (request id, arguments hash) pairs",
+                           code="invalid_listed", field="listed")
+    pairs: list[tuple[str, str]] = []
+    for item in listed:
+        if isinstance(item, (str, bytes, Mapping)) or not isinstance(item, Iterable):
+            raise InvalidInput("listed: expected (request id, arguments hash) pairs",
+                               code="invalid_listed", field="listed")
+        pair = tuple(item)
+        if len(pair) != 2:
+            raise InvalidInput("listed: expected (request id, arguments hash) pairs",
+                               code="invalid_listed", field="listed")
+        pairs.append((pair[0], pair[1]))
+        if len(pairs) > LISTED_MAX:
+            break
+    return tuple(pairs)
+
+
+def check_listed(listed: tuple[tuple[str, str], ...], scope: ApproveScope) -> None:
+    """A card lists calls only for *Auto-approve this thread* (``listed_needs_auto_thread``),
+    at most ``LISTED_MAX`` (``too_many_listed``), each a request id and a ``sha256:`` hash
+    (``invalid_listed``)."""
+    if scope is not ApproveScope.AUTO_THREAD:
+        raise InvalidDecision("only an auto-approve decision lists other calls",
+                              code="listed_needs_auto_thread")
+    if len(listed) > LISTED_MAX:
+        raise InvalidInput(f"listed: at most {LISTED_MAX} calls", code="too_many_listed",
+                           field="listed")
+    for pair in listed:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise InvalidInput("listed: expected (request id, arguments hash) pairs",
+                               code="invalid_listed", field="listed")
+        request_id, hashed = pair
+        inputs.identifier("listed request id", request_id)
+        if not isinstance(hashed, str) or not _HASH.fullmatch(hashed):
+            raise InvalidInput("listed: an arguments hash is sha256:<64 hex digits>",
+                               code="invalid_listed", field="listed")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,8 +1,10 @@
-"""Auto-approve this thread (issue 13, item 10; seed 000 §5.2), on both backends.
+"""Auto-approve this thread, on both backends.
 
 One decision approves the request, switches its thread to ``auto`` and approves the
-pause's other undecided calls — in one transaction, audited, under the ceiling, the
-no-self-approval rule and the "not while a call executes" rule of setting a mode by hand.
+pause's other undecided calls that the card listed, with the arguments hash it showed —
+in one transaction, audited, under the ceiling, the no-self-approval rule and the "not
+while a call executes" rule of setting a mode by hand. A call the card did not list, whose
+arguments changed since, or of another run or asker, stays with humans (issue 42).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 
 import pytest
 
-from signoff.errors import Conflict, Forbidden, InvalidDecision
+from signoff.errors import Conflict, Forbidden, InvalidDecision, InvalidInput
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import OutcomeKind, ProposalKind
@@ -80,6 +82,11 @@ def _status(gate: Gate, request_id: str) -> RequestStatus:
     return gate.store_get(request_id).status
 
 
+def _listing(gate: Gate, *request_ids: str) -> list[tuple[str, str]]:
+    """What a card shows: each call with the arguments hash that would run."""
+    return [(i, gate.store_get(i).run_hash) for i in request_ids]
+
+
 def _events(store: Store, kind: str) -> list[dict[str, object]]:
     return [dict(json.loads(e.data), request_id=e.request_id, actor=e.actor)
             for e in store.audit_events() if e.kind == kind]
@@ -95,7 +102,9 @@ def test_approves_switches_and_approves_the_rest_of_the_pause(store: Store) -> N
     rejected_later = _ask(gate, "c6")
     gate.decide(quorum, Decision.approve(), identity=who["carol"])  # a first vote of two
 
-    result = gate.decide(first, Decision.approve(scope="auto_thread"), identity=who["bob"])
+    listed = _listing(gate, second, mandatory, not_mine, quorum, rejected_later)
+    result = gate.decide(first, Decision.approve(scope="auto_thread", listed=listed),
+                         identity=who["bob"])
 
     assert result.request.status is RequestStatus.APPROVED and result.transitioned
     assert result.review_mode == "auto"
@@ -197,7 +206,7 @@ def test_a_replay_answers_the_same(store: Store) -> None:
     gate, who = _gate(store)
     first = _ask(gate, "c1")
     second = _ask(gate, "c2")
-    decision = Decision.approve(scope="auto_thread")
+    decision = Decision.approve(scope="auto_thread", listed=_listing(gate, second))
     once = gate.decide(first, decision, identity=who["bob"], idempotency_key="k1")
     again = gate.decide(first, decision, identity=who["bob"], idempotency_key="k1")
     assert again.replayed and again.also_approved == once.also_approved == (second,)
@@ -273,3 +282,76 @@ def test_a_scope_spelled_otherwise_is_a_typed_error(scope: str) -> None:
     with pytest.raises(InvalidDecision) as caught:
         Decision.approve(scope=scope)
     assert caught.value.code == "unknown_scope"
+
+
+def test_no_list_approves_the_request_alone(store: Store) -> None:
+    gate, who = _gate(store)
+    first = _ask(gate, "c1")
+    second = _ask(gate, "c2")
+    result = gate.decide(first, Decision.approve(scope="auto_thread"), identity=who["bob"])
+    assert (result.request.status, result.review_mode, result.also_approved) == \
+        (RequestStatus.APPROVED, "auto", ())
+    assert _status(gate, second) is RequestStatus.PENDING
+
+
+def test_only_what_the_card_listed_as_it_showed_it(store: Store) -> None:
+    """Rendered with c2 and c3; then c3's arguments are edited (another approver), c4 joins
+    the pause, another agent and another run propose into the thread, and the listed ids of
+    those (a client that lists whatever it finds) change nothing: only c2 is approved."""
+    gate, who = _gate(store)
+    first = _ask(gate, "c1")
+    second = _ask(gate, "c2")
+    edited = _ask(gate, "c3", tool="deploy", env="staging")
+    shown = _listing(gate, second, edited)  # the card as rendered
+    later = _ask(gate, "c4")  # proposed after the card was rendered
+    gate.decide(edited, Decision.edit({"env": "prod"}), identity=who["carol"])
+    other_agent = Gate(gate.policy, store, agent="intruder")
+    intruder = _ask(other_agent, "c5", context=RunContext(thread_id="chat-1"))
+    other_run = _ask(gate, "c6", context=RunContext(thread_id="chat-1", run_id="run-2",
+                                                    principal="alice"))
+    other_asker = _ask(gate, "c7", context=RunContext(thread_id="chat-1", run_id="run-1",
+                                                      principal="mallory"))
+    listed = [*shown, *_listing(gate, intruder, other_run, other_asker)]
+
+    result = gate.decide(first, Decision.approve(scope="auto_thread", listed=listed),
+                         identity=who["bob"])
+
+    assert result.also_approved == (second,)
+    assert _status(gate, second) is RequestStatus.APPROVED
+    for kept in (edited, later, intruder, other_run, other_asker):
+        assert _status(gate, kept) is RequestStatus.PENDING, kept
+        assert not [d for d in store.decisions(kept) if d.approver == "bob"]
+
+
+def test_a_listing_is_part_of_the_idempotent_body(store: Store) -> None:
+    gate, who = _gate(store)
+    first = _ask(gate, "c1")
+    second = _ask(gate, "c2")
+    gate.decide(first, Decision.approve(scope="auto_thread"), identity=who["bob"],
+                idempotency_key="k1")
+    with pytest.raises(Conflict) as caught:
+        gate.decide(first, Decision.approve(scope="auto_thread", listed=_listing(gate, second)),
+                    identity=who["bob"], idempotency_key="k1")
+    assert caught.value.code == "idempotency_conflict"
+    assert _status(gate, second) is RequestStatus.PENDING
+
+
+@pytest.mark.parametrize(("listed", "scope", "error", "code"), [
+    ([("req_1", "sha256:" + "a" * 64)], "once", InvalidDecision, "listed_needs_auto_thread"),
+    ([("req_1", "sha256:" + "a" * 64)], "thread", InvalidDecision, "listed_needs_auto_thread"),
+    ("req_1", "auto_thread", InvalidInput, "invalid_listed"),
+    ({"req_1": "sha256:" + "a" * 64}, "auto_thread", InvalidInput, "invalid_listed"),
+    ([("req_1",)], "auto_thread", InvalidInput, "invalid_listed"),
+    ([("req_1", "sha256:" + "a" * 64, "x")], "auto_thread", InvalidInput, "invalid_listed"),
+    ([("req_1", "md5:abc")], "auto_thread", InvalidInput, "invalid_listed"),
+    ([("req_1", "sha256:" + "A" * 64 + "\n")], "auto_thread", InvalidInput, "invalid_listed"),
+    ([("req 1", "sha256:" + "a" * 64)], "auto_thread", InvalidInput, "invalid_identifier"),
+    ([(1, "sha256:" + "a" * 64)], "auto_thread", InvalidInput, "invalid_identifier"),
+    ([(f"r{i}", "sha256:" + "a" * 64) for i in range(201)], "auto_thread", InvalidInput,
+     "too_many_listed"),
+])
+def test_a_bad_listing_is_a_typed_error(listed: object, scope: str, error: type[Exception],
+                                        code: str) -> None:
+    with pytest.raises(error) as caught:
+        Decision.approve(scope=scope, listed=listed)  # type: ignore[arg-type]
+    assert getattr(caught.value, "code", None) == code

@@ -405,16 +405,18 @@ def test_a_thread_waiting_for_a_decision_refuses_a_new_run(served: Served) -> No
 
 def test_auto_approve_this_thread(tmp_path: Any) -> None:
     """``scope: "auto_thread"``: approved, the thread on auto, the pause's other undecided
-    call approved too (the response names it); refused above the ceiling and while a call
-    of the thread executes, with nothing written."""
+    call the card listed approved too (the response names it); refused above the ceiling
+    and while a call of the thread executes, with nothing written."""
     for name in ("full", "manual"):
         (tmp_path / name).mkdir()
     for served in serve(tmp_path / "full"):
         first = propose_make(served, "t-auto", call_id="m1")
         second = propose_make(served, "t-auto", call_id="m2")
         with served.client(served.alice) as alice:
-            answer = alice.post(f"/api/v1/requests/{first}/decisions",
-                                json={"kind": "approve", "scope": "auto_thread"})
+            shown = alice.get(f"/api/v1/requests/{second}").json()["args_hash"]
+            answer = alice.post(f"/api/v1/requests/{first}/decisions", json={
+                "kind": "approve", "scope": "auto_thread",
+                "listed": [{"request_id": second, "args_hash": shown}]})
             assert answer.status_code == 200, answer.text
             body = answer.json()
             assert (body["status"], body["review_mode"], body["also_approved"]) == \

@@ -45,8 +45,12 @@ def add_commands(commands: Any) -> None:
     how.add_argument("--thread-grant", action="store_true",
                      help="approve for this thread: also grant identical calls in it")
     how.add_argument("--auto-thread", action="store_true",
-                     help="auto-approve this thread: switch it to auto and approve the other "
-                     "undecided calls of this pause too")
+                     help="auto-approve this thread: switch it to auto; with --also, approve "
+                     "those other calls of this pause too")
+    approve.add_argument("--also", action="append", default=[], metavar="ID=HASH",
+                         help="with --auto-thread: another call of the pause you looked at, "
+                         "with the arguments hash requests show printed (repeatable); it is "
+                         "approved only if it still waits with that hash")
     reject = leaf(sub, "reject", "reject a request with a reason the agent will read",
                   cmd_requests_reject, decides=True)
     reject.add_argument("request_id")
@@ -203,7 +207,8 @@ def _decide(args: argparse.Namespace, decision: Decision) -> int:
 
 def cmd_requests_approve(args: argparse.Namespace) -> int:
     scope = "auto_thread" if args.auto_thread else "thread" if args.thread_grant else "once"
-    return _decide(args, Decision.approve(scope=scope))
+    listed = [(item.partition("=")[0], item.partition("=")[2]) for item in args.also]
+    return _decide(args, Decision.approve(scope=scope, listed=listed))
 
 
 def cmd_requests_reject(args: argparse.Namespace) -> int:

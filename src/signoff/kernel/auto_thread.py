@@ -1,13 +1,18 @@
-"""Auto-approve this thread: the approval card's second button (seed 000 §5.2).
+"""Auto-approve this thread: the approval card's second button.
 
 One decision, one transaction: the request is approved (a vote like *Approve
 once*), the thread's review mode becomes ``auto`` (a higher one stays), and the
-other calls of the same pause — the thread's other pending requests — that
-nobody has decided yet are approved by the same approver, so one resume runs
-them all. The checks are those of setting the mode by hand: the ceiling and no
-call executing (``kernel.admin.mode_change_refusal``), and no party of the
-thread (``kernel.ownership``).
-Kept as they are: a request with any decision (a reject or an edit already
+other calls of the same pause that the card *listed* — ``Decision.listed``, each
+request id with the arguments hash the approver was shown — are approved by the
+same approver, so one resume runs them all. An approval counts only for what the
+human saw: a call proposed after the card was rendered is not listed, a listed
+call whose arguments changed since has another hash, and a call of another run
+or another asker (principal or agent) is not of this pause — all stay with
+humans. No list approves the request alone.
+The checks are those of setting the mode by hand: the ceiling and no call
+executing (``kernel.admin.mode_change_refusal``), and no party of the thread
+(``kernel.ownership``).
+Kept as they are too: a request with any decision (a reject or an edit already
 given, a first vote of a quorum), a mandatory one (the policy wants a human to
 look at that call), one this approver may not decide, one whose time is up.
 
@@ -18,7 +23,7 @@ records the waiting run with the mode; ``adapters.langchain.run.refixed``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from signoff.audit import to_us
@@ -45,12 +50,21 @@ def may_switch(tx: Tx, request: ApprovalRequest, ceiling: ReviewMode) -> None:
         raise refused
 
 
+def same_pause(request: ApprovalRequest, other: ApprovalRequest) -> bool:
+    """``other`` waits in the same pause as ``request``: the same run, asked by the same
+    principal and agent. The card lists only these, and the kernel approves no other."""
+    return (other.thread_id == request.thread_id and other.run_id == request.run_id
+            and other.principal == request.principal and other.agent == request.agent)
+
+
 def switch(tx: Tx, result: DecisionResult, identity: Identity, now: float,
-           default: ReviewMode, *, refused: Callable[[ApprovalRequest], object],
+           default: ReviewMode, *, listing: Iterable[tuple[str, str]],
+           refused: Callable[[ApprovalRequest], object],
            vote: Callable[[ApprovalRequest], object]) -> DecisionResult:
     """After the request's own vote: set the mode, then ``vote`` on each other request
-    of the pause that may take one (``refused``: why this approver may not decide it at
-    all, or a falsy value). Returns ``result`` with the mode and those ids."""
+    of the pause that the card listed (``listing``: (id, arguments hash) pairs) with the
+    hash it still has and that may take one (``refused``: why this approver may not
+    decide it at all, or a falsy value). Returns ``result`` with the mode and those ids."""
     request = result.request
     thread = request.thread_id
     assert thread is not None  # may_switch
@@ -63,11 +77,15 @@ def switch(tx: Tx, result: DecisionResult, identity: Identity, now: float,
                         actor=identity.name, data={
                             "thread_id": thread, "review_mode": mode.value,
                             "decision_id": result.decision_id, "via": "auto_thread"})
+    listed = set(listing)
+    approved: list[str] = []
+    if not listed:
+        return dataclasses.replace(result, review_mode=mode.value, also_approved=())
     probe = Decision.approve(scope=ApproveScope.AUTO_THREAD)
     parties = tx.thread_parties(thread)
-    approved: list[str] = []
     for other in tx.pending_to_hold(thread, request.id):
-        if (other.mandatory or refused(other)
+        if ((other.id, other.run_hash) not in listed or not same_pause(request, other)
+                or other.mandatory or refused(other)
                 or decision_refusal(other, identity.name, probe, parties) is not None
                 or (other.expires_at is not None and now >= other.expires_at)
                 or tx.decisions(other.id)):

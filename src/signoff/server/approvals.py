@@ -107,7 +107,8 @@ async def cancel(request: Request, request_id: RequestId) -> Any:
 
 def to_decision(body: schemas.DecisionIn) -> Decision:
     if body.kind == "approve":
-        return Decision.approve(scope=body.scope)
+        return Decision.approve(scope=body.scope,
+                                listed=[(c.request_id, c.args_hash) for c in body.listed])
     if body.kind == "reject":
         return Decision.reject(body.reason or "", body.alternatives)
     if body.kind == "edit":

@@ -22,8 +22,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from signoff.canonical import parse_args
-from signoff.errors import InvalidDecision, SignoffError, Unauthenticated
+from signoff.errors import InvalidDecision, InvalidInput, SignoffError, Unauthenticated
 from signoff.identity import Identity, IdentityKind, Session
+from signoff.kernel.auto_thread import same_pause
 from signoff.kernel.cancelling import CANCELLABLE
 from signoff.kernel.deciding import approvers_of, refusal
 from signoff.kernel.ownership import asked, decision_refusal
@@ -259,9 +260,10 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
         # "Auto-approve this thread" (the approval card): offered where the ceiling allows auto;
         # the page names the pause's other calls it would approve with this one
         can_auto = party["auto"] is None and ReviewMode.AUTO in allowed_modes(gate)
-        if can_auto:
+        if can_auto:  # the calls of this pause only (same run and asker): the form lists
+            # each with its arguments hash, and the kernel approves no other
             others = [Row(r, gate.clock()) for r in gate.store.pending_on_thread(req.thread_id)
-                      if r.id != req.id]
+                      if r.id != req.id and same_pause(req, r)]
     can_cancel = req.status in CANCELLABLE and (asked(req, identity.name)
                                                 or identity.kind is IdentityKind.ADMIN)
     now = gate.clock()
@@ -338,13 +340,28 @@ async def cancel_form(request: Request, request_id: RequestId) -> Response:
                             status_code=303)
 
 
+def card_listing(form: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The calls the auto-approve card showed: ``listed`` fields of ``<id> <hash>``."""
+    getlist = getattr(form, "getlist", None)
+    values = getlist("listed") if callable(getlist) else []
+    pairs: list[tuple[str, str]] = []
+    for value in values:
+        parts = value.split(" ") if isinstance(value, str) else []
+        if len(parts) != 2:
+            raise InvalidInput("listed: expected a request id and an arguments hash",
+                               code="invalid_listed", field="listed")
+        pairs.append((parts[0], parts[1]))
+    return pairs
+
+
 def _form_decision(action: str, form: Mapping[str, Any]) -> Decision:
     if action == "approve_once":
         return Decision.approve(scope="once")
     if action == "approve_thread":
         return Decision.approve(scope="thread")
     if action == "approve_auto_thread":
-        return Decision.approve(scope="auto_thread")
+        return Decision.approve(scope="auto_thread", listed=card_listing(form),
+                                expected_args_hash=_field(form, "args_hash") or None)
     if action == "reject":
         alternatives = [a.strip() for a in (_field(form, "alternatives") or "").splitlines()
                         if a.strip()]

@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from signoff import inputs
 from signoff.errors import InvalidInput
+from signoff.model import LISTED_MAX
 
 
 def _checked(check: Callable[[str], Any]) -> AfterValidator:
@@ -87,6 +88,13 @@ class CheckIn(Strict):
     context: dict[str, Any] = Field(default_factory=dict)
 
 
+class ListedCall(Strict):
+    """One call an auto-approve card showed: its request id and the arguments hash shown."""
+
+    request_id: Identifier
+    args_hash: str = Field(max_length=100, description="sha256:<hex>, as the card showed it")
+
+
 class DecisionIn(Strict):
     """What an approver says. The approver is never a field: it is whoever is signed in."""
 
@@ -100,6 +108,11 @@ class DecisionIn(Strict):
                                             max_length=inputs.ALTERNATIVES_MAX)
     args: dict[str, Any] | None = Field(None, description="the edited arguments (kind=edit)")
     message: Message | None = Field(None, description="the answer (kind=respond)")
+    listed: list[ListedCall] = Field(
+        default_factory=list, max_length=LISTED_MAX,
+        description="auto_thread: the other calls of the pause the approver was shown; only "
+        "these, still pending with the hash given, are approved too (none: this request "
+        "alone)")
 
 
 class ThreadIn(Strict):
