@@ -21,7 +21,7 @@ from typing import Any
 
 from signoff.canonical import canonical_bytes
 from signoff.errors import InvalidArguments
-from signoff.model import Reason, Step
+from signoff.model import ApprovalRequest, Reason, Step
 
 DEFINITION_CHANGED = "definition_changed"
 DEFINED_BY = ("description", "inputSchema", "annotations")  # what the hash covers
@@ -36,6 +36,11 @@ def definition_hash(tool: Mapping[str, Any]) -> str:
     except (InvalidArguments, TypeError, ValueError):  # beyond canonical JSON: still stable
         data = json.dumps(defined, sort_keys=True, default=repr).encode("utf-8", "replace")
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def definition_changed(request: ApprovalRequest) -> bool:
+    """The request was asked because its tool's definition changed (the inbox flags it)."""
+    return any(reason.get("code") == DEFINITION_CHANGED for reason in request.reasons)
 
 
 def changed_reason(tool: str) -> Reason:

@@ -29,6 +29,7 @@ from signoff.kernel.cancelling import CANCELLABLE
 from signoff.kernel.deciding import approvers_of, refusal
 from signoff.kernel.ownership import asked, decision_refusal
 from signoff.model import ApprovalRequest, Decision, RequestStatus, ReviewMode
+from signoff.policy.definitions import definition_changed
 from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
 from signoff.server.bodies import RequestId, ThreadId
@@ -71,6 +72,7 @@ class Row:
     def __init__(self, request: ApprovalRequest, now: float) -> None:
         self.r = request
         self.summary_html = reveal(request.summary)[0]
+        self.definition_changed = definition_changed(request)
         self.age = _age(now - request.created_at) + " ago"
         self.expires_in = "in " + _age(request.expires_at - now) if request.expires_at else ""
 
@@ -272,6 +274,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
             "flagged": flagged + flagged_desc + flagged_summary + flagged_tool,
             "changes": changes, "flagged_changes": flagged_changes,
             "summary_html": summary_html, "tool_html": tool_html,
+            "definition_changed": definition_changed(req),
             "description_html": description_html, "pretty_args": pretty,
             "edited_from": req.args if req.approved_args is not None else None,
             "expires_in": "in " + _age(req.expires_at - now) if req.expires_at else "",
