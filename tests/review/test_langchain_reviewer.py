@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,26 @@ def test_an_approval_through_the_policy_and_the_record() -> None:
                  "review_invalid", id="asks-for-a-tool"),
     pytest.param(AIMessage(content="", additional_kwargs={"refusal": "no"}), "review_refused",
                  id="refusal"),
+    # Issue 42, item 8: a verdict in text beside any tool-call shape is not a verdict.
+    pytest.param(_answer("approve", "ok", tool_calls=[{"name": "deploy", "args": {},
+                                                       "id": "t"}]),
+                 "review_invalid", id="approve-beside-a-tool-call"),
+    pytest.param(_answer("approve", "ok", invalid_tool_calls=[
+        {"name": "deploy", "args": "{", "id": "t", "error": "bad json",
+         "type": "invalid_tool_call"}]), "review_invalid", id="invalid-tool-calls"),
+    pytest.param(_answer("approve", "ok", additional_kwargs={
+        "function_call": {"name": "approve", "arguments": "{}"}}), "review_invalid",
+        id="legacy-function-call"),
+    pytest.param(_answer("approve", "ok", additional_kwargs={"tool_calls": []}),
+                 "review_invalid", id="raw-tool-calls"),
+    pytest.param(_answer("approve", "ok", response_metadata={"finish_reason": "tool_calls"}),
+                 "review_invalid", id="finish-tool-calls"),
+    pytest.param(_answer("approve", "ok", response_metadata={"stop_reason": "tool_use"}),
+                 "review_invalid", id="stop-reason-tool-use"),
+    pytest.param(AIMessage(content=[
+        {"type": "text", "text": '{"verdict": "approve", "reason": "ok"}'},
+        {"type": "tool_use", "id": "t", "name": "deploy", "input": {}}]),
+        "review_invalid", id="tool-use-block"),
 ])
 def test_anything_but_an_approval_goes_to_a_human(reply: AIMessage, code: str | None) -> None:
     verdict = Policy.from_toml(POLICY, reviewer=ChatModelReviewer(_model(reply))).evaluate(
@@ -113,8 +134,17 @@ def test_a_failing_or_late_model_goes_to_a_human() -> None:
         model = Failing(messages=iter(()), error=error)
         outcome = ChatModelReviewer(model).review(_request())
         assert not outcome.approve and outcome.error == code
-    late = ChatModelReviewer(_model(_answer("approve", "fits")), timeout=1e-9).review(_request())
-    assert not late.approve and late.error == "review_timeout" and late.answer is not None
+
+    class Slow(GenericFakeChatModel):
+        def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+            time.sleep(0.5)
+            return super()._generate(*args, **kwargs)
+
+    start = time.monotonic()
+    late = ChatModelReviewer(Slow(messages=iter([_answer("approve", "fits")])),
+                             timeout=0.1).review(_request())
+    assert time.monotonic() - start < 0.4  # the caller waits the deadline, not the model
+    assert not late.approve and late.error == "review_timeout" and late.answer is None
 
 
 def test_a_model_with_tools_bound_is_refused() -> None:

@@ -228,8 +228,8 @@ class _Loader:
                              rule=where, field="api_key")
         model_keys = {"model", "base_url", "api_key_env", "timeout", "max_retries",
                       "max_output_tokens", "json_mode", "token_limit_param", "temperature",
-                      "max_reviews_per_run", "max_reviews_per_minute"}
-        self.known(table, {"reviewer", "max_risk", *model_keys}, where)
+                      "max_reviews_per_run", "max_reviews_per_minute", "max_concurrent"}
+        self.known(table, {"reviewer", "max_risk", "full_mode_role", *model_keys}, where)
         reviewer = self.choice(table, "reviewer", REVIEWERS, "rules", where)
         unused = sorted(model_keys & table.keys()) if reviewer == "rules" else []
         if unused:
@@ -251,11 +251,18 @@ class _Loader:
         if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
             raise self.error("must be the name of an environment variable", rule=where,
                              field="api_key_env")
+        full_role = table.get("full_mode_role")
+        if full_role is not None and not (isinstance(full_role, str)
+                                          and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.@:-]{0,63}",
+                                                           full_role)):
+            raise self.error("must be a role name (1–64 letters, digits or _ . @ : -)",
+                             rule=where, field="full_mode_role")
         temperature = table.get("temperature")
         if temperature is not None:
             temperature = self.number(table, "temperature", 0.0, where, high=2.0, zero=True)
         return ReviewConfig(
             reviewer=reviewer, max_risk=Risk(max_risk), model=model, base_url=base_url,
+            full_mode_role=full_role,
             api_key_env=key_env,
             timeout=self.number(table, "timeout", defaults.timeout, where, high=600.0),
             max_retries=self.integer(table, "max_retries", defaults.max_retries, where, low=0,
@@ -273,6 +280,8 @@ class _Loader:
             max_reviews_per_minute=self.integer(table, "max_reviews_per_minute",
                                                 defaults.max_reviews_per_minute, where, low=1,
                                                 high=100_000),
+            max_concurrent=self.integer(table, "max_concurrent", defaults.max_concurrent,
+                                        where, low=1, high=32),
         )
 
     def tools(self, raw: object) -> dict[str, ToolSpec]:

@@ -18,10 +18,12 @@ from signoff.review.config import ReviewConfig
 from signoff.review.configured import build_reviewer
 from signoff.review.langchain_model import ChatModelReviewer
 from signoff.review.llm import ERROR_CODES, Completion, ModelReviewer
+from signoff.review.pool import ReviewPool
 from signoff.review.prompt import SYSTEM_PROMPT, build_messages, prompt_hash
 from signoff.review.rules import RiskReviewer
 
 __all__ = ["ERROR_CODES", "SYSTEM_PROMPT", "VERDICT_SCHEMA", "ChatCompletionsReviewer",
            "ChatModelReviewer", "Completion", "InvalidAnswer", "ModelReviewer", "ReviewBudget",
-           "ReviewConfig", "ReviewOutcome", "ReviewRequest", "Reviewer", "RiskReviewer",
+           "ReviewConfig", "ReviewOutcome", "ReviewPool", "ReviewRequest", "Reviewer",
+           "RiskReviewer",
            "beyond_reviewer", "build_messages", "build_reviewer", "parse_answer", "prompt_hash"]

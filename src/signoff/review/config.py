@@ -23,11 +23,16 @@ class ReviewConfig:
     model: str | None = None
     base_url: str | None = None  # any chat-completions endpoint; None: the client's default
     api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = 10.0  # seconds, per attempt
+    timeout: float = 10.0  # seconds for the whole review, retries included
     max_retries: int = 0  # a failed review goes to a human; retrying only delays that
     max_output_tokens: int = 300
     json_mode: bool = True  # send response_format {"type": "json_object"}
     token_limit_param: str = "max_tokens"  # noqa: S105 (a parameter name) or "max_completion_tokens" (newer OpenAI models)
     temperature: float | None = None  # None: not sent (some models refuse any value)
     max_reviews_per_run: int = 50
+    # Who may set a thread to ``full`` besides admins (``kernel.mode_authority``); None:
+    # admins only.
+    full_mode_role: str | None = None
     max_reviews_per_minute: int = 60
+    # Reviews at a time (ReviewPool); when all are taken a call goes to a human at once.
+    max_concurrent: int = 8

@@ -15,6 +15,7 @@ from signoff.errors import ConfigurationError
 from signoff.review.base import Reviewer
 from signoff.review.budget import ReviewBudget
 from signoff.review.config import ReviewConfig
+from signoff.review.pool import ReviewPool
 from signoff.review.rules import RiskReviewer
 
 
@@ -46,4 +47,5 @@ def build_reviewer(config: ReviewConfig, environ: Mapping[str, str] | None = Non
         json_mode=config.json_mode, token_limit_param=config.token_limit_param,
         temperature=config.temperature,
         budget=ReviewBudget(per_run=config.max_reviews_per_run,
-                            per_minute=config.max_reviews_per_minute))
+                            per_minute=config.max_reviews_per_minute),
+        timeout=config.timeout, pool=ReviewPool(config.max_concurrent))

@@ -3,9 +3,13 @@
 The model is invoked as it is given, never through ``bind_tools``; a model
 that already has tools bound is a ``RunnableBinding``, not a chat model, and is
 refused. The call runs with no callbacks of the surrounding run, so the
-reviewer's tokens never stream into the agent's output. LangChain has no
-common timeout: the model's own bounds the wait, and an answer that arrives
-after ``timeout`` seconds is discarded as late.
+reviewer's tokens never stream into the agent's output. The call runs on the
+review pool and is waited for ``timeout`` seconds in all; LangChain has no
+common way to cancel it, so a late call runs on (holding its slot) until the
+model's own timeout ends it, and its answer is discarded. A reply carrying
+tool calls (``tool_calls``, ``invalid_tool_calls``, a ``function_call`` or
+``tool_calls`` in ``additional_kwargs``) or a non-text content block is not a
+verdict.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from signoff.errors import ConfigurationError
 from signoff.review.budget import ReviewBudget
 from signoff.review.llm import Completion, ModelReviewer
+from signoff.review.pool import ReviewPool
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -24,10 +29,32 @@ if TYPE_CHECKING:
 def _text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
-    if isinstance(content, list):  # content blocks: keep the text ones
-        parts = [b if isinstance(b, str) else b.get("text", "") for b in content
-                 if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")]
-        return "".join(parts)
+    if isinstance(content, list) and not _other_blocks(content):  # text blocks only
+        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+    return None
+
+
+def _other_blocks(content: list[Any]) -> bool:
+    return any(not isinstance(b, str) and not (isinstance(b, dict) and b.get("type") == "text"
+                                               and isinstance(b.get("text", ""), str))
+               for b in content)
+
+
+def _not_text(reply: Any) -> str | None:
+    """Why a LangChain reply is not plain text, or None."""
+    if getattr(reply, "tool_calls", None):
+        return "tool_calls"
+    if getattr(reply, "invalid_tool_calls", None):
+        return "invalid_tool_calls"
+    extra = getattr(reply, "additional_kwargs", None) or {}
+    for key in ("function_call", "tool_calls"):
+        if extra.get(key) is not None:
+            return f"a {key} in additional_kwargs"
+    content = reply.content
+    if isinstance(content, list) and _other_blocks(content):
+        return "a content block that is not text"
+    if not isinstance(content, (str, list)):
+        return "content that is not text"
     return None
 
 
@@ -45,14 +72,15 @@ class ChatModelReviewer(ModelReviewer):
     name = "langchain"
 
     def __init__(self, model: BaseChatModel, *, timeout: float | None = 30.0,
-                 budget: ReviewBudget | None = None) -> None:
+                 budget: ReviewBudget | None = None, pool: ReviewPool | None = None) -> None:
         from langchain_core.language_models import BaseChatModel  # noqa: PLC0415 (optional)
 
         if not isinstance(model, BaseChatModel):
             raise ConfigurationError(
                 "ChatModelReviewer needs the chat model itself (a BaseChatModel); a model "
                 "with tools bound is not tool-free", code="review_not_tool_free")
-        super().__init__(model=_model_name(model), budget=budget, deadline=timeout)
+        super().__init__(model=_model_name(model), budget=budget, deadline=timeout,
+                         pool=pool)
         self.chat_model = model
 
     def complete(self, messages: Sequence[Mapping[str, str]]) -> Completion:
@@ -73,8 +101,10 @@ class ChatModelReviewer(ModelReviewer):
         meta = reply.response_metadata or {}
         model = meta.get("model_name") or meta.get("model")
         refusal = reply.additional_kwargs.get("refusal")
+        finish = meta.get("finish_reason") or meta.get("stop_reason")
         return Completion(text=_text(reply.content),
                           model=model if isinstance(model, str) else None, tokens=tokens,
-                          refusal=refusal if isinstance(refusal, str) else None,
-                          finish_reason=meta.get("finish_reason"),
-                          tool_calls=len(getattr(reply, "tool_calls", None) or ()))
+                          refusal=None if refusal is None else str(refusal) or "refused",
+                          finish_reason=finish if isinstance(finish, str) else None,
+                          tool_calls=len(getattr(reply, "tool_calls", None) or ()),
+                          not_text=_not_text(reply))

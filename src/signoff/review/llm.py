@@ -1,10 +1,13 @@
 """What every model-backed reviewer does around its one model call.
 
-Spend the budget, build the prompt, ask once, time it, and accept only a
-strict verdict. Every failure — over budget, an exception, a late, empty,
-refused or malformed answer — is an escalation with ``error`` set to a stable
-code, never an approval: a human decides, and an unattended run is blocked.
-Adapters (``chat_completions.py``, ``langchain_model.py``) only say how to ask.
+Take a slot of the review pool, spend the budget, build the prompt, ask once
+on the pool's thread, wait at most the deadline, and accept only a strict
+verdict in plain text. Every failure — no free slot, over budget, an exception,
+a late, empty, refused, tool-shaped or malformed answer — is an escalation with
+``error`` set to a stable code, never an approval: a human decides, and an
+unattended run is blocked. An answer that comes after the deadline is never
+read. Adapters (``chat_completions.py``, ``langchain_model.py``) only say how
+to ask, and what shape the answer came in.
 """
 
 from __future__ import annotations
@@ -12,17 +15,21 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from signoff.review.answer import MAX_ANSWER, InvalidAnswer, parse_answer
 from signoff.review.base import ReviewOutcome, ReviewRequest
 from signoff.review.budget import ReviewBudget
+from signoff.review.pool import ReviewPool
 from signoff.review.prompt import build_messages, prompt_hash
 
 # Stable ``ReviewOutcome.error`` codes (docs/review.md).
 ERROR_CODES = ("review_invalid", "review_refused", "review_timeout", "review_http_429",
                "review_http_4xx", "review_http_5xx", "review_unreachable", "review_error",
-               "review_budget")
+               "review_budget", "review_busy")
+# How a model may ask to act instead of answering: none of these is a verdict.
+TOOL_FINISH_REASONS = frozenset({"tool_calls", "function_call", "tool_use"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +42,9 @@ class Completion:
     refusal: str | None = None
     finish_reason: str | None = None
     tool_calls: int = 0
+    # Why the answer is not plain assistant text, as the adapter saw it (a legacy
+    # ``function_call``, a ``tool_calls`` list, content parts, ...); None: plain text.
+    not_text: str | None = None
 
 
 def error_code(exc: BaseException) -> str:
@@ -56,8 +66,12 @@ def judge(completion: Completion) -> tuple[bool, str]:
     """The verdict in a completion, or ``InvalidAnswer``."""
     if completion.refusal or completion.finish_reason == "content_filter":
         raise InvalidAnswer("the model refused to answer", code="review_refused")
-    if completion.tool_calls:
+    if completion.tool_calls or completion.finish_reason in TOOL_FINISH_REASONS:
         raise InvalidAnswer("the model asked to call a tool; the reviewer has none")
+    if completion.not_text is not None:
+        raise InvalidAnswer(f"the answer is not plain text ({completion.not_text})")
+    if not isinstance(completion.text, str) and completion.text is not None:
+        raise InvalidAnswer("the answer is not plain text")
     if completion.finish_reason == "length":
         raise InvalidAnswer("the answer was cut off at the output token limit")
     answer = parse_answer(completion.text)
@@ -70,28 +84,44 @@ class ModelReviewer(ABC):
     name = "model"
 
     def __init__(self, *, model: str | None, budget: ReviewBudget | None = None,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None, pool: ReviewPool | None = None) -> None:
         self.model = model
         self.budget = budget
-        self.deadline = deadline  # seconds; a later answer is discarded as late
+        self.deadline = deadline  # seconds for the whole review; a later answer is discarded
+        self.pool = pool if pool is not None else ReviewPool()
 
     @abstractmethod
     def complete(self, messages: Sequence[Mapping[str, str]]) -> Completion:
         """Send the messages, offering no tools, and return the answer."""
 
     def review(self, request: ReviewRequest) -> ReviewOutcome:
+        if not self.pool.acquire():
+            return self._escalate("review_busy", f"all {self.pool.size} review slots are "
+                                  f"taken: a human decides (the reviewer was not asked)")
         if self.budget is not None:
             spent = self.budget.take(request.context.run_id)
             if spent is not None:
+                self.pool.release()
                 return self._escalate("review_budget", f"{spent}: a human decides")
         messages = build_messages(request)
         digest = prompt_hash(messages)
         start = time.perf_counter()
+        future: Future[Completion] = self.pool.start(lambda: self.complete(messages))
         try:
-            completion = self.complete(messages)
+            completion = future.result(timeout=self.deadline)
+        except TimeoutError:
+            latency = (time.perf_counter() - start) * 1000
+            if future.done():  # the adapter's own timeout
+                return self._escalate("review_timeout", "the review timed out: a human decides",
+                                      prompt_hash=digest, latency_ms=latency)
+            return self._escalate("review_timeout",
+                                  f"no answer within the {self.deadline:g} s deadline: a human "
+                                  f"decides (a later answer is discarded)",
+                                  prompt_hash=digest, latency_ms=latency)
         except Exception as exc:  # any failure is doubt, and doubt goes to a human
             latency = (time.perf_counter() - start) * 1000
-            code = error_code(exc)
+            late = self.deadline is not None and latency >= self.deadline * 1000
+            code = "review_timeout" if late else error_code(exc)  # hung up on at the deadline
             detail = str(exc)[:200] or type(exc).__name__
             return self._escalate(code, f"the review failed ({code}: {detail}): a human decides",
                                   prompt_hash=digest, latency_ms=latency)
