@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from signoff.errors import ConfigurationError
 
 TOKEN_PREFIX = "so_"  # noqa: S105 (a visible prefix, not a secret)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:-]{0,63}")  # matched whole (fullmatch)
 
 
 class IdentityKind(enum.StrEnum):
@@ -115,7 +115,10 @@ def same_hash(a: str, b: str) -> bool:
 
 
 def check_name(name: str) -> str:
-    if not _NAME.match(name):
+    """A user or role name, matched whole: ``re``'s ``$`` also matches before a final
+    newline, which would let ``ann`` and a newline through — a second spelling of
+    ``ann`` that reads the same wherever it is shown."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigurationError(
             f"user name {name!r} must be 1–64 letters, digits or _ . @ : -", code="invalid_name")
     return name

@@ -4,9 +4,9 @@ Every change here is audited like a decision, in the same transaction: adding a
 user, changing roles, disabling, enabling, removing, rotating a token,
 switching a thread's mode (which a thread's own party may not raise). ``actor``
 names who did it — the admin over HTTP, ``os:<user>`` from the CLI. Disabling,
-removing and rotating end the user's sessions in that transaction too, and the
-last active admin can be neither disabled nor removed (``last_admin``): someone
-must be able to manage users.
+removing and rotating end the user's sessions and unused login links in that
+transaction too, and the last admin who can sign in (active, token not expired) can
+be neither disabled nor removed (``last_admin``): someone must be able to manage users.
 """
 
 from __future__ import annotations
@@ -115,13 +115,15 @@ class Administering(Signing):
         """Disable the user and end its sessions; ``(account, changed)``."""
         now = self.clock()
         with self.store.transaction() as tx:
-            admins = tx.active_admins()  # held first, in name order: no deadlock between two
+            # held first, in name order: no deadlock between two
+            admins = tx.active_admins(at=now)
             account = _live(tx, name)
             if account.identity.disabled:
                 return account, False
             _not_last_admin(admins, account, "disable")
             tx.set_user(name, disabled=True)
             ended = tx.delete_sessions(user=name)
+            tx.end_login_links(name, at=now)
             tx.append_audit("user.disabled", at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name, "sessions_ended": [s.id for s in ended]})
             return _reread(tx, name), True
@@ -144,12 +146,13 @@ class Administering(Signing):
         (decisions and audit events name it) and ``users list --all`` still shows it."""
         now = self.clock()
         with self.store.transaction() as tx:
-            admins = tx.active_admins()
+            admins = tx.active_admins(at=now)
             account = _live(tx, name)
             _not_last_admin(admins, account, "remove")
             tombstone = "removed:" + secrets.token_hex(16)  # no token hashes to this
             tx.mark_removed(name, at=now, tombstone_hash=tombstone)
             ended = tx.delete_sessions(user=name)
+            tx.end_login_links(name, at=now)
             tx.append_audit("user.removed", at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name, "sessions_ended": [s.id for s in ended]})
             return _reread(tx, name)
@@ -166,6 +169,7 @@ class Administering(Signing):
             _live(tx, name)
             tx.set_token(name, token_hash=token_hash(token), at=now, expires_at=expires_at)
             ended = tx.delete_sessions(user=name)
+            tx.end_login_links(name, at=now)
             tx.append_audit("user.token_rotated", at_us=to_us(now), request_id=None,
                             actor=actor, data={"name": name, "token_expires_at": expires_at,
                                                "sessions_ended": [s.id for s in ended]})
@@ -319,8 +323,11 @@ def _reread(tx: Tx, name: str) -> Account:
 
 
 def _not_last_admin(admins: list[str], account: Account, verb: str) -> None:
+    """``admins`` are those who can sign in (``active_admins(at=now)``): one whose token
+    expired manages nobody until rotated, so it does not count as the one remaining."""
     if account.identity.kind is not IdentityKind.ADMIN or account.identity.disabled:
         return
     if admins == [account.name]:
-        raise Conflict(f"{account.name} is the last active admin; add or enable another "
-                       f"admin before you {verb} it", code="last_admin")
+        raise Conflict(f"{account.name} is the last admin who can sign in; add, enable or "
+                       f"renew the token of another admin before you {verb} it",
+                       code="last_admin")

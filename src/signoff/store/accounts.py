@@ -61,11 +61,16 @@ class AccountRows:
         row = self._one(f"{_ACCOUNT} WHERE name = ?{self._lock() if lock else ''}", (name,))
         return None if row is None else account_from_row(row)
 
-    def active_admins(self) -> list[str]:
-        """Admins neither disabled nor removed, their rows held until commit in name order
-        (two admins disabling each other at once cannot both pass the last-admin check)."""
+    def active_admins(self, *, at: float | None = None) -> list[str]:
+        """Admins neither disabled nor removed — and, given ``at``, whose token has not
+        expired by then: admins who can sign in. Their rows are held until commit in name
+        order (two admins disabling each other at once cannot both pass the last-admin
+        check)."""
+        expiry, params = ("", ()) if at is None else \
+            (" AND (token_expires_at IS NULL OR token_expires_at > ?)", (at,))
         rows = self._exec(f"SELECT name FROM users WHERE kind = 'admin' AND disabled = 0 "
-                          f"AND removed_at IS NULL ORDER BY name{self._lock()}").fetchall()
+                          f"AND removed_at IS NULL{expiry} ORDER BY name{self._lock()}",
+                          params).fetchall()
         return [r[0] for r in rows]
 
     def set_token(self, name: str, *, token_hash: str, at: float,
@@ -90,6 +95,13 @@ class AccountRows:
         self._exec("INSERT INTO login_links (code_hash, user_name, created_at, expires_at, "
                    "used_at, created_by) VALUES (?, ?, ?, ?, NULL, ?)",
                    (code_hash, user, at, expires_at, created_by))
+
+    def end_login_links(self, user: str, *, at: float) -> int:
+        """The user's unused links stop working now (they read as expired): a link made
+        before a disable, a removal or a rotation must not sign in after it."""
+        cursor = self._exec("UPDATE login_links SET expires_at = ? WHERE user_name = ? AND "
+                            "used_at IS NULL AND expires_at > ?", (at, user, at))
+        return int(cursor.rowcount)
 
     def use_login_link(self, code_hash: str, *, at: float) -> tuple[str, str | None]:
         """Mark the link used, once: ``("ok", user)``; else ``("used" | "expired" |
