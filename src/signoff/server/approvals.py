@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from signoff.identity import Identity
 from signoff.kernel.deciding import approvers_of
 from signoff.kernel.gate import Gate
+from signoff.kernel.visibility import principal_filter, visible
 from signoff.model import Decision, RequestStatus, Risk
 from signoff.server import schemas
 from signoff.server.auth import authenticate, require_decider
@@ -48,12 +49,15 @@ async def list_requests(request: Request, *,
                             max_length=CURSOR_MAX, description="next_cursor of the page "
                             "before")] = None,
                         limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Any:
-    """Newest first, a page at a time (a keyset: ``signoff.store.pages``)."""
+    """Newest first, a page at a time (a keyset: ``signoff.store.pages``); an agent
+    lists only the calls it asked (``signoff.kernel.visibility``)."""
     state = state_of(request)
-    await authenticate(state.gate, request)
+    identity = await authenticate(state.gate, request)
+    own = principal_filter(identity, requester)
     after = parse_cursor(cursor) if cursor is not None else None
     query = RequestQuery(status=status, thread_id=thread_id, risk=risk, tool=tool,
-                         requester=requester, since=since, until=until, text=q or None)
+                         requester=requester, principal=own, since=since, until=until,
+                         text=q or None)
     found = await run_in_threadpool(lambda: state.gate.store.list_requests(
         query=query, after=after, limit=limit + 1))
     more = len(found) > limit
@@ -66,12 +70,17 @@ async def list_requests(request: Request, *,
             summary="One request with its decisions")
 async def get_request(request: Request, request_id: RequestId) -> Any:
     state = state_of(request)
-    await authenticate(state.gate, request)
-    return await run_in_threadpool(request_detail, state.gate, request_id)
+    identity = await authenticate(state.gate, request)
+    return await run_in_threadpool(request_detail, state.gate, request_id, identity)
 
 
-def request_detail(gate: Gate, request_id: str) -> dict[str, Any]:
+def request_detail(gate: Gate, request_id: str,
+                   identity: Identity | None = None) -> dict[str, Any]:
+    """The request with its decisions; ``identity`` must be allowed to see it (an agent:
+    only its own, else ``404 not_found``)."""
     req = gate.store_get(request_id)
+    if identity is not None:
+        visible(identity, req)
     decisions = gate.store.decisions(req.id)
     return {**request_fields(req), "approvals": len(approvers_of(req, decisions)),
             "changes": [dict(change) for change in req.changes], "decisions": [
@@ -135,8 +144,8 @@ async def decide_as(state: Any, request_id: str, decision: Decision, identity: I
             summary="A thread's review mode and what it waits for")
 async def get_thread(request: Request, thread_id: ThreadId) -> Any:
     state = state_of(request)
-    await authenticate(state.gate, request)
-    return await run_in_threadpool(thread_view, state.gate, thread_id)
+    identity = await authenticate(state.gate, request)
+    return await run_in_threadpool(thread_view, state.gate, thread_id, identity)
 
 
 

@@ -20,6 +20,7 @@ from signoff.errors import Conflict, Forbidden
 from signoff.identity import Identity, IdentityKind
 from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import OutcomeKind
+from signoff.kernel.visibility import sees_all, visible
 from signoff.model import ApprovalRequest, RunContext, ToolCall
 from signoff.policy.modes import untrusted_context
 from signoff.server import schemas
@@ -63,7 +64,9 @@ def _with_principal(context: RunContext, identity: Identity) -> RunContext:
 async def call_outcome(request: Request, request_id: RequestId,
                        wait: Annotated[float, Query(ge=0, le=3600)] = 0) -> Any:
     state = state_of(request)
-    await authenticate(state.gate, request)
+    identity = await authenticate(state.gate, request)
+    if not sees_all(identity):  # an agent polls only its own calls: others' are not found
+        visible(identity, await run_in_threadpool(state.gate.store_get, request_id))
     deadline = time.monotonic() + min(wait, state.settings.long_poll_max)
     state.metrics.waiters.inc()
     try:
@@ -114,6 +117,7 @@ async def report(request: Request, request_id: RequestId) -> Any:
 
 
 def _may_run(request: ApprovalRequest, identity: Identity) -> None:
+    visible(identity, request)
     if identity.name != request.principal and identity.kind is not IdentityKind.ADMIN:
         raise Forbidden(f"only {request.principal or 'the requester'} may run this call",
                         code="not_requester")

@@ -28,6 +28,7 @@ from signoff.kernel.auto_thread import same_pause
 from signoff.kernel.cancelling import CANCELLABLE
 from signoff.kernel.deciding import approvers_of, refusal
 from signoff.kernel.ownership import asked, decision_refusal
+from signoff.kernel.visibility import require_approver
 from signoff.model import ApprovalRequest, Decision, RequestStatus, ReviewMode
 from signoff.policy.definitions import definition_changed
 from signoff.server.approvals import decide_as
@@ -81,8 +82,12 @@ class Row:
 
 
 async def signed_in(request: Request) -> Identity | Response:
+    """The person reading a page; the inbox lists every requester's calls, so an agent's
+    bearer token is refused here (``403 approver_required``), as it is at sign-in."""
     try:
-        return await authenticate(state_of(request).gate, request)
+        identity = await authenticate(state_of(request).gate, request)
+        require_approver(identity, "the inbox")
+        return identity
     except Unauthenticated as exc:
         why = f"?why={exc.code}" if exc.code in LOGIN_MESSAGES else ""
         response = RedirectResponse(f"/login{why}", status_code=303)

@@ -9,6 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
 from signoff import __version__
+from signoff.kernel.visibility import require_approver
 from signoff.server import schemas
 from signoff.server.auth import authenticate, still_signed_in
 from signoff.server.bodies import MAX_INDEX
@@ -24,7 +25,7 @@ async def audit(request: Request, after: Annotated[int, Query(ge=0, le=MAX_INDEX
                 limit: Annotated[int, Query(ge=1, le=1000)] = 100,
                 verify: bool = False) -> Any:
     state = state_of(request)
-    await authenticate(state.gate, request)
+    require_approver(await authenticate(state.gate, request), "the audit log")
 
     def read() -> dict[str, Any]:
         store = state.gate.store
@@ -47,7 +48,7 @@ async def events(request: Request,
                  last_event_id: Annotated[schemas.Index | None, Header()] = None,
                  after: Annotated[int | None, Query(ge=0, le=MAX_INDEX)] = None) -> Response:
     state = state_of(request)
-    await authenticate(state.gate, request)
+    require_approver(await authenticate(state.gate, request), "the event stream")
     # A reconnecting browser sends Last-Event-ID: it saw up to there, which is later than
     # the ?after= its page was rendered with.
     start = after if last_event_id is None else int(last_event_id)  # ASCII digits: checked

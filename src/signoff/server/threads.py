@@ -11,17 +11,22 @@ from typing import Any
 
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
+from signoff.kernel.visibility import may_see
 from signoff.model import RequestStatus, ReviewMode
 from signoff.server.bodies import request_fields
 
 MODE_ORDER = (ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL)
 
 
-def thread_view(gate: Gate, thread_id: str) -> dict[str, Any]:
+def thread_view(gate: Gate, thread_id: str, identity: Identity | None = None) -> dict[str, Any]:
+    """The thread's mode and what waits on it; an agent's view lists only its own pending
+    calls (``signoff.kernel.visibility``)."""
     config = gate.policy.config
     memory = gate.store.thread_memory(thread_id, fresh=True)
     stored = memory.mode
     pending = gate.store.pending_on_thread(thread_id)
+    if identity is not None:
+        pending = [r for r in pending if may_see(identity, r)]
     mode = stored or config.default_review_mode.value
     # A mode its setter raised does not count for the setter's own calls (kernel.ownership):
     # say so, or the page would show "full" to a party whose calls are still reviewed.
@@ -52,5 +57,5 @@ def set_mode(gate: Gate, thread_id: str, mode: str, identity: Identity) -> dict[
     and any change under an executing call (``run_in_progress``), in the transaction that
     writes it."""
     gate.set_thread_mode(thread_id, ReviewMode(mode), actor=identity.name)
-    return thread_view(gate, thread_id)
+    return thread_view(gate, thread_id, identity)
 

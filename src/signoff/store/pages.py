@@ -30,6 +30,7 @@ class RequestQuery:
     tool: str | None = None
     thread_id: str | None = None
     requester: str | None = None  # the principal or the agent who asked
+    principal: str | None = None  # the authenticated asker only (an agent's own calls)
     since: float | None = None  # created at or after (epoch seconds)
     until: float | None = None  # created before
     text: str | None = None  # in the id, tool, summary, description or thread id
@@ -47,6 +48,9 @@ class RequestQuery:
         if self.requester is not None:
             clauses.append("(principal = ? OR agent = ?)")
             params += [self.requester, self.requester]
+        if self.principal is not None:
+            clauses.append("principal = ?")
+            params.append(self.principal)
         if self.since is not None:
             clauses.append("created_at >= ?")
             params.append(self.since)
