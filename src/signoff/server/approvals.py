@@ -3,6 +3,7 @@ thread modes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
@@ -115,6 +116,11 @@ async def cancel(request: Request, request_id: RequestId) -> Any:
 
 
 def to_decision(body: schemas.DecisionIn) -> Decision:
+    """The decision a body says, bound to the arguments hash it says was shown (if any)."""
+    return replace(_decision(body), expected_args_hash=body.expected_args_hash)
+
+
+def _decision(body: schemas.DecisionIn) -> Decision:
     if body.kind == "approve":
         return Decision.approve(scope=body.scope,
                                 listed=[(c.request_id, c.args_hash) for c in body.listed])

@@ -15,6 +15,8 @@ from pydantic_core import PydanticCustomError
 
 from signoff import inputs
 from signoff.errors import InvalidInput
+from signoff.shown import PATTERN as SHOWN_HASH
+from signoff.shown import shown_hash
 from signoff.model import LISTED_MAX
 
 
@@ -51,6 +53,8 @@ ToolName = Annotated[str, _checked(lambda v: inputs.tool_name("the value", v)),
 Index = Annotated[str, _checked(lambda v: inputs.index("the value", v)),
                   WithJsonSchema({"type": "string",
                                   "pattern": f"^[0-9]{{1,{inputs.INDEX_DIGITS}}}$"})]
+ArgsHash = Annotated[str, _checked(lambda v: shown_hash("the value", v)),
+                    WithJsonSchema({"type": "string", "pattern": SHOWN_HASH})]
 Description = Annotated[str, _text(inputs.DESCRIPTION_MAX),
                         _text_schema(inputs.DESCRIPTION_MAX)]
 Reason = Annotated[str, _text(inputs.REASON_MAX), _text_schema(inputs.REASON_MAX)]
@@ -108,6 +112,10 @@ class DecisionIn(Strict):
                                             max_length=inputs.ALTERNATIVES_MAX)
     args: dict[str, Any] | None = Field(None, description="the edited arguments (kind=edit)")
     message: Message | None = Field(None, description="the answer (kind=respond)")
+    expected_args_hash: ArgsHash | None = Field(
+        None, description="the arguments hash the approver was shown: the decision applies "
+        "only while it is the hash that would run (else 409 args_changed, with the "
+        "arguments and hash that would run now)")
     listed: list[ListedCall] = Field(
         default_factory=list, max_length=LISTED_MAX,
         description="auto_thread: the other calls of the pause the approver was shown; only "
