@@ -148,11 +148,16 @@ class Client:
     def decide(self, request_id: str, kind: str, *, reason: str | None = None,
                alternatives: Sequence[str] = (), args: Mapping[str, Any] | None = None,
                message: str | None = None, scope: str = "once",
-               idempotency_key: str | None = None) -> dict[str, Any]:
+               idempotency_key: str | None = None,
+               expected_args_hash: str | None = None) -> dict[str, Any]:
+        """``expected_args_hash``: the arguments hash the approver was shown; the decision
+        is refused (``args_changed``, 409) if other arguments would run now."""
         body: dict[str, Any] = {"kind": kind, "scope": scope, "reason": reason,
                                 "alternatives": list(alternatives), "message": message}
         if args is not None:
             body["args"] = dict(args)
+        if expected_args_hash is not None:
+            body["expected_args_hash"] = expected_args_hash
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._call("POST", f"/api/v1/requests/{_segment(request_id)}/decisions",
                           json=body, headers=headers)

@@ -8,12 +8,14 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import replace
 from typing import Any
 
 from signoff import inputs
 from signoff.cli.common import common_args, emit, leaf, open_gate, token_of
 from signoff.errors import InvalidInput
 from signoff.model import ApprovalRequest, Decision, RequestStatus, Risk
+from signoff.shown import shown_hash
 from signoff.store.pages import RequestQuery, cursor_of, parse_cursor
 
 
@@ -66,6 +68,10 @@ def add_commands(commands: Any) -> None:
                    cmd_requests_respond, decides=True)
     respond.add_argument("request_id")
     respond.add_argument("--message", required=True, help="the answer the agent receives")
+    for deciding in (approve, reject, edit, respond):
+        deciding.add_argument("--expect-hash", metavar="HASH", help="the arguments hash you "
+                              "were shown (requests show): refused with args_changed if "
+                              "other arguments would run now")
     cancel = leaf(sub, "cancel", "withdraw a request (its asker, or an admin)",
                   cmd_requests_cancel, decides=True, idempotent=False)
     cancel.add_argument("request_id")
@@ -191,6 +197,9 @@ def _asker(request: ApprovalRequest) -> str:
 
 
 def _decide(args: argparse.Namespace, decision: Decision) -> int:
+    if args.expect_hash is not None:
+        decision = replace(decision, expected_args_hash=shown_hash("--expect-hash",
+                                                                   args.expect_hash))
     gate = open_gate(args)
     identity = gate.authenticate(token_of(args))
     result = gate.decide(args.request_id, decision, identity=identity,
