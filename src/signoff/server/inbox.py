@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from importlib import resources
 from typing import Any
 from urllib.parse import quote
@@ -37,6 +38,7 @@ from signoff.server.bodies import RequestId, ThreadId
 from signoff.server.reveal import escape_json, reveal
 from signoff.server.state import AppState, state_of
 from signoff.server.threads import allowed_modes, set_mode, thread_view
+from signoff.shown import shown_hash
 
 pages = APIRouter(include_in_schema=False)
 PENDING_PAGE = 50  # pending requests the inbox shows; the rest: /requests?status=pending
@@ -275,6 +277,8 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
                                                 or identity.kind is IdentityKind.ADMIN)
     now = gate.clock()
     return {"r": req, "request_id": req.id, "thread_id": req.thread_id, "decisions": decisions,
+            # the hash of the arguments this page shows: its decision forms carry it back
+            "shown_hash": req.run_hash,
             "approvals": len(approvers), "approvers": approvers, "args_html": args_html,
             "flagged": flagged + flagged_desc + flagged_summary + flagged_tool,
             "changes": changes, "flagged_changes": flagged_changes,
@@ -363,6 +367,16 @@ def card_listing(form: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _form_decision(action: str, form: Mapping[str, Any]) -> Decision:
+    """The decision a form says, bound to the arguments hash the page showed with it (a page
+    an edit has overtaken is refused with ``args_changed``, and shown again as it is now)."""
+    decision = _form_kind(action, form)
+    shown = _field(form, "expected_args_hash")
+    if shown is None:
+        return decision
+    return replace(decision, expected_args_hash=shown_hash("expected_args_hash", shown))
+
+
+def _form_kind(action: str, form: Mapping[str, Any]) -> Decision:
     if action == "approve_once":
         return Decision.approve(scope="once")
     if action == "approve_thread":

@@ -44,6 +44,26 @@
       });
   }
 
+  // A request page: its status and forms, its arguments and what they change, from one
+  // fetch of the page, all or none: the forms carry the hash of the arguments shown beside
+  // them, so they are never refreshed without the arguments (an edit changes both).
+  function refreshRequest(url, ids) {
+    return fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (html === null) return;
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        var parts = ids.map(function (id) { return [document.getElementById(id), fresh.getElementById(id)]; });
+        var focused = parts.some(function (p) { return p[0] && document.activeElement && p[0].contains(document.activeElement); });
+        if (focused) return;  // never yank a form from under someone typing
+        if (parts.some(function (p) { return !p[0] !== !p[1]; })) { window.location.reload(); return; }
+        var open = Array.prototype.map.call(document.querySelectorAll("details[open]"), function (d) { return d.id; });
+        parts.forEach(function (p) { if (p[0]) p[0].innerHTML = p[1].innerHTML; });
+        open.forEach(function (id) { var d = document.getElementById(id); if (d) d.open = true; });
+        tick();
+      });
+  }
+
   var pending = null;
   function schedule(fn) {  // coalesce bursts of events into one refresh
     if (pending) return;
@@ -54,7 +74,7 @@
     if (live === "inbox") {
       schedule(function () { refresh("/inbox?fragment=1", "inbox-list"); });
     } else if (live === "request" && data.request_id === requestId) {
-      schedule(function () { refresh("/requests/" + encodeURIComponent(requestId) + "?fragment=1", "request-status"); });
+      schedule(function () { refreshRequest("/requests/" + encodeURIComponent(requestId), ["request-status", "request-args", "changes"]); });
     } else if (live === "thread" && (data.thread_id === threadId || data.kind === "thread.mode" || data.request_id)) {
       schedule(function () { refresh("/threads/" + encodeURIComponent(threadId) + "?fragment=1", "thread-body"); });
     }
