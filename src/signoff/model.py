@@ -129,11 +129,18 @@ class RunContext:
     principal: str | None = None
     intent: str | None = None
     parent_call: str | None = None
+    # A mode a person set on the thread lends no more authority than that person holds
+    # (``kernel.mode_authority``): who set the run's mode (``None``: the caller, trusted
+    # code or the policy default — no bound), and their roles as stored when the call is
+    # judged (``None`` with a setter: they cannot sign in now, and the mode lends nothing).
+    mode_setter: str | None = None
+    mode_roles: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # The input contract (``signoff.inputs``): ids are stored, indexed and shown.
         # An empty id means none, as everywhere else (``if context.thread_id``).
-        for name in ("thread_id", "run_id", "session_id", "principal", "parent_call"):
+        for name in ("thread_id", "run_id", "session_id", "principal", "parent_call",
+                     "mode_setter"):
             value = getattr(self, name)
             if value is not None and value != "":
                 inputs.identifier(name, value)

@@ -36,6 +36,7 @@ from signoff.identity import (
     new_token,
     token_hash,
 )
+from signoff.kernel.mode_authority import full_mode_refusal
 from signoff.kernel.ownership import mode_refusal
 from signoff.kernel.sessions import Signing
 from signoff.model import ReviewMode
@@ -246,7 +247,9 @@ class Administering(Signing):
 
     def set_thread_mode(self, thread_id: str, mode: ReviewMode | str, *,
                         actor: str | None = None) -> ReviewMode:
-        """Store the thread's mode, set by ``actor`` (``None``: trusted code). A party of
+        """Store the thread's mode, set by ``actor`` (``None``: trusted code). Only admins
+        and ``[review] full_mode_role`` may set ``full`` (``Forbidden(full_mode_not_allowed)``);
+        the mode lends no more than ``actor`` holds (``kernel.mode_authority``). A party of
         the thread may not raise it unless the policy allows self-service modes
         (``signoff.kernel.ownership``): ``Forbidden(self_approval)``."""
         parsed = parse_review_mode(mode)
@@ -257,6 +260,11 @@ class Administering(Signing):
             current = parse_review_mode(stored) if stored else config.default_review_mode
             if actor is not None:  # a person: the ceiling, and never under a running call
                 refused = mode_change_refusal(tx, thread_id, parsed, config.ceiling)
+                if refused is not None:
+                    raise refused
+                # full: admins and [review] full_mode_role only (kernel.mode_authority)
+                refused = full_mode_refusal(tx, actor, parsed, config.review.full_mode_role,
+                                            now)
                 if refused is not None:
                     raise refused
             if actor is not None and parsed.rank > current.rank \

@@ -1,7 +1,9 @@
 """Proposing a call: the verdict, and for an ask the durable request (a mixin of the gate).
 
 ``propose`` evaluates the call with the run's context (its review mode fixed at
-run start: explicit, else the thread's stored mode, else the policy default).
+run start: explicit, else the thread's stored mode, else the policy default; a mode a
+person stored lends only that person's authority, read as stored now:
+``kernel.mode_authority``).
 An allow, deny or block changes nothing and is audited through the batched
 verdict log (``signoff.kernel.verdicts``) — unless it used a grant, whose use count is
 committed first. An ask becomes an approval request, inserted with its audit
@@ -23,6 +25,7 @@ from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict, SignoffError
 from signoff.kernel.execution import Hooks
 from signoff.kernel.known import KnownRequests
+from signoff.kernel.mode_authority import lent
 from signoff.kernel.outcomes import Proposal, ProposalKind
 from signoff.kernel.ownership import mode_counts
 from signoff.kernel.requests import build_request
@@ -68,10 +71,14 @@ class Proposing:
         mode = mode_counts(parse_review_mode(memory.mode), memory.mode_by,
                            (context.principal, self.agent), config.default_review_mode,
                            self_service=config.self_service_modes)
-        return _replace(context, review_mode=mode)
+        # A person's mode above the default lends only that person's authority
+        # (``kernel.mode_authority``); the default is the operator's own.
+        setter = memory.mode_by if mode.rank > config.default_review_mode.rank else None
+        return _replace(context, review_mode=mode, mode_setter=setter)
 
     def check(self, call: ToolCall, context: RunContext | None = None) -> Verdict:
-        return self.policy.evaluate(call, self.context_for(context))
+        return self.policy.evaluate(call, lent(self.store, self.context_for(context),
+                                               self.clock()))
 
     def propose_now(self, call: ToolCall, context: RunContext | None = None) -> Proposal | None:
         """``propose`` for a call it can answer from memory alone, else ``None`` with
@@ -143,7 +150,7 @@ class Proposing:
         statement: else ``changed_underneath``, nothing written), and ``None`` means:
         propose again, reading it. Any verdict but ask gives up at once: it has no write
         to require it with."""
-        context = self.context_for(context)
+        context = lent(self.store, self.context_for(context), self.clock())
         args: dict[str, Any] = {}
         for attempt in range(3):
             verdict = self.policy.evaluate(call, context)

@@ -105,6 +105,10 @@ class Asking:
                                        text=f"standing approval {grant} covers this call"))
             return self.verdict(Effect.ALLOW, "grant", "Allowed by a standing approval.",
                                 source=f"grant:{grant}", grant_id=grant)
+        beyond = self.beyond_setter(rules) if self.mode is not ReviewMode.MANUAL else None
+        if beyond is not None:  # the mode's setter could not have approved it either
+            self.reasons.append(beyond)
+            return self.human(mandatory=False, rules=rules, what=what, code=code)
         if self.mode is ReviewMode.FULL:
             self.reasons.append(Reason(step=Step.MODE, code="mode_full",
                                        text="full review mode approves without review"))
@@ -243,9 +247,10 @@ class Asking:
             self.hash = args_hash(self.args)
         return self.hash
 
-    def verdict(self, effect: Effect, code: str, message: str, *, source: str = "policy",
-                mandatory: bool = False, rules: Sequence[Rule] = (),
-                grant_id: str | None = None) -> Verdict:
+    def requirements(self, rules: Sequence[Rule]
+                     ) -> tuple[tuple[str, ...], int, float | None, tuple[tuple[str, int], ...]]:
+        """What a human answer to these rules needs: roles (any of), approvals, expiry,
+        dual control."""
         cfg = self.config
         roles: tuple[str, ...] = cfg.default_roles
         approvals = cfg.default_approvals
@@ -261,6 +266,44 @@ class Asking:
                 named = tuple(dict.fromkeys(r for rule in rules for r in rule.roles))
                 roles = tuple(dict.fromkeys([*(role for role, _ in requires), *named]))
                 approvals = max(approvals if named else 1, sum(n for _, n in requires))
+        return roles, approvals, expires, requires
+
+    def beyond_setter(self, rules: Sequence[Rule]) -> Reason | None:
+        """Why the run's mode may not answer this call in place of a human: it was set by a
+        person (``context.mode_setter``) who cannot sign in now, or the call needs dual
+        control, a quorum above one, or a role that person lacks
+        (``kernel.mode_authority``). ``None``: no person set it, or it may."""
+        setter = self.context.mode_setter
+        if setter is None:
+            return None
+        held = self.context.mode_roles
+        roles, approvals, _, requires = self.requirements(rules)
+        mode = self.mode.value
+        if held is None:
+            code = "mode_setter_inactive"
+            text = f"review mode {mode} was set by {setter}, who cannot sign in now: it " \
+                   "lends no authority"
+        elif requires:
+            code = "mode_needs_dual_control"
+            text = f"this call needs dual control; review mode {mode}, set by {setter}, " \
+                   "does not stand in for it"
+        elif approvals > 1:
+            code = "mode_needs_quorum"
+            text = f"this call needs {approvals} approvals; review mode {mode}, set by " \
+                   f"{setter}, stands in for one at most"
+        elif roles and not set(roles) & set(held):
+            code = "mode_setter_lacks_role"
+            text = f"this call needs one of the roles {', '.join(roles)}; {setter}, who set " \
+                   f"review mode {mode}, holds none of them"
+        else:
+            return None
+        return Reason(step=Step.MODE, code=code, text=text)
+
+    def verdict(self, effect: Effect, code: str, message: str, *, source: str = "policy",
+                mandatory: bool = False, rules: Sequence[Rule] = (),
+                grant_id: str | None = None) -> Verdict:
+        cfg = self.config
+        roles, approvals, expires, requires = self.requirements(rules)
         asks = effect in (Effect.ASK, Effect.BLOCKED)
         return Verdict(
             effect=effect, code=code, message=message, reasons=tuple(self.reasons),

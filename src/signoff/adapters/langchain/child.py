@@ -60,5 +60,6 @@ def inherited(trusted: SignoffContext | None) -> SignoffContext | None:
         parent_call=parent.call_id,
         interaction_mode=run.interaction_mode,
         review_mode=run.review_mode,
+        mode_setter=run.mode_setter,
         principal=run.principal,
         session_id=run.session_id)

@@ -65,6 +65,9 @@ class SignoffContext:
     principal: str | None = None
     session_id: str | None = None
     parent_call: str | None = None  # set when this agent runs as a subagent of that call
+    # Who set ``review_mode``, when a person did (a subagent inherits its parent's): the
+    # mode then lends only that person's authority (``signoff.kernel.mode_authority``).
+    mode_setter: str | None = None
 
 
 def trusted_of(runtime_context: Any) -> SignoffContext | None:
@@ -113,6 +116,7 @@ def start(gate: Gate, state: Mapping[str, Any], config: Mapping[str, Any] | None
         thread_id=_text(conf.get("thread_id")), run_id="run_" + uuid.uuid4().hex,
         session_id=facts.session_id,
         review_mode=parse_review_mode(explicit) if explicit else None,
+        mode_setter=facts.mode_setter if facts.review_mode else None,
         interaction_mode=resolve_interaction_mode(facts.interaction_mode),
         principal=facts.principal, parent_call=facts.parent_call,
         intent=intent_of(list(state.get("messages") or [])))
@@ -131,7 +135,7 @@ def run_entry(context: RunContext, *, mode_from: str = "thread",
             "session_id": context.session_id, "review_mode": context.review_mode.value,
             "interaction_mode": context.interaction_mode.value, "principal": context.principal,
             "parent_call": context.parent_call, "intent": context.intent,
-            "mode_from": mode_from, "mode_at": mode_at}
+            "mode_from": mode_from, "mode_at": mode_at, "mode_setter": context.mode_setter}
 
 
 def refixed(gate: Gate, run: RunContext, entry: Mapping[str, Any]
@@ -146,7 +150,7 @@ def refixed(gate: Gate, run: RunContext, entry: Mapping[str, Any]
     if memory.mode_run != run.run_id or memory.mode_at is None \
             or memory.mode_at == entry.get("mode_at"):
         return None
-    fixed = gate.context_for(dataclasses.replace(run, review_mode=None))
+    fixed = gate.context_for(dataclasses.replace(run, review_mode=None, mode_setter=None))
     if fixed.review_mode is None:
         fixed = dataclasses.replace(fixed, review_mode=gate.policy.config.default_review_mode)
     return fixed, run_entry(fixed, mode_from="thread", mode_at=memory.mode_at)
@@ -158,7 +162,7 @@ def context_of(run: Mapping[str, Any]) -> RunContext:
         session_id=run.get("session_id"), review_mode=ReviewMode(run["review_mode"]),
         interaction_mode=InteractionMode(run["interaction_mode"]),
         principal=run.get("principal"), intent=run.get("intent"),
-        parent_call=run.get("parent_call"))
+        parent_call=run.get("parent_call"), mode_setter=run.get("mode_setter"))
 
 
 def _text(value: Any) -> str | None:
