@@ -63,6 +63,13 @@ class InvalidArguments(SignoffError):
     http_status = 422
 
 
+class BodyTooLarge(SignoffError):
+    """A request body over the server's limit, refused before the rest is read."""
+
+    code = "too_large"
+    http_status = 413
+
+
 class InvalidInput(SignoffError):
     """A text field that breaks the input contract (``signoff.inputs``); ``field`` names it.
 

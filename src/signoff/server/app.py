@@ -20,6 +20,7 @@ from signoff.notify.config import NotifyConfig
 from signoff.notify.notifier import Notifier
 from signoff.policy.guarded import guard_gate
 from signoff.server import api, history, inbox, problems, slack
+from signoff.server.bodycap import BodyCap
 from signoff.server.feed import ChangeFeed
 from signoff.server.guard import Guard
 from signoff.server.metrics import Metrics
@@ -68,6 +69,7 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
     app.include_router(inbox.pages)
     app.include_router(history.history)
     app.include_router(slack.router)
+    app.add_middleware(BodyCap)  # inside the Guard: a bad Host is refused first
     app.add_middleware(Guard, settings=settings)
     _security(app)
     return app
