@@ -186,14 +186,22 @@ def test_a_tool_list_change_reaches_the_client_and_the_hints_are_read_again(
             before = await client.call_tool("note", {"text": "before"})
             await client.call_tool("shuffle", {})
             await anyio.to_thread.run_sync(lambda: wait_for(lambda: notes))
-            after = await client.call_tool("note", {"text": "after"})  # hints re-read
+            after = await client.call_tool("note", {"text": "after"})  # read again
             return before, after
 
     before, after = run(main)
     assert notes == ["notifications/tools/list_changed"]
     assert signoff_meta(before)["outcome"] == "pending"  # destructive: asked
-    assert not after.is_error and text(after) == "noted after"  # no longer marked
-    assert site.ledger_lines() == ["note:after"]
+    # No longer marked destructive — but its definition changed mid-session: asked anew
+    # (tests/mcp/test_proxy_definitions.py), not let through on the gentler hints.
+    assert signoff_meta(after)["outcome"] == "pending"
+    changed = request_named(site, signoff_meta(after)["request_id"])
+    assert [r["code"] for r in changed.reasons] == ["definition_changed"]
+    assert site.ledger_lines() == []
+
+
+def request_named(site: Site, request_id: str) -> Any:
+    return next(r for r in site.requests() if r.id == request_id)
 
 
 # ---- asks: elicitation --------------------------------------------------------------------------

@@ -40,6 +40,8 @@ from signoff.kernel.deciding import refusal
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import ApprovalRequest, Decision, RequestStatus
+from signoff.policy.definitions import DEFINITION_CHANGED
+from signoff.server.reveal import reveal_plain
 
 log = logging.getLogger("signoff.mcp")
 ARGS_SHOWN = 4000  # characters of canonical arguments in the elicitation message
@@ -219,18 +221,34 @@ def takes_elicitation(capabilities: dict[str, Any]) -> bool:
 
 
 def elicitation_params(request: ApprovalRequest, inbox: str | None) -> dict[str, Any]:
-    """The question put to the person at the client: the exact call, nothing paraphrased."""
+    """The question put to the person at the client: the exact call, nothing paraphrased.
+    Every character that would not show as itself (U+202E, U+200B, controls, …) is
+    written as a labelled marker, as the inbox flags it (``reveal_plain``), and counted."""
     args = request.approved_args or request.args
     shown = args if len(args) <= ARGS_SHOWN else args[:ARGS_SHOWN] + " … (truncated; the " \
         "inbox shows all of it)"
-    lines = [f"signoff: approve this call? {request.summary}",
-             f"tool: {request.tool}    risk: {request.risk.value}",
-             f"arguments (canonical JSON, sha256 {request.args_hash[-16:]}): {shown}",
+    flagged = 0
+
+    def plain(text: str) -> str:
+        nonlocal flagged
+        out, count = reveal_plain(text)
+        flagged += count
+        return out
+
+    lines = [f"signoff: approve this call? {plain(request.summary)}",
+             f"tool: {plain(request.tool)}    risk: {request.risk.value}",
+             f"arguments (canonical JSON, sha256 {request.args_hash[-16:]}): {plain(shown)}",
              f"request: {request.id}" + (f" — also in the inbox: {inbox}" if inbox else "")]
     if request.description:
-        lines.append(f"the agent says (not verified): {request.description[:500]}")
+        lines.append(f"the agent says (not verified): {plain(request.description[:500])}")
+    if any(reason.get("code") == DEFINITION_CHANGED for reason in request.reasons):
+        lines.append("the tool's definition (description, input schema or annotations) "
+                     "changed since this session first saw it")
     if request.status is not RequestStatus.PENDING:
         lines.append(f"status: {request.status.value}")
+    if flagged:
+        lines.insert(1, f"WARNING: {flagged} invisible, control or direction-changing "
+                     "character(s) flagged below as ⟦U+…⟧")
     lines.append("Accept runs exactly this call, once. Decline rejects it.")
     return {"message": "\n".join(lines),
             "requestedSchema": {"type": "object", "properties": {}}}

@@ -15,6 +15,14 @@ the command line). What happens to each verdict:
   (possibly edited) arguments, exactly once; a second identical call in the
   same session joins the first one's request instead of asking again.
 
+The tool's definition (description, input schema, annotations, hashed:
+``signoff.policy.definitions``) as the latest listing showed it goes with each
+call: requests and grants record it, a grant admits only calls under the same
+definition, and a tool whose definition changed since the session first saw
+it is asked of a human anew — whatever the mode or grants — until a human
+approves a call under the new definition. A tool listed twice counts with the
+most careful of its entries' hints.
+
 An approved call whose server goes away (or whose client cancels it) mid-run
 may or may not have happened: it becomes ``unknown`` at once and is never
 retried (``Gate.abandon``).
@@ -41,19 +49,24 @@ from signoff.kernel.execution import Execution
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.model import ApprovalRequest, RequestStatus, RunContext, ToolCall
+from signoff.policy.definitions import definition_hash
 from signoff.policy.hints import ToolHints
 
 log = logging.getLogger("signoff.mcp")
 INVALID_PARAMS = -32602
 MAX_PAGES = 100  # of a tool list the proxy reads itself
+JoinKey = tuple[str, str, str | None]
+
+
 @dataclass
 class Session:
     """What one MCP session keeps: its run context and the requests its calls made."""
 
     context: RunContext
-    # (policy tool name, args hash) -> request id, while that request may still run: a
-    # repeated call (the model retrying after a timeout) joins it instead of asking again.
-    asked: dict[tuple[str, str], str] = field(default_factory=dict)
+    # (policy tool name, args hash, definition hash) -> request id, while that request may
+    # still run: a repeated call (the model retrying after a timeout) joins it instead of
+    # asking again.
+    asked: dict[JoinKey, str] = field(default_factory=dict)
 
 
 class CallGate:
@@ -65,24 +78,52 @@ class CallGate:
         self.listed: set[str] = set()  # tools some tools/list has shown (their hints are in)
         self.fetched = False  # the proxy has read the whole list itself
         self._fetching = anyio.Lock()
+        # Per tool: its definition's hash as last listed, and the one the session trusts
+        # (the first it saw, or one a human has approved a call under since).
+        self.definitions: dict[str, str] = {}
+        self.trusted: dict[str, str] = {}
+        self._listing: dict[str, list[dict[str, Any]]] = {}  # the entries of this listing
+        self._first_seen: set[str] = set()  # tools this listing showed the session first
 
     def policy_name(self, tool: str) -> str:
         return self.mcp.policy_name(tool, self.server)
 
     # ---- the tool list: hints -----------------------------------------------------------------
 
-    def learn_tools(self, result: dict[str, Any]) -> None:
-        """Take the annotations of the tools a ``tools/list`` page names as hints."""
+    def learn_tools(self, result: dict[str, Any], *, first_page: bool = True) -> None:
+        """Take the annotations of the tools a ``tools/list`` page names as hints, and their
+        definitions. A tool listed more than once (on this page or an earlier one of the
+        same listing) keeps the most careful of its entries' hints, and its definition is
+        all of them."""
         tools = result.get("tools")
         if not isinstance(tools, list):
             return
-        hints: dict[str, ToolHints | None] = {}
+        if first_page:
+            self._listing, self._first_seen = {}, set()
+        named: dict[str, list[dict[str, Any]]] = {}
         for tool in tools:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                self.listed.add(tool["name"])
-                hints[self.policy_name(tool["name"])] = ToolHints.from_annotations(
-                    tool.get("annotations"))
+                named.setdefault(tool["name"], []).append(tool)
+        hints: dict[str, ToolHints | None] = {}
+        for name, page in named.items():
+            entries = self._listing[name] = self._listing.get(name, []) + page
+            self.listed.add(name)
+            hints[self.policy_name(name)] = _most_careful(
+                [ToolHints.from_annotations(e.get("annotations")) for e in entries])
+            defined = definition_hash(entries[0]) if len(entries) == 1 else \
+                definition_hash({"description": [definition_hash(e) for e in entries]})
+            self.definitions[name] = defined
+            if name not in self.trusted or name in self._first_seen:
+                # First seen in this listing: all of its entries make the trusted definition.
+                self._first_seen.add(name)
+                self.trusted[name] = defined
         self.gate.policy.hints.update(hints)
+
+    def definition_of(self, tool: str) -> tuple[str | None, bool]:
+        """The tool's definition hash as last listed, and whether it changed since the
+        session trusted one."""
+        defined = self.definitions.get(tool)
+        return defined, defined is not None and self.trusted.get(tool, defined) != defined
 
     def tools_changed(self) -> None:
         """``notifications/tools/list_changed``: the hints must be read again."""
@@ -114,7 +155,7 @@ class CallGate:
                     log.warning("the server did not list its tools (%s): its annotations "
                                 "are not known", reply.error.message)
                     break
-                self.learn_tools(reply.result)
+                self.learn_tools(reply.result, first_page=cursor is None)
                 following = reply.result.get("nextCursor")
                 if not isinstance(following, str) or not following:
                     break
@@ -133,7 +174,9 @@ class CallGate:
                 "object")))
             return
         await self._ensure_hints(relay, name, params.get("_meta"))
-        call = ToolCall(id=_call_id(message.id), name=self.policy_name(name), args=raw_args)
+        defined, changed = self.definition_of(name)
+        call = ToolCall(id=_call_id(message.id), name=self.policy_name(name), args=raw_args,
+                        definition_hash=defined, definition_changed=changed)
         era = Era.of(relay, params)
         state = params.get("requestState")
         answer: object = None
@@ -175,7 +218,7 @@ class CallGate:
             request = None
         key = _join_key(call)
         if request is None or request.thread_id != session.context.thread_id or key is None \
-                or (request.tool, request.args_hash) != key:
+                or (request.tool, request.args_hash, request.definition_hash) != key:
             return error_result("this answer belongs to no approval request of this call in "
                                 "this session", code="invalid_request_state")
         if request.status is RequestStatus.PENDING:
@@ -246,11 +289,19 @@ class CallGate:
         if outcome.kind is not OutcomeKind.APPROVED:
             return outcome_result(outcome, request, waited=self.asker.wait_seconds,
                                   inbox=self.asker.inbox_link(request.id))
+        self._trust(message, request)
         relay.forwarding(message.id)  # from here a cancellation goes to the server
         claimed = await anyio.to_thread.run_sync(self.gate.claim, request.id)
         if isinstance(claimed, Outcome):  # invalidated, or another process holds it
             return outcome_result(claimed, request, waited=0, inbox=None)
         return await self._run_claimed(relay, message, request, claimed)
+
+    def _trust(self, message: JSONRPCRequest, request: ApprovalRequest) -> None:
+        """A human approved a call under this definition: it is the one trusted now."""
+        name = (message.params or {}).get("name")
+        if isinstance(name, str) and request.definition_hash is not None \
+                and self.definitions.get(name) == request.definition_hash:
+            self.trusted[name] = request.definition_hash
 
     async def _run_claimed(self, relay: Relay, message: JSONRPCRequest,
                            request: ApprovalRequest, claimed: Execution) -> dict[str, Any] | None:
@@ -348,11 +399,20 @@ def _call_id(request_id: RequestId) -> str:
     return "rpc-s-" + hashlib.sha256(request_id.encode("utf-8", "replace")).hexdigest()[:24]
 
 
-def _join_key(call: ToolCall) -> tuple[str, str] | None:
+def _join_key(call: ToolCall) -> JoinKey | None:
     try:
-        return (call.name, args_hash(parse_args(call.args)))
+        return (call.name, args_hash(parse_args(call.args)), call.definition_hash)
     except InvalidArguments:
         return None
+
+
+def _most_careful(hints: list[ToolHints | None]) -> ToolHints | None:
+    """Several entries' hints as one: a hint any entry gives counts (``destructiveHint:
+    true`` is not undone by a later ``false``)."""
+    destructive = any(h is not None and h.destructive for h in hints)
+    open_world = any(h is not None and h.open_world for h in hints)
+    return ToolHints(destructive=destructive, open_world=open_world) \
+        if destructive or open_world else None
 
 
 def _result_hash(result: dict[str, Any]) -> str:

@@ -96,7 +96,7 @@ async def run_session(gate: Gate, options: ProxyOptions, client: tuple[Any, Any]
         if asked is None:
             calls.tools_changed()
         else:
-            calls.learn_tools(reply.result)
+            calls.learn_tools(reply.result, first_page=not (asked.params or {}).get("cursor"))
 
     relay = Relay(client, upstream, on_call=on_call, on_tools=on_tools)
     await relay.run()

@@ -16,14 +16,25 @@ take ``elicitation/create``?), the tool lists the server sends (their
 annotations are hints for the policy, ``signoff.policy.hints``), progress
 tokens (to route the server's progress to the call's HTTP stream), and
 cancellations (of a call waiting for a decision, which never reached the
-server). Requests the proxy makes itself (an elicitation to the client, a
-``tools/list`` to the server) carry ids of their own, ``signoff-<random>-N``.
+server).
+
+Ids. Requests the proxy makes itself (an elicitation to the client, a
+``tools/list`` to the server) carry ids neither side can see coming: a random
+prefix per direction and a fresh random part per request, so what the server
+learns from the proxy's ``tools/list`` says nothing of the ids of the dialogs
+the client gets. Requests from the server to the client (elicitation,
+sampling, roots) are sent on under fresh ids of the same kind and their
+answers mapped back: only the answer to the exact dialog the proxy sent is
+taken as the person's approval, however the server numbers its own questions.
+A response from the server to nothing the proxy or the client asked is
+dropped. A client request reusing the id of one still in flight is refused
+(JSON-RPC ``-32600``): the first keeps its id, and its cancellation still
+withdraws it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -47,6 +58,7 @@ log = logging.getLogger("signoff.mcp")
 
 RequestId = int | str
 UPSTREAM_GONE = -32000  # a JSON-RPC server error: the upstream server went away
+INVALID_REQUEST = -32600
 
 
 class UpstreamGone(Exception):
@@ -97,11 +109,14 @@ class Relay:
         self.protocol_meta: dict[str, Any] = {}  # a modern client's per-request envelope
         self.upstream_gone = False
         self.client_gone = False
-        self._ids = itertools.count(1)
-        self._nonce = secrets.token_hex(8)
+        # Per direction: a prefix of its own, and a fresh random part per request.
+        self._to_client_prefix = f"signoff-{secrets.token_hex(8)}-"
+        self._to_upstream_prefix = f"signoff-{secrets.token_hex(8)}-"
         self._upstream_replies: dict[RequestId, Reply] = {}  # forwarded calls, own requests
         self._client_replies: dict[RequestId, Reply] = {}  # the proxy's own requests
         self._forwarded: dict[RequestId, JSONRPCRequest] = {}  # other client requests
+        self._remapped: dict[str, RequestId] = {}  # id toward the client -> the server's id
+        self._call_ids: set[RequestId] = set()  # tools/call requests in flight
         self._progress: dict[Any, RequestId] = {}  # progress token -> client request id
         self._calls: dict[RequestId, anyio.CancelScope] = {}  # gated calls not yet forwarded
         self._tg: TaskGroup | None = None
@@ -158,6 +173,12 @@ class Relay:
 
     async def _client_message(self, message: JSONRPCMessage) -> None:
         if isinstance(message, JSONRPCRequest):
+            if message.id in self._call_ids or message.id in self._forwarded:
+                # The first request keeps its id (its answer, its cancellation).
+                await self.to_client(JSONRPCError(jsonrpc="2.0", id=message.id, error=ErrorData(
+                    code=INVALID_REQUEST, message="this request id is already in use by a "
+                    "request in flight; use a new id")))
+                return
             params = message.params or {}
             if message.method == "initialize":
                 self.client_capabilities = dict(params.get("capabilities") or {})
@@ -168,6 +189,7 @@ class Relay:
                 self._progress[token] = message.id
             if message.method == "tools/call":
                 assert self._tg is not None
+                self._call_ids.add(message.id)
                 self._tg.start_soon(self._call, message)
                 return
             self._forwarded[message.id] = message
@@ -187,12 +209,20 @@ class Relay:
                         "reason") or "cancelled by the client")))
             await self._to_upstream(message)
             return
-        # A response: to one of the proxy's own requests, or to the server's.
-        reply = self._client_replies.pop(message.id, None) if message.id is not None else None
+        # A response: to one of the proxy's own requests, or to the server's (under the id
+        # the proxy gave it), or to nothing.
+        if not isinstance(message.id, str):
+            log.warning("a response from the client to no request: dropped")
+            return
+        reply = self._client_replies.pop(message.id, None)
         if reply is not None:
             reply.settle(message)
             return
-        await self._to_upstream(message)
+        original = self._remapped.pop(message.id, None)
+        if original is None:
+            log.warning("a response from the client to no request: dropped")
+            return
+        await self._to_upstream(message.model_copy(update={"id": original}))
 
     async def _call(self, message: JSONRPCRequest) -> None:
         self._active += 1
@@ -203,6 +233,7 @@ class Relay:
             finally:
                 self._active -= 1
                 self._calls.pop(message.id, None)
+                self._call_ids.discard(message.id)
                 self._drop_progress(message.id)
         if scope.cancelled_caught and not self.client_gone:
             log.info("call %r cancelled by the client", message.id)
@@ -233,16 +264,33 @@ class Relay:
                     reply.settle(message)
                     return
                 asked = self._forwarded.pop(message.id, None)
-                if asked is not None and asked.method == "tools/list" \
-                        and isinstance(message, JSONRPCResponse):
+                if asked is None:
+                    log.warning("a response from the server to no request: dropped")
+                    return
+                if asked.method == "tools/list" and isinstance(message, JSONRPCResponse):
                     self.on_tools(self, asked, message)
                 self._drop_progress(message.id)
             await self.to_client(message)
             return
+        if isinstance(message, JSONRPCRequest):
+            # The server's own question to the client: under a fresh id of the proxy's, so
+            # that it can never pass for (or be answered as) the proxy's own dialog.
+            fresh = self.own_id(to_client=True)
+            self._remapped[fresh] = message.id
+            await self.to_client(message.model_copy(update={"id": fresh}))
+            return
         related: RequestId | None = None
         if isinstance(message, JSONRPCNotification):
             params = message.params or {}
-            if message.method == "notifications/progress":
+            if message.method == "notifications/cancelled":  # of one of its own questions
+                target = params.get("requestId")
+                fresh_id = next((k for k, v in self._remapped.items() if v == target), None)
+                if fresh_id is None:
+                    return  # of nothing the client was asked
+                del self._remapped[fresh_id]
+                message = message.model_copy(update={"params": {**params,
+                                                                "requestId": fresh_id}})
+            elif message.method == "notifications/progress":
                 related = self._progress.get(params.get("progressToken"))
             elif message.method == "notifications/tools/list_changed":
                 self.on_tools(self, None, JSONRPCResponse(jsonrpc="2.0", id=0,
@@ -333,7 +381,7 @@ class Relay:
     async def ask_client(self, method: str, params: dict[str, Any], *,
                          related: RequestId | None = None) -> JSONRPCResponse | JSONRPCError:
         """A request of the proxy's own to the client (``elicitation/create``)."""
-        request_id = self.own_id()
+        request_id = self.own_id(to_client=True)
         reply = Reply()
         self._client_replies[request_id] = reply
         try:
@@ -351,11 +399,17 @@ class Relay:
                                 "reason": "decided elsewhere"}))
             raise
 
-    def own_id(self) -> str:
-        """An id for the proxy's own requests that neither side can guess: a client that
-        sent a request under it could otherwise have the server's answer taken for the
-        proxy's (a tool list without the hints, say)."""
-        return f"signoff-{self._nonce}-{next(self._ids)}"
+    def own_id(self, *, to_client: bool = False) -> str:
+        """An id for a request of the proxy's own that neither side can see coming: per
+        direction a prefix of its own, per request a fresh random part (a server that
+        learnt one id could otherwise ask its own question under the next, and have the
+        person's answer taken for the approval)."""
+        prefix = self._to_client_prefix if to_client else self._to_upstream_prefix
+        while True:
+            candidate = prefix + secrets.token_hex(12)
+            if candidate not in self._client_replies and candidate not in self._remapped \
+                    and candidate not in self._upstream_replies:
+                return candidate
 
     def related_progress(self, request: JSONRPCRequest) -> Any:
         """The progress token the client gave with ``request``, if any."""
