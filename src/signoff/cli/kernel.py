@@ -15,6 +15,7 @@ from signoff import inputs
 from signoff.cli.common import common_args, emit, leaf, open_gate, token_of
 from signoff.errors import InvalidInput
 from signoff.model import ApprovalRequest, Decision, RequestStatus, Risk
+from signoff.server.reveal import HIDDEN, escape_json
 from signoff.shown import shown_hash
 from signoff.store.pages import RequestQuery, cursor_of, parse_cursor
 
@@ -136,9 +137,10 @@ def cmd_requests_show(args: argparse.Namespace) -> int:
         {"kind": d.kind.value, "approver": d.approver, "args_hash": d.args_hash,
          "reason": d.reason, "at": d.created_at} for d in decisions]}
     lines = [_line(request), f"  asked by {_asker(request)}",
-             f"  args ({request.args_hash}): {request.args}"]
+             f"  args ({request.args_hash}): {_shown_args(request.args)}"]
     if request.approved_args is not None:
-        lines.append(f"  edited to ({request.approved_hash}): {request.approved_args}")
+        lines.append(f"  edited to ({request.approved_hash}): "
+                     f"{_shown_args(request.approved_args)}")
     if request.description:
         lines.append(f"  agent-supplied description: {request.description!r}")
     lines.append(f"  needs {request.approvals_required} approval(s)"
@@ -159,6 +161,16 @@ _TERMINAL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f"
 def _inert(text: str) -> str:
     return _TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                          else f"\\u{ord(m.group()):04x}", text)
+
+
+def _shown_args(text: str) -> str:
+    """Canonical arguments with what the inbox flags (direction overrides, zero-width and
+    other invisible characters) written as ``\\u`` escapes: the same JSON value, with
+    nothing in it a terminal draws as something else, and a count of what was escaped."""
+    hidden = len(HIDDEN.findall(text))
+    if not hidden:
+        return text
+    return f"{escape_json(text)}  [{hidden} hidden character(s) shown as \\u escapes]"
 
 
 def _change_lines(request: ApprovalRequest) -> list[str]:
