@@ -382,8 +382,7 @@ def _form_kind(action: str, form: Mapping[str, Any]) -> Decision:
     if action == "approve_thread":
         return Decision.approve(scope="thread")
     if action == "approve_auto_thread":
-        return Decision.approve(scope="auto_thread", listed=card_listing(form),
-                                expected_args_hash=_field(form, "args_hash") or None)
+        return Decision.approve(scope="auto_thread", listed=card_listing(form))
     if action == "reject":
         alternatives = [a.strip() for a in (_field(form, "alternatives") or "").splitlines()
                         if a.strip()]
