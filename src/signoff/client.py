@@ -23,6 +23,7 @@ from urllib.parse import quote
 import httpx
 
 from signoff import errors, inputs
+from signoff.canonical import canonical_text
 from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 
@@ -212,6 +213,10 @@ def problem_error(response: httpx.Response) -> errors.SignoffError:
     if response.status_code == 422 and (code in inputs.CODES or "field" in body):
         return errors.InvalidInput(detail, code=code, field=body.get("field"))
     kind = _BY_STATUS.get(response.status_code, errors.SignoffError)
+    if code == "args_changed" and isinstance(body.get("args"), dict):
+        # what would run now, to show whoever decided on a view of other arguments
+        return errors.ArgsChanged(detail, args_hash=str(body.get("args_hash")),
+                                  args=canonical_text(body["args"]))
     if kind is errors.Conflict:
         return errors.Conflict(detail, code=code, status=body.get("request_status"))
     return kind(detail, code=code)
