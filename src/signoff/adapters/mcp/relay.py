@@ -6,10 +6,10 @@ over (``SessionMessage``), not on a typed session of its own: everything but
 lists and their pages, their change notifications, resource reads and
 subscriptions, prompts, completions, logging, pings, progress, cancellation,
 the server's own requests to the client (sampling, elicitation, roots) — goes
-through as it came, ids and all, so the two ends negotiate with each other and
-nothing signoff does not understand is lost. ``tools/call`` requests go to the
-``CallGate`` (``calls.py``), each in its own task, so one call waiting for a
-human holds up nothing else.
+through as it came (the server's requests under ids of the proxy's: below), so the
+two ends negotiate with each other and nothing signoff does not understand is lost.
+``tools/call`` requests go to the ``CallGate`` (``calls.py``), each in its own
+task, so one call waiting for a human holds up nothing else.
 
 The relay watches a few things on the way: the client's capabilities (does it
 take ``elicitation/create``?), the tool lists the server sends (their
