@@ -60,7 +60,8 @@ _IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}")
 
 # The codes of this contract (``InvalidInput.code``); documented in docs/server.md.
 CODES = frozenset({"nul_character", "lone_surrogate", "too_long", "invalid_identifier",
-                   "invalid_tool_name", "invalid_index", "invalid_input"})
+                   "invalid_tool_name", "invalid_index", "invalid_input",
+                   "invalid_args_hash"})  # signoff.shown
 
 
 def identifier(field: str, value: Any) -> str:
