@@ -172,6 +172,10 @@ def test_the_card_approves_what_it_listed_not_what_came_after(page: Page,
         view = alice.get("/api/v1/threads/t-card").json()
     assert (view["review_mode"], view["set_by"]) == ("auto", "admin")
     assert {r["id"] for r in view["pending"]} == {curl_id, late_id}
+    # the thread's page says whose authority the mode carries
+    page.goto(f"{service.url}/threads/t-card")
+    note = page.locator("#mode-set-by").inner_text()
+    assert "Set by admin" in note and "lends no more than admin holds" in note
 
 
 def test_a_card_decision_over_the_api_approves_only_what_still_matches(
