@@ -91,9 +91,9 @@ def test_a_decision_on_one_server_wakes_a_waiter_on_the_other(database: str,
         sse_lines: list[str] = []
         sse_ready = threading.Event()
 
-        def watch_b() -> None:
+        def watch_b() -> None:  # the event stream is an approver's (agents: their calls)
             with httpx.Client(base_url=url_b, timeout=30,
-                              headers={"Authorization": f"Bearer {agent}"}) as http, \
+                              headers={"Authorization": f"Bearer {admin}"}) as http, \
                     http.stream("GET", "/api/v1/events") as stream:
                 for line in stream.iter_lines():
                     sse_ready.set()
