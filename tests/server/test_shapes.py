@@ -1,13 +1,20 @@
 """Every surface shows a request the same way (issue 12, item 8): the arguments as a JSON
 object — over HTTP and from the CLI, on both backends — with the canonical bytes that
-were hashed beside them."""
+were hashed beside them. And every JSON route answers a body its schema does not expect
+(wrong types, null, huge numbers, nested junk, unknown fields) with a typed 4xx, never a
+500 (issue 42, item 6): a fuzz over the OpenAPI document's routes, its schemas the oracle."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
-from procs import Live
+import jsonschema
+import pytest
+from procs import Live, live_server
 
 
 def test_the_api_and_the_cli_show_arguments_alike(live: Live) -> None:
@@ -28,3 +35,88 @@ def test_the_api_and_the_cli_show_arguments_alike(live: Live) -> None:
     assert canonical == from_cli["args_canonical"] == \
         '{"command":"make deploy","env":{"A":"é","B":"2"}}'
     assert over_http["args_hash"] == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# ---- every payload shape the schema does not expect is a typed 4xx (issue 42, item 6) -------
+
+FUZZ_POLICY = """
+[policy]
+version = "shapes"
+gated = ["deploy"]
+
+[workspace]
+root = "{root}"
+
+[tools.deploy]
+"""
+JUNK: list[Any] = [None, True, 0, -1, 2**64, 10**400, 1.5, "", "x", "x" * 300, [],
+                   [1, "a", None], {}, {"a": {"b": [[[{}]]]}}, [[[[[[[[]]]]]]]],
+                   {"$ref": "#"}, "\u202e", -(2**63) - 1]
+
+
+def _bodies(schema: dict[str, Any], base: dict[str, Any]) -> Iterator[Any]:
+    """The base body, then it with each field (and the body itself) replaced by junk."""
+    yield base
+    yield from JUNK
+    yield {**base, "unexpected": 1}
+    for name in schema.get("properties", {}):
+        for junk in JUNK:
+            yield {**base, name: junk}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
+        backend: str, tmp_path: Path) -> None:
+    with live_server(backend, tmp_path, FUZZ_POLICY) as live, \
+            live.client("bot") as bot, live.client("boss") as boss:
+        proposed = bot.post("/api/v1/calls", json={
+            "tool": "deploy", "args": {"env": "a"}, "call_id": "fz-0",
+            "context": {"thread_id": "t-fuzz"}}).json()
+        request_id = proposed["request_id"]
+        doc = boss.get("/openapi.json").json()
+        bases: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {
+            ("post", "/api/v1/requests/{request_id}/decisions"): (boss, {"kind": "reject",
+                                                                         "reason": "no"}),
+            ("post", "/api/v1/requests/{request_id}/cancel"): (boss, {"reason": "r"}),
+            ("put", "/api/v1/threads/{thread_id}"): (boss, {"review_mode": "manual"}),
+            ("post", "/api/v1/calls"): (bot, {"tool": "deploy", "args": {"env": "b"},
+                                              "call_id": "fz-1",
+                                              "context": {"thread_id": "t-fuzz-2"}}),
+            ("post", "/api/v1/calls/{request_id}/result"): (bot, {"fencing_token": 1,
+                                                                  "result": {"ok": True}}),
+            ("post", "/api/v1/check"): (bot, {"tool": "deploy", "args": {}}),
+            ("post", "/api/v1/users"): (boss, {"name": "zed", "kind": "approver",
+                                               "roles": []}),
+            ("post", "/api/v1/users/{name}/rotate"): (boss, {"expires": "1h"}),
+            ("put", "/api/v1/users/{name}/roles"): (boss, {"roles": ["ops"]}),
+            ("post", "/api/v1/webhooks"): (boss, {"name": "w1",
+                                                  "url": "http://127.0.0.1:9/hook"}),
+            ("post", "/api/v1/webhooks/deliveries/replay"): (boss, {"ids": []}),
+        }
+        routes = {(method, path): op["requestBody"]["content"]["application/json"]["schema"]
+                  for path, item in doc["paths"].items() for method, op in item.items()
+                  if "application/json" in op.get("requestBody", {}).get("content", {})}
+        assert set(routes) == set(bases), "a JSON route without a base body here"
+        failures: list[str] = []
+        sent = typed = 0
+        for (method, path), schema in sorted(routes.items()):
+            client, base = bases[(method, path)]
+            url = path.format(request_id=request_id, thread_id="t-fuzz", name="cy")
+            validator = jsonschema.Draft202012Validator(schema)
+            for body in _bodies(schema, base):
+                answer = client.request(method, url, content=json.dumps(body),
+                                        headers={"Content-Type": "application/json"})
+                sent += 1
+                expected = validator.is_valid(body)
+                shown = f"{method.upper()} {path} {json.dumps(body)[:120]} → {answer.status_code}"
+                if answer.status_code >= 500:
+                    failures.append(f"{shown} {answer.text[:200]}")
+                elif not expected:
+                    problem = answer.json() if answer.headers.get(
+                        "content-type", "").startswith("application/problem+json") else {}
+                    if not 400 <= answer.status_code < 500 or not problem.get("code"):
+                        failures.append(f"{shown} (the schema refuses it)")
+                    else:
+                        typed += 1
+        assert not failures, "\n".join(failures[:40])
+        assert typed > sent * 0.8, (typed, sent)
