@@ -20,6 +20,11 @@ Accepted shapes, for the one call the interrupt stands for: ``{"decisions": [d]}
 legacy Agent Inbox list ``[{"type": "accept"|"edit"|"response"|"ignore", "args": …}]``
 (exactly one item). LangGraph unpacks a ``{interrupt_id: value}`` map itself: each call
 gets only the value keyed by its own interrupt. Anything else is a wake-up.
+
+A decision applies to the arguments its interrupt showed: the pause shows the arguments
+that would run and their ``args_hash``, and the resume's decision is bound to that hash
+(the one the decision item carries as ``args_hash``, else the one recorded when the
+interrupt was raised: ``signoff.adapters.langchain.resume``).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from langgraph.types import interrupt
 
 from signoff.errors import InvalidDecision, SignoffError
 from signoff.model import ApprovalRequest, Decision
+from signoff.shown import shown_hash
 
 DECISIONS = ("approve", "edit", "reject", "respond")
 LEGACY_CONFIG = {"allow_accept": True, "allow_edit": True, "allow_respond": True,
@@ -94,8 +100,10 @@ def args_schema_of(tool: Any) -> dict[str, Any] | None:
 def hitl_shapes(request: ApprovalRequest, call_id: str, *, note: str | None,
                 decisions_by_resume: bool, args_schema: Mapping[str, Any] | None
                 ) -> dict[str, Any]:
-    """The ``ToolApprovalRequest`` and one-call ``HITLRequest`` fields of a pause."""
-    args = json.loads(request.args)
+    """The ``ToolApprovalRequest`` and one-call ``HITLRequest`` fields of a pause: the
+    arguments that would run (an approver's edit included) and their hash, which a resume's
+    decision is bound to."""
+    args = json.loads(request.run_args)
     lines = [request.summary, f"Risk: {request.risk.value}. Signoff request {request.id}."]
     if note:
         lines.append(note)
@@ -106,8 +114,9 @@ def hitl_shapes(request: ApprovalRequest, call_id: str, *, note: str | None,
     if args_schema:
         review["args_schema"] = dict(args_schema)
     return {"type": "tool_approval", "tool_call_id": call_id, "name": request.tool,
-            "args": args, "description": description,
+            "args": args, "args_hash": request.run_hash, "description": description,
             "action_requests": [{"name": request.tool, "args": args,
+                                 "args_hash": request.run_hash,
                                  "description": description}],
             "review_configs": [review],
             # LangGraph's legacy ``HumanInterrupt`` (older Agent Inbox and Agent Chat UI)
@@ -125,6 +134,7 @@ class Read:
     why: str | None = None  # set when the value looked like a decision and was not taken
     code: str | None = None
     refusal: InvalidDecision | None = None  # a decision read, refused as given (recorded)
+    args_hash: str | None = None  # the arguments hash the decision says it was made on
 
 
 def resume_decision(value: Any, tool: str) -> Read:
@@ -134,27 +144,35 @@ def resume_decision(value: Any, tool: str) -> Read:
         return Read(None, why=why, code="malformed_resume" if why else None)
     kind = item.get("type")
     try:
-        if kind in ("approve", "accept"):  # Agent Inbox's accept: the call as shown
-            return Read(Decision.approve(), kind="approve")
-        if kind == "edit":
-            if "edited_action" in item:
-                return _edit(item["edited_action"], tool, kind="edit")
-            return _edit(item.get("args"), tool, kind="edit")
-        if kind == "reject":
-            message = item.get("message")
-            if message is not None and not isinstance(message, str):
-                return _bad("reject", "a rejection's message must be text")
-            return Read(Decision.reject((message or "").strip() or DEFAULT_REJECTION),
-                        kind="reject")
-        if kind in ("respond", "response"):
-            message = item.get("message") if kind == "respond" else item.get("args")
-            if not isinstance(message, str) or not message.strip():
-                return _bad(str(kind), "a response needs a non-empty message")
-            return Read(Decision.respond(message), kind="respond")
-        if kind == "ignore":
-            return Read(Decision.reject(IGNORED), kind="ignore")
+        read = _decision(item, kind, tool)
+        if read.decision is None or item.get("args_hash") is None:
+            return read
+        return Read(read.decision, kind=read.kind, refusal=read.refusal,
+                    args_hash=shown_hash("args_hash", item.get("args_hash")))
     except SignoffError as exc:  # over-long text and the like: the input contract
         return Read(None, kind=str(kind), why=exc.message, code=exc.code)
+
+
+def _decision(item: Mapping[str, Any], kind: Any, tool: str) -> Read:
+    if kind in ("approve", "accept"):  # Agent Inbox's accept: the call as shown
+        return Read(Decision.approve(), kind="approve")
+    if kind == "edit":
+        if "edited_action" in item:
+            return _edit(item["edited_action"], tool, kind="edit")
+        return _edit(item.get("args"), tool, kind="edit")
+    if kind == "reject":
+        message = item.get("message")
+        if message is not None and not isinstance(message, str):
+            return _bad("reject", "a rejection's message must be text")
+        return Read(Decision.reject((message or "").strip() or DEFAULT_REJECTION),
+                    kind="reject")
+    if kind in ("respond", "response"):
+        message = item.get("message") if kind == "respond" else item.get("args")
+        if not isinstance(message, str) or not message.strip():
+            return _bad(str(kind), "a response needs a non-empty message")
+        return Read(Decision.respond(message), kind="respond")
+    if kind == "ignore":
+        return Read(Decision.reject(IGNORED), kind="ignore")
     return _bad(str(kind), f"unknown decision type {kind!r}; expected one of "
                            f"{', '.join(DECISIONS)}")
 

@@ -62,6 +62,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
@@ -83,7 +84,7 @@ from signoff.adapters.langchain.messages import (
     with_edited_args,
     with_note,
 )
-from signoff.adapters.langchain.resume import resume_identity, take_resumed
+from signoff.adapters.langchain.resume import note_shown, resume_identity, take_resumed
 from signoff.adapters.langchain.run import (
     PAUSE_KEY,
     RUN_KEY,
@@ -493,7 +494,13 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             args_schema = args_schema_of(tool)
             if self.resume_decisions_as is not None and schema is None:
                 schema = response_schema(str(call["name"]), args_schema)
-            value = pause(self._pause(request_id, call, context, args_schema, note), schema)
+            shown = self._pause(request_id, call, context, args_schema, note)
+            try:
+                value = pause(shown, schema)
+            except GraphInterrupt:  # raised, not replayed: what it shows is what is decided
+                if self.resume_decisions_as is not None:
+                    note_shown(self.gate, request_id, delivery, shown["args_hash"])
+                raise
             if self.resume_decisions_as is not None:
                 note = take_resumed(self.gate, self.resume_decisions_as, request_id, call,
                                     tool=tool, value=value, delivery=delivery)
@@ -509,7 +516,8 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         own: dict[str, Any] = {
             "request_id": request_id, "call_id": call["id"], "tool": request.tool,
             "summary": request.summary, "risk": request.risk.value,
-            "args": json.loads(request.args), "thread_id": context.thread_id,
+            "args": json.loads(request.run_args), "args_hash": request.run_hash,
+            "thread_id": context.thread_id,
             "run_id": context.run_id, "pending": waiting or [request_id],
             "resume_decisions": self.resume_decisions_as is not None}
         if note:

@@ -2,20 +2,27 @@
 ``SignoffMiddleware(resume_decisions_as=<user>)``): read in LangChain's HITL shape
 (``langchain.hitl``), taken as that user's through the gate's rules for the one request the
 interrupt stands for, once per delivery (``Gate.decide_once``), audited ``via: resume``.
-What is refused or not a decision is said in the next pause, never raised into the run."""
+What is refused or not a decision is said in the next pause, never raised into the run.
+
+A decision applies only to the arguments its interrupt showed: the hash of what would run
+when the interrupt was raised is recorded then (``note_shown``, keyed like the delivery),
+and the decision carries it as ``expected_args_hash`` — an approver's edit since is refused
+(``args_changed``) and the next pause shows what would run now."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from langgraph.config import get_config
 
 from signoff import inputs
 from signoff.adapters.langchain.hitl import resume_decision
-from signoff.errors import ConfigurationError, InvalidDecision
+from signoff.errors import ConfigurationError, InvalidDecision, NotFound, SignoffError
 from signoff.identity import IdentityKind
 from signoff.kernel.gate import Gate
 from signoff.model import DecisionKind, RequestStatus
@@ -35,10 +42,9 @@ def take_resumed(gate: Gate, user: str, request_id: str, call: Mapping[str, Any]
         log.info("signoff: the resume value for request %s is only a wake-up: %s",
                  request_id, read.why)
         return f"A resume value was not taken as a decision: {read.why}."
-    decision = read.decision
-    namespace = str((get_config().get("configurable") or {}).get("checkpoint_ns") or "")
-    key = "resume-" + hashlib.sha256(
-        f"{namespace}\x00{delivery}\x00{request_id}".encode()).hexdigest()[:40]
+    key = _key("resume", request_id, delivery)
+    decision = replace(read.decision, expected_args_hash=read.args_hash
+                       or _shown(gate, request_id, delivery))
 
     def schema_check() -> None:
         if read.refusal is not None:
@@ -65,6 +71,43 @@ def take_resumed(gate: Gate, user: str, request_id: str, call: Mapping[str, Any]
                     once.message)
     return (f"The {read.kind} given by resume as {user} was refused "
             f"({once.code}): {once.message}")
+
+
+def _key(prefix: str, request_id: str, delivery: int) -> str:
+    """This interrupt's place: the checkpoint namespace, the delivery, the request."""
+    namespace = str((get_config().get("configurable") or {}).get("checkpoint_ns") or "")
+    return f"{prefix}-" + hashlib.sha256(
+        f"{namespace}\x00{delivery}\x00{request_id}".encode()).hexdigest()[:40]
+
+
+def note_shown(gate: Gate, request_id: str, delivery: int, args_hash: str) -> None:
+    """Record the arguments hash the interrupt being raised shows, the first time it is
+    raised (a pause raised again shows what it showed first: a decision on it is refused
+    if what would run moved, never taken for other arguments)."""
+    key = _key("shown", request_id, delivery)
+    try:
+        with gate.store.transaction() as tx:
+            if tx.idempotent_response(key) is None:
+                tx.put_idempotent_response(key, request_id=request_id, body_hash="shown",
+                                           response=json.dumps({"args_hash": args_hash}),
+                                           at=gate.clock())
+    except SignoffError:  # unrecorded: the decision falls back to the proposed arguments
+        log.warning("signoff: could not record what the pause of %s showed", request_id,
+                    exc_info=True)
+
+
+def _shown(gate: Gate, request_id: str, delivery: int) -> str:
+    """The hash the interrupt of ``delivery`` showed: as recorded when it was raised, else
+    (a pause raised before this was recorded) the proposed arguments' hash, what pauses
+    showed then."""
+    with gate.store.transaction() as tx:
+        stored = tx.idempotent_response(_key("shown", request_id, delivery))
+        request = tx.get_request(request_id)
+    if stored is not None:
+        return str(json.loads(stored[2])["args_hash"])
+    if request is None:
+        raise NotFound(f"no approval request {request_id!r}", code="not_found")
+    return request.args_hash
 
 
 def resume_identity(gate: Gate, name: str | None) -> str | None:
