@@ -131,8 +131,8 @@ def outcome_message(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     return f"{said}: {data['tool']}", [
         {"type": "section", "text": {"type": "mrkdwn", "text": text}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text":
-                                          f"`{data['args_hash']}` · <{data['url']}|"
-                                          f"{data['request_id']}>"}]}]
+                                          f"`{data.get('approved_args_hash') or data['args_hash']}`"
+                                          f" · <{data['url']}|{data['request_id']}>"}]}]
 
 
 class SlackChannel(OneByOne):
