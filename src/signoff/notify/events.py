@@ -44,6 +44,8 @@ def notification_type(event: AuditEvent) -> str | None:
     if event.request_id is None:
         return None
     if event.kind == "decision.recorded":
+        if '"edit"' not in event.data:  # most decisions: no parse
+            return None
         data = json.loads(event.data)
         return EDITED if isinstance(data, dict) and data.get("kind") == "edit" else None
     return TYPES.get(event.kind)
