@@ -2,13 +2,16 @@
 library's own verifier, as a user's endpoint would.
 
 ``mode`` decides the answer: ``"ok"`` (204), ``"fail"`` (503), ``"hang"`` (holds the
-request until released — a receiver slow enough to be caught mid-delivery). ``down()``
-closes the port (connection refused) and ``up()`` opens the same port again.
+request until released — a receiver slow enough to be caught mid-delivery), ``"noisy"``
+(500 with a long body full of control characters). ``down()`` closes the port
+(connection refused) and ``up()`` opens the same port again. ``bind`` is the loopback
+address it listens on (``"::1"`` for IPv6); ``hosts`` records every POST's Host header.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -26,9 +29,18 @@ class Arrival:
     verified: bool
 
 
+NOISE = "\x1b[31mERROR\x07\r\n\u202eevil\u200b" + "x" * 5000 + "\x00tail"
+
+
+class _Server6(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 class Receiver:
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, bind: str = "127.0.0.1") -> None:
         self.secret = secret
+        self.bind = bind
+        self.hosts: list[str] = []  # the Host header of every POST, answered or not
         self.mode = "ok"
         self.arrivals: list[Arrival] = []
         self.refused: list[str] = []  # why signatures failed
@@ -41,7 +53,8 @@ class Receiver:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hook"
+        host = f"[{self.bind}]" if ":" in self.bind else self.bind
+        return f"http://{host}:{self.port}/hook"
 
     def up(self) -> None:
         receiver = self
@@ -49,6 +62,7 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                receiver.hosts.append(self.headers.get("host") or "")
                 mode = receiver.mode
                 if mode == "hang":
                     receiver.hanging.set()
@@ -56,6 +70,13 @@ class Receiver:
                 if mode == "fail":
                     self.send_response(503)
                     self.end_headers()
+                    return
+                if mode == "noisy":
+                    noise = NOISE.encode()
+                    self.send_response(500)
+                    self.send_header("content-length", str(len(noise)))
+                    self.end_headers()
+                    self.wfile.write(noise)
                     return
                 headers = {k: v for k, v in self.headers.items()}
                 try:
@@ -73,7 +94,8 @@ class Receiver:
             def log_message(self, *args: object) -> None:
                 pass
 
-        server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        kind = _Server6 if ":" in self.bind else ThreadingHTTPServer
+        server = kind((self.bind, self.port), Handler)
         server.daemon_threads = True
         self.port = server.server_address[1]
         self._server = server

@@ -76,7 +76,8 @@ class Rig:
                                  filters=Filters(events=("request.created",),
                                                  risks=("critical",))))
         made = Notifier(store, NotifyConfig(webhooks=hooks, escalation=RULES,
-                                            retry=Retry(base=1.0, cap=5.0)),
+                                            retry=Retry(base=1.0, cap=5.0),
+                                            allow_private_targets=True),
                         base_url=lambda: "http://inbox.test", clock=self.clock, owner=owner)
         self.notifiers.append(made)
         return made

@@ -66,7 +66,8 @@ class Kit:
         self.calls = 0
 
     def make_notifier(self, owner: str | None = None) -> Notifier:
-        return Notifier(self.store, NotifyConfig(webhooks=(self.hook,), retry=self.retry),
+        return Notifier(self.store, NotifyConfig(webhooks=(self.hook,), retry=self.retry,
+                                             allow_private_targets=True),
                         base_url=lambda: "http://inbox.test", clock=self.clock,
                         owner=owner)
 

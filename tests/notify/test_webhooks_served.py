@@ -23,6 +23,7 @@ from signoff.notify.config import new_secret
 
 NOTIFY = """
 [notify]
+allow_private_targets = true  # the receiver is on loopback
 retry_base = {retry}
 retry_max = 1
 timeout = 2

@@ -30,7 +30,9 @@ def add_webhooks(commands: Any) -> None:
     leaf(sub, "list", "list endpoints: the policy file's and the registered ones", cmd_list)
     add = leaf(sub, "add", "register an endpoint; prints its secret once", cmd_add)
     add.add_argument("name")
-    add.add_argument("--url", required=True, help="where events are POSTed (http or https)")
+    add.add_argument("--url", required=True, help="where events are POSTed (http or https); "
+                     "loopback, private and link-local targets are refused unless [notify] "
+                     "allow_private_targets = true")
     add.add_argument("--events", default="", help=f"comma-separated, of: "
                      f"{', '.join(EVENT_TYPES)} (default: all)")
     add.add_argument("--risks", default="", help="comma-separated risks (default: all)")

@@ -9,7 +9,7 @@ audit log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from signoff.audit import to_us
 from signoff.errors import Conflict, InvalidInput, NotFound
@@ -22,6 +22,7 @@ from signoff.notify.config import (
     new_secret,
     parse_filters,
 )
+from signoff.notify.targets import check_url as check_target
 from signoff.store.base import Store
 from signoff.store.deliveries import DEAD, DELIVERED, PENDING, StoredEndpoint
 
@@ -38,10 +39,14 @@ def endpoints(store: Store, config: NotifyConfig) -> list[WebhookEndpoint]:
 
 
 def add_endpoint(store: Store, config: NotifyConfig, *, name: str, url: str, filters: Filters,
-                 actor: str | None, now: float) -> tuple[WebhookEndpoint, str]:
-    """Register an endpoint; returns it and its new secret (shown this once)."""
+                 actor: str | None, now: float,
+                 own: Collection[str] = ()) -> tuple[WebhookEndpoint, str]:
+    """Register an endpoint; returns it and its new secret (shown this once). A target in
+    the server's own network is refused unless the config allows it (``own``: this
+    server's names; ``signoff.notify.targets``)."""
     check_name(name, "webhook")
     check_url(url, "webhook")
+    check_target(url, allow_private=config.allow_private_targets, own=own)
     if any(e.name == name for e in config.webhooks):
         raise Conflict(f"webhook {name!r} is defined in the policy file", code="webhook_exists")
     secret = new_secret()

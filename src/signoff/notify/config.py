@@ -24,6 +24,8 @@ from standardwebhooks.webhooks import Webhook
 
 from signoff.errors import ConfigurationError
 from signoff.model import Risk
+from signoff.notify.targets import TargetRefused
+from signoff.notify.targets import check_url as check_target
 from signoff.policy.config import parse_duration
 
 EVENT_TYPES = ("request.created", "request.decided", "request.expired", "request.cancelled",
@@ -152,6 +154,9 @@ class NotifyConfig:
     email: tuple[EmailList, ...] = ()
     escalation: tuple[Escalation, ...] = ()
     retry: Retry = Retry()
+    # Webhooks may target loopback, private, link-local and this server's own addresses
+    # (``signoff.notify.targets``); off by default.
+    allow_private_targets: bool = False
 
 
 def load_notify(policy_path: str | None, *, environ: Mapping[str, str] | None = None,
@@ -176,7 +181,11 @@ def parse_notify(table: object, *, where: str = "[notify]",
     env = os.environ if environ is None else environ
     t = _table(table, where)
     _known(t, {"retry_base", "retry_max", "max_attempts", "timeout", "webhooks", "slack",
-               "smtp", "email", "escalation"}, where)
+               "smtp", "email", "escalation", "allow_private_targets"}, where)
+    allow_private = t.get("allow_private_targets", False)
+    if not isinstance(allow_private, bool):
+        raise ConfigurationError(f"{where}: allow_private_targets must be true or false",
+                                 code="policy_invalid")
     retry = Retry(base=_duration(t, "retry_base", 5.0, where),
                   cap=_duration(t, "retry_max", 3600.0, where),
                   max_attempts=_count(t, "max_attempts", 12, where),
@@ -198,8 +207,10 @@ def parse_notify(table: object, *, where: str = "[notify]",
     escalation = tuple(_escalation(raw, f"{where}.escalation[{i}]", slack is not None,
                                    {e.name for e in email}) for i, raw in enumerate(rules))
     return NotifyConfig(retry=retry, slack=slack, smtp=smtp, email=email,
-                        escalation=escalation, webhooks=tuple(
-        _webhook(name, raw, f"{where}.webhooks.{name}", env, read_secrets)
+                        escalation=escalation, allow_private_targets=allow_private,
+                        webhooks=tuple(
+        _webhook(name, raw, f"{where}.webhooks.{name}", env, read_secrets,
+                 allow_private=allow_private)
         for name, raw in hooks.items()))
 
 
@@ -252,8 +263,8 @@ def parse_filters(raw: Mapping[str, Any], where: str) -> Filters:
                    threads=_strings(raw, "threads", where))
 
 
-def _webhook(name: str, raw: object, where: str, env: Mapping[str, str],
-             read_secrets: bool) -> WebhookEndpoint:
+def _webhook(name: str, raw: object, where: str, env: Mapping[str, str], read_secrets: bool,
+             *, allow_private: bool) -> WebhookEndpoint:
     check_name(name, where)
     t = _table(raw, where)
     _known(t, {"url", "secret", "secret_env", "events", "risks", "tools", "threads"}, where)
@@ -270,7 +281,12 @@ def _webhook(name: str, raw: object, where: str, env: Mapping[str, str],
         secret = env[variable]
     else:
         secret = t["secret"]
-    return WebhookEndpoint(name=name, url=check_url(t.get("url"), where),
+    url = check_url(t.get("url"), where)
+    try:
+        check_target(url, allow_private=allow_private)
+    except TargetRefused as exc:
+        raise TargetRefused(f"{where}: {exc.message}", code=exc.code) from None
+    return WebhookEndpoint(name=name, url=url,
                            secret=check_secret(secret, where) if read_secrets else "",
                            filters=parse_filters(t, where))
 

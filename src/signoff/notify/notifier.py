@@ -28,6 +28,7 @@ from signoff.notify.config import NotifyConfig
 from signoff.notify.mail import EmailChannel
 from signoff.notify.outbox import Outbox
 from signoff.notify.slack import SlackChannel
+from signoff.notify.targets import Targets, host_of
 from signoff.notify.timers import Timers
 from signoff.notify.webhook import WebhookChannel
 from signoff.store.base import Store
@@ -56,6 +57,8 @@ class Notifier:
         self.outbox = Outbox(store, owner=self.owner, base_url=base_url, retry=config.retry,
                              clock=clock)
         self.client = httpx.Client(timeout=config.retry.timeout, follow_redirects=False)
+        self.targets = Targets(allow_private=config.allow_private_targets,
+                               own_names=lambda: [host_of(base_url())])
         self.extra = tuple(channels)
         self.timers = Timers(store, config.escalation, clock=clock)
         self.slack = None if config.slack is None else SlackChannel(
@@ -76,7 +79,8 @@ class Notifier:
         """The webhooks (the policy file's and the registered ones), Slack, the email
         lists, then the others."""
         chosen: dict[str, Channel] = {
-            e.channel: WebhookChannel(e, self.client) for e in endpoints(self.store, self.config)}
+            e.channel: WebhookChannel(e, self.client, self.targets)
+            for e in endpoints(self.store, self.config)}
         if self.slack is not None:
             chosen[self.slack.channel] = self.slack
         for mailing in self.mail:

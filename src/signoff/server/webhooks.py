@@ -126,7 +126,8 @@ async def add_webhook(request: Request) -> Any:
     def add() -> dict[str, Any]:
         endpoint, secret = admin.add_endpoint(state.gate.store, _config(state), name=body.name,
                                               url=body.url, filters=filters, actor=actor,
-                                              now=state.gate.clock())
+                                              now=state.gate.clock(),
+                                              own=state.settings.host_names())
         return {**endpoint.to_dict(), "secret": secret}
 
     added = await run_in_threadpool(add)
