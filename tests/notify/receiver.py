@@ -6,12 +6,15 @@ request until released — a receiver slow enough to be caught mid-delivery), ``
 (500 with a long body full of control characters). ``down()`` closes the port
 (connection refused) and ``up()`` opens the same port again. ``bind`` is the loopback
 address it listens on (``"::1"`` for IPv6); ``hosts`` records every POST's Host header.
+``tls``: an ``ssl.SSLContext`` to serve HTTPS with; ``server_names`` records the TLS
+server name (SNI) each connection asked for.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -37,9 +40,12 @@ class _Server6(ThreadingHTTPServer):
 
 
 class Receiver:
-    def __init__(self, secret: str, bind: str = "127.0.0.1") -> None:
+    def __init__(self, secret: str, bind: str = "127.0.0.1",
+                 tls: ssl.SSLContext | None = None) -> None:
         self.secret = secret
         self.bind = bind
+        self.tls = tls
+        self.server_names: list[str | None] = []
         self.hosts: list[str] = []  # the Host header of every POST, answered or not
         self.mode = "ok"
         self.arrivals: list[Arrival] = []
@@ -54,7 +60,7 @@ class Receiver:
     @property
     def url(self) -> str:
         host = f"[{self.bind}]" if ":" in self.bind else self.bind
-        return f"http://{host}:{self.port}/hook"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}/hook"
 
     def up(self) -> None:
         receiver = self
@@ -96,6 +102,9 @@ class Receiver:
 
         kind = _Server6 if ":" in self.bind else ThreadingHTTPServer
         server = kind((self.bind, self.port), Handler)
+        if self.tls is not None:
+            self.tls.sni_callback = lambda _sock, name, _ctx: self.server_names.append(name)
+            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
         server.daemon_threads = True
         self.port = server.server_address[1]
         self._server = server

@@ -11,7 +11,9 @@ that matches no event, so nothing is sent to it)."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import socket
+import ssl
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,10 +23,15 @@ from typing import Any
 import httpx
 import procs
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from receiver import Receiver
 
 from signoff.errors import ConfigurationError
-from signoff.notify.config import parse_notify
+from signoff.notify.config import WebhookEndpoint, new_secret, parse_notify
+from signoff.store.deliveries import Delivery
 
 POLICY = """
 [policy]
@@ -222,3 +229,59 @@ def test_the_checks_without_a_server() -> None:
                   own=["signoff.example.com"])
     assert own.value.code == "webhook_target_refused"
     check_url("https://hooks.example.com/x", allow_private=False, own=["signoff.example.com"])
+
+
+def _certificate_for_localhost(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate naming ``localhost`` only — no address in it."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "hook.crt", directory / "hook.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_https_connects_to_the_checked_address_and_verifies_the_name(tmp_path: Path) -> None:
+    """The connection goes to the resolved address, yet TLS asks for and verifies the URL's
+    name: a certificate for ``localhost`` only is accepted (an address in the URL would
+    not match it) and the receiver hears ``localhost`` as the server name."""
+    from signoff.notify.targets import Targets
+    from signoff.notify.webhook import WebhookChannel
+
+    cert, key = _certificate_for_localhost(tmp_path)
+    serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    serving.load_cert_chain(cert, key)
+    secret = new_secret()
+    receiver = Receiver(secret, tls=serving)
+    trusting = ssl.create_default_context(cafile=str(cert))
+    url = f"https://localhost:{receiver.port}/hook"
+    delivery = Delivery(id="webhook:tls/evt_1", channel="webhook:tls", event_index=1,
+                        event_type="request.created", request_key="req_1",
+                        payload='{"type": "request.created", "timestamp": "t", '
+                                '"data": {"request_id": "req_1"}}',
+                        next_at=0.0, event_at=0.0, created_at=0.0)
+    try:
+        with httpx.Client(verify=trusting, follow_redirects=False, timeout=5) as client:
+            endpoint = WebhookEndpoint(name="tls", url=url, secret=secret)
+            allowed = WebhookChannel(endpoint, client, Targets(allow_private=True))
+            attempt = allowed.send(delivery)
+            assert attempt.ok, attempt.error
+            refused = WebhookChannel(endpoint, client, Targets()).send(delivery)
+            assert not refused.ok and (refused.error or "").startswith(
+                "webhook_target_refused: ")
+    finally:
+        receiver.close()
+    assert receiver.server_names == ["localhost"]
+    assert receiver.hosts == [f"localhost:{receiver.port}"]
+    assert [a.verified for a in receiver.arrivals] == [True]
