@@ -69,8 +69,10 @@ def test_an_agent_lists_and_reads_only_its_own_calls(live: Live,
             assert answer.json()["detail"].replace(theirs, "X") == \
                 unknown.json()["detail"].replace("req_does_not_exist", "X")
             assert "secret" not in answer.text
-        claim = bot.post(f"/api/v1/calls/{theirs}/claim")
-        assert claim.status_code == 404 and code(claim) == "not_found"
+        for path, body in ((f"/api/v1/calls/{theirs}/claim", None),
+                           (f"/api/v1/requests/{theirs}/cancel", {"reason": "mine now"})):
+            answer = bot.post(path, json=body)
+            assert answer.status_code == 404 and code(answer) == "not_found", path
         thread = bot.get(f"/api/v1/threads/{SHARED}").json()
         assert theirs not in [r["id"] for r in thread["pending"]]
 

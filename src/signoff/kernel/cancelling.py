@@ -17,6 +17,7 @@ from signoff.errors import Conflict, Forbidden, InvalidDecision, NotFound, Unaut
 from signoff.identity import Identity, IdentityKind
 from signoff.kernel import lifecycle
 from signoff.kernel.ownership import asked
+from signoff.kernel.visibility import visible
 from signoff.model import ApprovalRequest, RequestStatus
 from signoff.store.base import Store
 
@@ -48,6 +49,7 @@ class Cancelling:
                                       code="unauthenticated")
             if current.disabled:
                 raise Forbidden(f"{identity.name} is disabled", code="identity_disabled")
+            visible(current, request)  # an agent: another's call is not found at all
             if not asked(request, current.name) and current.kind is not IdentityKind.ADMIN:
                 raise Forbidden(f"only {request.principal or request.agent or 'the requester'} "
                                 "or an admin may cancel this request", code="not_requester")
