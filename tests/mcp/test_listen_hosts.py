@@ -110,3 +110,28 @@ def test_a_bad_allowed_name_is_a_typed_error(site: Site, flag: str, value: str,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode != 0
     assert code in done.stderr
+
+
+@pytest.mark.parametrize(("listen", "answered", "refused"), [
+    ("127.0.0.1", ["127.0.0.1:8766", "localhost:8766", "[::1]:8766"],
+     ["127.0.0.1", "localhost:8767", "rebind.attacker.example:8766", "127.0.0.1.nip.io:8766"]),
+    ("::1", ["[::1]:8766", "localhost:8766"], ["::1:8766", "[::2]:8766"]),
+    ("0.0.0.0", ["localhost:8766", "127.0.0.1:8766"], ["10.0.0.5:8766"]),
+    ("10.1.2.3", ["10.1.2.3:8766", "localhost:8766"], ["127.0.0.1:8766"]),
+])
+def test_the_default_names(listen: str, answered: list[str], refused: list[str]) -> None:
+    from signoff.adapters.mcp import HostGuard
+
+    guard = HostGuard.for_listen(listen, 8766)
+    for host in answered:
+        assert guard.refusal([("host", host)]) is None, host
+        assert guard.refusal([("host", host), ("origin", f"http://{host}")]) is None
+    for host in refused:
+        assert guard.refusal([("host", host)])[:2] == (421, "host_not_allowed"), host
+    # A missing or repeated Host, a repeated Origin: refused.
+    assert guard.refusal([])[1] == "host_not_allowed"
+    good = answered[0]
+    assert guard.refusal([("host", good), ("host", good)])[1] == "host_not_allowed"
+    assert guard.refusal([("host", good), ("origin", f"http://{good}"),
+                          ("origin", "http://evil.example")])[1] == "origin_not_allowed"
+    assert guard.refusal([("host", good), ("origin", "null")])[1] == "origin_not_allowed"

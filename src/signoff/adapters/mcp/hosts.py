@@ -4,7 +4,8 @@ A web page can point a name it controls at 127.0.0.1 and have the browser send
 requests to the listener, cookies or not: the page's name is then the request's
 ``Host`` (and ``Origin``). Nothing authenticates an MCP client here, so the
 listener answers only the names it was started under — the listen address and
-``localhost`` (loopback literals too when it listens on loopback), with the
+``localhost`` (loopback literals too when it listens on loopback or on every
+address), with the
 port — and those added with ``--allow-host``/``--allow-origin``. A refused
 request is a typed problem (421 ``host_not_allowed``, 403 ``origin_not_allowed``)
 given before any session exists or any upstream starts. A request without
@@ -84,8 +85,8 @@ class HostGuard:
     def for_listen(cls, host: str, port: int, *, extra_hosts: Sequence[str] = (),
                    extra_origins: Sequence[str] = ()) -> HostGuard:
         names = [_host_form(host), "localhost"]
-        if _is_loopback(host):
-            names += list(_LOOPBACK_NAMES)
+        if _is_loopback(host) or host.strip("[]") in ("0.0.0.0", "::"):  # noqa: S104
+            names += list(_LOOPBACK_NAMES)  # reached on loopback too
         hosts: set[str] = set()
         for name in names:
             hosts.add(f"{name}:{port}")
