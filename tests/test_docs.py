@@ -19,7 +19,8 @@ def test_policy_reference_example_loads() -> None:
     blocks = _blocks((DOCS / "policy.md").read_text("utf-8"), "toml")
     assert blocks
     config = parse_policy(blocks[0], source="docs/policy.md")
-    assert {r.id for r in config.rules} == {"no-rm", "safe-shell", "env-files", "web"}
+    assert {r.id for r in config.rules} == {"no-rm", "safe-shell", "env-files", "docs-site",
+                                            "web"}
 
 
 def test_every_policy_key_is_documented() -> None:

@@ -21,6 +21,7 @@ from signoff.model import Effect, ReviewMode, Risk
 from signoff.policy.guarded import guard_policy_file
 from signoff.policy.harnesses import DEFAULT_PROTECTED, extra_pattern
 from signoff.policy.hints import parse_mcp
+from signoff.policy.linear import Linear, LinearError
 from signoff.policy.patterns import (
     CommandPattern,
     ValuePattern,
@@ -69,13 +70,25 @@ def parse_policy(text: str, *, source: str = "<policy>") -> PolicyConfig:
     return _Loader(source).load(data, digest)
 
 
-def _combine(patterns: tuple[ValuePattern, ...]) -> re.Pattern[str] | None:
+def _combine(patterns: tuple[ValuePattern, ...]) -> Linear | None:
+    """An argument's patterns as one alternation: one pass over the value, not one each."""
     if len(patterns) == 1:
         return patterns[0].regex
     try:
-        return re.compile("|".join(f"(?:{p.regex.pattern})" for p in patterns), re.DOTALL)
-    except re.error:  # e.g. inline global flags in one of the regexes
+        return Linear("|".join(f"(?:{p.regex.pattern})" for p in patterns))
+    except LinearError:
         return None
+
+
+def _python_only(source: str) -> bool:
+    """Whether Python's ``re`` reads this ``re:`` pattern (RE2 did not)."""
+    if not source.startswith("re:"):
+        return False
+    try:
+        re.compile(source[3:])
+    except re.error:
+        return False
+    return True
 
 
 def parse_duration(value: object) -> float | None:
@@ -108,6 +121,18 @@ class _Loader:
         self, message: str, *, rule: str | None = None, field: str | None = None
     ) -> PolicyError:
         return PolicyError(message, file=self.source, rule=rule, field=field)
+
+    def value_pattern(self, source: str, where: str, field: str) -> ValuePattern:
+        """A glob or ``re:`` pattern, compiled for RE2 (linear time); one it cannot
+        compile (a backreference, a lookaround, a bad regex) is refused here, named."""
+        try:
+            return compile_value_pattern(source)
+        except LinearError as exc:
+            error = self.error(f"pattern {source!r} is not a regular expression RE2 can "
+                               f"match in linear time: {exc}", rule=where, field=field)
+            if _python_only(source):  # valid for Python's re: it needs backtracking
+                error.code = "pattern_not_linear"
+            raise error from exc
 
     def known(self, table: Mapping[str, Any], allowed: set[str], where: str | None) -> None:
         for key in table:
@@ -422,11 +447,7 @@ class _Loader:
                     isinstance(s, str) for s in sources):
                 raise self.error("must be a pattern or a list of patterns", rule=where,
                                  field=f"args.{arg_name}")
-            try:
-                compiled = tuple(compile_value_pattern(s) for s in sources)
-            except re.error as exc:
-                raise self.error(f"bad regular expression: {exc}", rule=where,
-                                 field=f"args.{arg_name}") from exc
+            compiled = tuple(self.value_pattern(s, where, f"args.{arg_name}") for s in sources)
             args.append(ArgRule(name=arg_name, patterns=compiled, combined=_combine(compiled)))
         mandatory = self.flag(table, "mandatory", where)
         if mandatory and effect is not Effect.ASK:
@@ -450,7 +471,7 @@ class _Loader:
             else None,
             requires=self.requires(table, where),
             expires=self.duration(table, "expires", None, where), reason=reason,
-            writes=tuple(compile_value_pattern(w) for w in writes),
+            writes=tuple(self.value_pattern(w, where, "writes") for w in writes),
         )
         by_name: dict[str, list[CommandPattern]] = {}
         wild: list[CommandPattern] = []

@@ -109,8 +109,9 @@ def rule_matches(
     Deny and ask rules compare command names by basename and see nested
     commands (``any_command``); an allow rule judges the one ``command`` given.
     """
+    every = rule.effect is Effect.ALLOW
     for arg in rule.args:
-        if not _arg_matches(arg, args, resolved):
+        if not _arg_matches(arg, args, resolved, every=every):
             return False
     if not rule.commands:
         return True
@@ -185,14 +186,18 @@ def admission(rule: Rule, command: SimpleCommand) -> bool | str:
             f"{part.kind.value}{' — ' + part.why if part.why else ''}")
 
 
-def _arg_matches(arg: ArgRule, args: Mapping[str, Any], resolved: Mapping[str, list[str]]) -> bool:
+def _arg_matches(arg: ArgRule, args: Mapping[str, Any], resolved: Mapping[str, list[str]],
+                 *, every: bool) -> bool:
+    """Does the argument's value match? A list matches an allow rule (``every``) only if
+    each element does, as written, and never when empty: an allow names what it admits, and
+    one foreign recipient among colleagues is not named. A deny or ask rule, the careful
+    direction, matches a list if any element does, or any resolved path."""
     value = args.get(arg.name, _MISSING)
     if value is _MISSING:
         return False
-    if isinstance(value, str):
-        if arg.matches(value):
-            return True
-    elif isinstance(value, list):
+    if isinstance(value, list):
+        if every:
+            return bool(value) and all(arg.matches(value_text(v)) for v in value)
         if any(arg.matches(value_text(v)) for v in value):
             return True
     elif arg.matches(value_text(value)):

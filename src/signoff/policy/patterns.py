@@ -8,20 +8,22 @@
 * Command patterns: a list of words matched against one simple command's
   argv, each word a glob on one argv word; a final ``*`` word matches any
   remaining words, none included.
+
+Every pattern is matched by RE2 (``signoff.policy.linear``), in time linear in the
+text: an agent's argument can never make matching backtrack.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any
 
 import rfc8785
+
+from signoff.policy.linear import Linear, python_dialect
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,17 +31,31 @@ class ValuePattern:
     """One argument pattern; ``source`` is what the operator wrote."""
 
     source: str
-    regex: re.Pattern[str]
+    regex: Linear
 
     def matches(self, value: str) -> bool:
-        return self.regex.fullmatch(value) is not None
+        return self.regex.fullmatch(value)
 
 
 def compile_value_pattern(source: str) -> ValuePattern:
-    """Compile a glob or ``re:`` pattern. Raises ``re.error`` on a bad regex."""
+    """Compile a glob or ``re:`` pattern. Raises ``LinearError`` (a ``ValueError``) on a
+    regex RE2 cannot compile: a bad one, or one that needs backtracking."""
+    return ValuePattern(source, Linear(value_regex(source)))
+
+
+def value_regex(source: str) -> str:
+    """The regular expression (RE2's syntax) of a glob or ``re:`` pattern."""
     if source.startswith("re:"):
-        return ValuePattern(source, re.compile(source[3:], re.DOTALL))
-    return ValuePattern(source, re.compile(glob_to_regex(source), re.DOTALL))
+        return python_dialect(source[3:])
+    return glob_to_regex(source)
+
+
+_META = frozenset(".^$*+?()[]{}|\\-&~#")
+
+
+def _escape(char: str) -> str:
+    """A literal character, in a syntax both RE2 and Python's ``re`` read the same."""
+    return "\\" + char if char in _META else char
 
 
 def glob_to_regex(glob: str) -> str:
@@ -66,16 +82,18 @@ def glob_to_regex(glob: str) -> str:
         elif char == "[":
             end = glob.find("]", i + 2 if glob.startswith(("[!", "[^"), i) else i + 1)
             if end < 0:
-                out.append(re.escape(char))
+                out.append(_escape(char))
                 i += 1
                 continue
             body = glob[i + 1:end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            negated = body.startswith(("!", "^"))
+            if negated:
+                body = body[1:]
+            body = body.replace("\\", "\\\\").replace("[", "\\[")
+            out.append(("[^" if negated else "[") + body + "]")
             i = end + 1
         else:
-            out.append(re.escape(char))
+            out.append(_escape(char))
             i += 1
     return "".join(out)
 
@@ -87,15 +105,79 @@ def value_text(value: Any) -> str:
     return rfc8785.dumps(value).decode("utf-8")
 
 
-_GLOB_MAGIC = re.compile(r"[*?\[]")
+def has_magic(word: str) -> bool:
+    return "*" in word or "?" in word or "[" in word
+
+
+def fnmatch_regex(glob: str) -> str:
+    """``fnmatch``'s language (``*`` and ``?`` cross ``/``; ``[!…]`` negates; an unclosed
+    ``[`` is itself) as a regular expression both RE2 and ``re`` read."""
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        char = glob[i]
+        i += 1
+        if char == "*":
+            while i < n and glob[i] == "*":
+                i += 1
+            out.append(".*")
+        elif char == "?":
+            out.append(".")
+        elif char == "[":
+            j = i
+            if j < n and glob[j] in "!^":
+                j += 1
+            if j < n and glob[j] == "]":
+                j += 1
+            while j < n and glob[j] != "]":
+                j += 1
+            if j >= n:
+                out.append("\\[")
+                continue
+            body = glob[i:j]
+            i = j + 1
+            negated = body.startswith("!")
+            out.append(_fnmatch_class(body[1:] if negated else body, negated=negated))
+        else:
+            out.append(_escape(char))
+    return "".join(out)
+
+
+def _fnmatch_class(body: str, *, negated: bool) -> str:
+    """A bracket's members; a reversed range (``z-a``) names nothing, as in ``fnmatch``."""
+    members: list[str] = []
+    k = 0
+    while k < len(body):
+        if k + 2 < len(body) and body[k + 1] == "-":
+            low, high = body[k], body[k + 2]
+            if low <= high:
+                members.append(_member(low) + "-" + _member(high))
+            k += 3
+        else:
+            members.append(_member(body[k]))
+            k += 1
+    if not members:
+        return "." if negated else _NOTHING
+    return ("[^" if negated else "[") + "".join(members) + "]"
+
+
+_NOTHING = "[^\x00-\U0010ffff]"  # the characters themselves: both syntaxes read them
+
+
+def _member(char: str) -> str:
+    return "\\" + char if char in "\\[]^-" else char
+
+
+@lru_cache(maxsize=4096)
+def _fnmatch_linear(glob: str) -> Linear:
+    return Linear(fnmatch_regex(glob))
 
 
 def _word_matcher(word: str) -> Callable[[str], bool]:
-    """A literal word compares by equality; a glob by its precompiled regex."""
-    if not _GLOB_MAGIC.search(word):
+    """A literal word compares by equality; a glob by its precompiled RE2 pattern."""
+    if not has_magic(word):
         return word.__eq__
-    regex = re.compile(fnmatch.translate(word))
-    return lambda text: regex.match(text) is not None
+    return _fnmatch_linear(word).fullmatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,4 +226,8 @@ def compile_command_pattern(source: str) -> CommandPattern:
 
 @lru_cache(maxsize=4096)
 def tool_matches(pattern: str, tool: str) -> bool:
-    return fnmatchcase(tool, pattern)
+    """A rule's tool glob (``fnmatch``'s language, case-sensitive) against a tool name."""
+    if not has_magic(pattern):
+        return pattern == tool
+    return _fnmatch_linear(pattern).fullmatch(tool)
+

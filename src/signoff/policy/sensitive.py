@@ -12,9 +12,9 @@ any depth: ``conftest.py`` is ``**/conftest.py``.
 from __future__ import annotations
 
 import posixpath
-import re
 from functools import lru_cache
 
+from signoff.policy.linear import LinearSet
 from signoff.policy.patterns import glob_to_regex
 
 DEFAULT_SENSITIVE: tuple[str, ...] = (
@@ -53,36 +53,49 @@ DEFAULT_SECRETS: tuple[str, ...] = (
 
 
 @lru_cache(maxsize=64)
-def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """All patterns as one regex over absolute paths and one over relative ones.
-
-    Each alternative is a named group, so a match says which pattern it was. A pattern
-    without a leading ``/`` matches at any depth; an anchored one only an absolute path.
-    """
+def _compiled(patterns: tuple[str, ...]) -> tuple[LinearSet, LinearSet]:
+    """All patterns as one RE2 set over absolute paths and one over relative ones: one
+    pass in time linear in the path, whatever its length, says which pattern matched.
+    A pattern without a leading ``/`` matches at any depth; an anchored one only an
+    absolute path."""
     absolute: list[str] = []
     relative: list[str] = []
-    for n, pattern in enumerate(patterns):
+    for pattern in patterns:
         body = glob_to_regex(pattern.strip("/"))
         if pattern.startswith("/"):
-            absolute.append(f"(?P<p{n}>/{body})")
+            absolute.append(f"/{body}")
+            relative.append(_NEVER)
         else:
-            absolute.append(f"(?P<p{n}>/(?:.*/)?{body})")
-            relative.append(f"(?P<p{n}>(?:.*/)?{body})")
-    never = "(?!)"
-    return (re.compile("|".join(absolute) or never, re.DOTALL),
-            re.compile("|".join(relative) or never, re.DOTALL))
+            absolute.append(f"/(?:.*/)?{body}")
+            relative.append(f"(?:.*/)?{body}")
+    return LinearSet(absolute), LinearSet(relative)
+
+
+_NEVER = r"[^\x00-\x{10FFFF}]"  # matches nothing: keeps the indices of both sets aligned
 
 
 # A copy an editor or a person leaves beside a file: .env~, .netrc.bak, credentials.orig
-_BACKUP = re.compile(r"(?:~|\.(?:bak|backup|orig|old|save|sav|swp|swo|tmp|copy)|-)$", re.I)
+_BACKUP = frozenset(("bak", "backup", "orig", "old", "save", "sav", "swp", "swo", "tmp",
+                     "copy"))
+
+
+def _original(path: str) -> str | None:
+    """The file ``path`` is a backup copy of, or ``None`` (a look at its end only: a
+    search through a long path would cost time in proportion to its dots)."""
+    if path.endswith(("~", "-")):
+        return path[:-1]
+    _, dot, extension = path[-8:].rpartition(".")
+    if dot and extension.lower() in _BACKUP:
+        return path[:len(path) - len(extension) - 1]
+    return None
 
 
 def is_secret(path: str, secrets: tuple[str, ...]) -> str | None:
     """The secret pattern ``path`` matches, itself or as a backup copy of a match
     (``.env~``, ``.pgpass.bak``): a copy holds what the file held."""
     hit = is_sensitive(path, secrets)
-    if hit is None and _BACKUP.search(path):
-        hit = is_sensitive(_BACKUP.sub("", path), secrets)
+    if hit is None and (original := _original(path)) is not None:
+        hit = is_sensitive(original, secrets)
     return hit
 
 
@@ -92,9 +105,6 @@ def is_sensitive(path: str, patterns: tuple[str, ...]) -> str | None:
         return None
     normal = posixpath.normpath(path)
     absolute, relative = _compiled(patterns)
-    match = (absolute if normal.startswith("/") else relative).fullmatch(
+    index = (absolute if normal.startswith("/") else relative).first(
         normal.removeprefix("./"))
-    if match is None:
-        return None
-    name = next(k for k, v in match.groupdict().items() if v is not None)
-    return patterns[int(name[1:])]
+    return None if index is None else patterns[index]

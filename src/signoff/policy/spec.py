@@ -3,7 +3,6 @@ builds them from ``signoff.toml``; the engine only reads them)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -11,6 +10,7 @@ from signoff.model import Effect, ReviewMode, Risk
 from signoff.policy.guarded import Guarded
 from signoff.policy.harnesses import DEFAULT_PROTECTED
 from signoff.policy.hints import McpConfig
+from signoff.policy.linear import Linear
 from signoff.policy.patterns import CommandPattern, ValuePattern
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.review.config import ReviewConfig
@@ -68,11 +68,11 @@ class EditSpec:
 class ArgRule:
     name: str
     patterns: tuple[ValuePattern, ...]
-    combined: re.Pattern[str] | None = None  # all patterns as one alternation, when it compiles
+    combined: Linear | None = None  # all patterns as one alternation, when it compiles
 
     def matches(self, text: str) -> bool:
         if self.combined is not None:
-            return self.combined.fullmatch(text) is not None
+            return self.combined.fullmatch(text)
         return any(p.matches(text) for p in self.patterns)
 
 
