@@ -442,19 +442,25 @@ class Deciding:
 
     def _grant(self, tx: Tx, request: ApprovalRequest, decision: Decision, identity: Identity,
                now: float) -> None:
+        """A thread grant: by default for these exact canonical arguments (their hash; the
+        exact patterns keep a shell command judged like an allow rule's), else for the
+        patterns the approver gave, recorded as given."""
         args = json.loads(request.run_args)
-        patterns = dict(decision.grant_args) if decision.grant_args is not None else \
-            self._exact_patterns(request.tool, args)
+        exact = decision.grant_args is None
+        patterns = self._exact_patterns(request.tool, args) if exact else \
+            dict(decision.grant_args or {})
         if patterns is None:
             return
+        bound = request.run_hash if exact else None
         grant = Grant(id=new_id("grant_"), scope=GrantScope.THREAD,
                       tool=request.tool, args=patterns, thread_id=request.thread_id,
                       definition_hash=request.definition_hash,
-                      session_id=request.session_id, created_by=identity.name)
+                      session_id=request.session_id, created_by=identity.name, args_hash=bound)
         tx.insert_grant(grant, at=now, request_id=request.id)
         tx.append_audit("grant.created", at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data={"grant_id": grant.id, "tool": grant.tool,
-                                                   "args": patterns, "scope": "thread"})
+                                                   "args": patterns, "args_hash": bound,
+                                                   "scope": "thread"})
 
     def _exact_patterns(self, tool: str, args: Mapping[str, Any]) -> dict[str, str] | None:
         """Patterns matching exactly these arguments (a shell command as a command pattern)."""
