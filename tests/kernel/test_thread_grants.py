@@ -14,10 +14,18 @@ from typing import Any
 import pytest
 
 from signoff.canonical import args_hash
+from signoff.errors import InvalidDecision
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import ProposalKind
-from signoff.model import ApproveScope, Decision, DecisionKind, RunContext, ToolCall
+from signoff.model import (
+    ApproveScope,
+    Decision,
+    DecisionKind,
+    RequestStatus,
+    RunContext,
+    ToolCall,
+)
 from signoff.policy import Policy
 from signoff.store.base import Store
 
@@ -101,6 +109,7 @@ def test_a_thread_grant_covers_these_exact_arguments(thread: Thread) -> None:
                                                       "subject": EMAIL["subject"]})
     [grant] = thread.store.grants_for(thread_id="t-grants", session_id=None, tool="send_email")
     assert grant.tool == "send_email" and grant.args_hash == args_hash(EMAIL)
+    assert thread.store.seal(wait=30)  # PostgreSQL chains events after commit
     [event] = [e for e in thread.store.audit_events() if e.kind == "grant.created"]
     assert event.request_id == rid and json.loads(event.data)["args_hash"] == args_hash(EMAIL)
 
@@ -130,6 +139,21 @@ def test_a_pattern_grant_admits_only_the_arguments_it_names(thread: Thread) -> N
     assert not thread.allowed_by_grant("send_email", {**EMAIL, "bcc": "exfil@attacker.example"})
     [grant] = thread.store.grants_for(thread_id="t-grants", session_id=None, tool="send_email")
     assert grant.args_hash is None and dict(grant.args) == patterns
+    assert thread.store.seal(wait=30)  # PostgreSQL chains events after commit
     [event] = [e for e in thread.store.audit_events() if e.kind == "grant.created"]
     data = json.loads(event.data)
     assert event.request_id == rid and data["args"] == patterns and data["args_hash"] is None
+
+
+def test_a_grant_pattern_that_cannot_be_matched_is_refused(thread: Thread) -> None:
+    proposal = thread.propose("send_email", EMAIL)
+    rid = str(proposal.request.id)
+    for patterns in ({"to": r"re:(a)\1"}, {"to": "re:(?!x).*"}):
+        with pytest.raises(InvalidDecision) as refused:
+            thread.gate.decide(rid, Decision.approve(scope="thread", grant_args=patterns),
+                               identity=thread.alice)
+        assert refused.value.code == "invalid_grant_pattern"
+    request = thread.store.get_request(rid)
+    assert request is not None and request.status is RequestStatus.PENDING  # undone
+    assert list(thread.store.grants_for(thread_id="t-grants", session_id=None,
+                                        tool="send_email")) == []

@@ -62,7 +62,7 @@ from signoff.model import (
 )
 from signoff.policy import Policy
 from signoff.policy.modes import trusted_context
-from signoff.policy.patterns import value_text
+from signoff.policy.patterns import compile_command_pattern, compile_value_pattern, value_text
 from signoff.store.base import Store, Tx
 
 _GLOB_META = re.compile(r"([*?\[])")
@@ -451,6 +451,8 @@ class Deciding:
             dict(decision.grant_args or {})
         if patterns is None:
             return
+        if not exact:
+            self._check_patterns(request.tool, patterns)
         bound = request.run_hash if exact else None
         grant = Grant(id=new_id("grant_"), scope=GrantScope.THREAD,
                       tool=request.tool, args=patterns, thread_id=request.thread_id,
@@ -461,6 +463,21 @@ class Deciding:
                         actor=identity.name, data={"grant_id": grant.id, "tool": grant.tool,
                                                    "args": patterns, "args_hash": bound,
                                                    "scope": "thread"})
+
+    def _check_patterns(self, tool: str, patterns: Mapping[str, str]) -> None:
+        """An approver's grant patterns must compile (RE2: nothing that backtracks), or the
+        grant would silently match nothing: ``invalid_grant_pattern``, the decision undone."""
+        spec = self.policy.config.tools.get(tool)
+        shell = spec.shell if spec is not None else None
+        for name, pattern in patterns.items():
+            try:
+                if name == shell:
+                    compile_command_pattern(pattern)
+                else:
+                    compile_value_pattern(pattern)
+            except ValueError as exc:
+                raise InvalidDecision(f"grant pattern for {name!r} cannot be used: {exc}",
+                                      code="invalid_grant_pattern") from None
 
     def _exact_patterns(self, tool: str, args: Mapping[str, Any]) -> dict[str, str] | None:
         """Patterns matching exactly these arguments (a shell command as a command pattern)."""
