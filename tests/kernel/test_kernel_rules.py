@@ -197,7 +197,9 @@ def test_no_self_review_through_the_mode_in_process(policy: Policy, store: Store
     gate.set_thread_mode("t", "full")  # trusted code is no party
     again = gate.propose(ToolCall(id="a2", name="execute", args={"command": "make lint"}), ann)
     assert again.kind is ProposalKind.ALLOWED
-    # raised by its own asker: does not count for her, does for others
+    # raised by its own asker: does not count for her, does for others (an admin: only
+    # admins may set full by default, and a mode lends only what its setter holds)
+    gate.add_user("cy", kind="admin")
     gate.set_thread_mode("u", "full", actor="cy")
     cy = trusted_context(thread_id="u", principal="cy")
     mine = gate.propose(ToolCall(id="c1", name="execute", args={"command": "make build"}), cy)
@@ -209,6 +211,7 @@ def test_no_self_review_through_the_mode_in_process(policy: Policy, store: Store
     own = Gate(Policy(parse_policy("[policy]\nself_service_modes = true\n"
                                    "[tools.execute]\nshell = 'command'\n")), store, agent=None)
     own.set_thread_mode("t", "manual")
+    own.add_user("ann", kind="admin")  # the single user: the first admin
     own.set_thread_mode("t", "full", actor="ann")
     assert own.propose(ToolCall(id="a3", name="execute", args={"command": "make docs"}),
                        ann).kind is ProposalKind.ALLOWED
