@@ -92,9 +92,12 @@ class ModelReviewer(ABC):
 
     @abstractmethod
     def complete(self, messages: Sequence[Mapping[str, str]]) -> Completion:
-        """Send the messages, offering no tools, and return the answer."""
+        """Send the messages, offering no tools, and return the answer. Runs on a thread
+        of the pool; its caller stops waiting after ``deadline`` seconds."""
 
     def review(self, request: ReviewRequest) -> ReviewOutcome:
+        messages = build_messages(request)  # before a slot is taken: nothing to give back
+        digest = prompt_hash(messages)
         if not self.pool.acquire():
             return self._escalate("review_busy", f"all {self.pool.size} review slots are "
                                   f"taken: a human decides (the reviewer was not asked)")
@@ -103,25 +106,19 @@ class ModelReviewer(ABC):
             if spent is not None:
                 self.pool.release()
                 return self._escalate("review_budget", f"{spent}: a human decides")
-        messages = build_messages(request)
-        digest = prompt_hash(messages)
         start = time.perf_counter()
         future: Future[Completion] = self.pool.start(lambda: self.complete(messages))
         try:
             completion = future.result(timeout=self.deadline)
-        except TimeoutError:
-            latency = (time.perf_counter() - start) * 1000
-            if future.done():  # the adapter's own timeout
-                return self._escalate("review_timeout", "the review timed out: a human decides",
-                                      prompt_hash=digest, latency_ms=latency)
-            return self._escalate("review_timeout",
-                                  f"no answer within the {self.deadline:g} s deadline: a human "
-                                  f"decides (a later answer is discarded)",
-                                  prompt_hash=digest, latency_ms=latency)
         except Exception as exc:  # any failure is doubt, and doubt goes to a human
             latency = (time.perf_counter() - start) * 1000
-            late = self.deadline is not None and latency >= self.deadline * 1000
-            code = "review_timeout" if late else error_code(exc)  # hung up on at the deadline
+            if self.deadline is not None and latency >= self.deadline * 1000:
+                # Not done in time (or hung up on at the deadline, just before the wait ended).
+                return self._escalate("review_timeout",
+                                      f"no answer within the {self.deadline:g} s deadline: a "
+                                      f"human decides (a later answer is discarded)",
+                                      prompt_hash=digest, latency_ms=latency)
+            code = error_code(exc)
             detail = str(exc)[:200] or type(exc).__name__
             return self._escalate(code, f"the review failed ({code}: {detail}): a human decides",
                                   prompt_hash=digest, latency_ms=latency)
