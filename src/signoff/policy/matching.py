@@ -200,7 +200,7 @@ def _arg_matches(arg: ArgRule, args: Mapping[str, Any], resolved: Mapping[str, l
             return bool(value) and all(arg.matches(value_text(v)) for v in value)
         if any(arg.matches(value_text(v)) for v in value):
             return True
-    elif arg.matches(value_text(value)):
+    elif arg.matches(value if isinstance(value, str) else value_text(value)):
         return True
     return any(arg.matches(p) for p in resolved.get(arg.name, ()))
 

@@ -28,19 +28,82 @@ from signoff.policy.linear import Linear, python_dialect
 
 @dataclass(frozen=True, slots=True)
 class ValuePattern:
-    """One argument pattern; ``source`` is what the operator wrote."""
+    """One argument pattern; ``source`` is what the operator wrote.
+
+    A glob's fixed head and tail (``prefix``, ``suffix``) are what every value it
+    matches starts and ends with: a value without them is refused before RE2 is asked,
+    and a glob with no wildcard (``literal``) is compared as text.
+    """
 
     source: str
     regex: Linear
+    prefix: str = ""
+    suffix: str = ""
+    # The common path shapes (``x``, ``src/**``, ``**/.env``, ``*.py``, ``**/*.log``)
+    # judged with string operations, exactly as RE2 would: no call into it.
+    shortcut: Callable[[str], bool] | None = None
+
+    def possible(self, value: str) -> bool:
+        """Whether ``value`` has the glob's fixed head and tail (a cheap first look)."""
+        return value.startswith(self.prefix) and value.endswith(self.suffix)
 
     def matches(self, value: str) -> bool:
-        return self.regex.fullmatch(value)
+        if self.shortcut is not None:
+            return self.shortcut(value)
+        return self.possible(value) and self.regex.fullmatch(value)
 
 
 def compile_value_pattern(source: str) -> ValuePattern:
     """Compile a glob or ``re:`` pattern. Raises ``LinearError`` (a ``ValueError``) on a
     regex RE2 cannot compile: a bad one, or one that needs backtracking."""
-    return ValuePattern(source, Linear(value_regex(source)))
+    regex = Linear(value_regex(source))
+    if source.startswith("re:"):
+        return ValuePattern(source, regex)
+    prefix, suffix = _fixed_ends(source)
+    return ValuePattern(source, regex, prefix, suffix, _shortcut(source))
+
+
+def _shortcut(glob: str) -> Callable[[str], bool] | None:
+    """String operations for the glob shapes policies use most, or ``None`` (RE2)."""
+    if not has_magic(glob):
+        return glob.__eq__
+    if glob == "**":
+        return lambda text: True
+    if glob.endswith("/**") and not has_magic(head := glob[:-3]) and head:
+        under = head + "/"
+        return lambda text: text == head or text.startswith(under)
+    if glob.startswith("**/") and not has_magic(name := glob[3:]) and name:
+        tail = "/" + name
+        return lambda text: text == name or text.endswith(tail)
+    if glob.startswith("*") and not has_magic(rest := glob[1:]) and "/" not in rest:
+        return lambda text: text.endswith(rest) and "/" not in text
+    if glob.startswith("**/*") and not has_magic(rest := glob[4:]) and "/" not in rest:
+        return lambda text: text.rpartition("/")[2].endswith(rest)
+    if glob.startswith("**/") and glob.endswith("*") and not glob.endswith("**") and \
+            not has_magic(start := glob[3:-1]) and start and "/" not in start:
+        return lambda text: text.rpartition("/")[2].startswith(start)
+    if glob.startswith("**/") and glob.endswith("/**") and len(glob) > 6 and \
+            not has_magic(middle := glob[3:-3]):
+        inner, first, last = f"/{middle}/", f"{middle}/", f"/{middle}"
+        return lambda text: (text == middle or text.startswith(first)
+                             or text.endswith(last) or inner in text)
+    return None
+
+
+def _fixed_ends(glob: str) -> tuple[str, str]:
+    """The text before a glob's first wildcard and after its last one, less a ``/`` that
+    ``**`` may take with it (``src/**`` matches ``src``; ``**/.env`` matches ``.env``)."""
+    first = min((i for i in (glob.find(c) for c in "*?[]") if i >= 0), default=len(glob))
+    last = max(glob.rfind(c) for c in "*?[]")
+    if first == len(glob):
+        return glob, ""
+    prefix = glob[:first]
+    if glob.startswith("**", first) and prefix.endswith("/"):
+        prefix = prefix[:-1]
+    suffix = glob[last + 1:]
+    if glob[last] == "*" and last > 0 and glob[last - 1] == "*" and suffix.startswith("/"):
+        suffix = suffix[1:]
+    return prefix, suffix
 
 
 def value_regex(source: str) -> str:

@@ -71,9 +71,20 @@ class ArgRule:
     combined: Linear | None = None  # all patterns as one alternation, when it compiles
 
     def matches(self, text: str) -> bool:
+        """Patterns with a string shortcut first; RE2 (the alternation, one pass) only
+        when a pattern without one could match."""
+        pending = False
+        for pattern in self.patterns:
+            if pattern.shortcut is not None:
+                if pattern.shortcut(text):
+                    return True
+            elif pattern.possible(text):
+                pending = True
+        if not pending:
+            return False
         if self.combined is not None:
             return self.combined.fullmatch(text)
-        return any(p.matches(text) for p in self.patterns)
+        return any(p.matches(text) for p in self.patterns if p.shortcut is None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
