@@ -179,3 +179,33 @@ def test_a_grant_pattern_re2_cannot_compile_matches_nothing() -> None:
     policy = Policy.from_toml(HOSTILE, memory=memory)
     verdict = judge(policy, "fetch", {"url": "aa"})
     assert verdict.effect.value == "ask" and not verdict.source.startswith("grant:")
+
+
+def test_glob_shortcuts_give_re2s_answer() -> None:
+    """The string shortcuts for common glob shapes, and an argument's list of patterns,
+    answer exactly as RE2 on the glob's regex does (a fixed sample of shapes and texts)."""
+    import random
+
+    from signoff.policy.config import _combine
+    from signoff.policy.linear import Linear
+    from signoff.policy.patterns import glob_to_regex
+    from signoff.policy.spec import ArgRule
+
+    rng = random.Random(42)
+    names = ["a", ".env", "x.log", "src", "a/b", "id_", ".ssh"]
+    shapes = [f"{head}{name}{tail}" for head in ("", "**/", "*", "**/*") for name in names
+              for tail in ("", "/**", "*")] + [f"**/{name}/**" for name in names]
+    words = ["a", "b", "/", ".", "src", "x.log", ".env", "py", "\n", "id_", ".ssh", "é"]
+    texts = ["".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(400)]
+    compiled = [compile_value_pattern(s) for s in shapes]
+    assert sum(p.shortcut is not None for p in compiled) > len(shapes) // 2
+    for pattern in compiled:
+        reference = Linear(glob_to_regex(pattern.source))
+        for text in texts:
+            assert pattern.matches(text) is reference.fullmatch(text), (pattern.source, text)
+    for _ in range(300):
+        chosen = tuple(rng.sample(compiled, 3))
+        rule = ArgRule(name="x", patterns=chosen, combined=_combine(chosen))
+        for text in rng.sample(texts, 20):
+            expected = any(Linear(glob_to_regex(p.source)).fullmatch(text) for p in chosen)
+            assert rule.matches(text) is expected, ([p.source for p in chosen], text)
