@@ -15,9 +15,9 @@ from pydantic_core import PydanticCustomError
 
 from signoff import inputs
 from signoff.errors import InvalidInput
+from signoff.model import LISTED_MAX
 from signoff.shown import PATTERN as SHOWN_HASH
 from signoff.shown import shown_hash
-from signoff.model import LISTED_MAX
 
 
 def _checked(check: Callable[[str], Any]) -> AfterValidator:
