@@ -52,6 +52,10 @@ root = "{root}"
 JUNK: list[Any] = [None, True, 0, -1, 2**64, 10**400, 1.5, "", "x", "x" * 300, [],
                    [1, "a", None], {}, {"a": {"b": [[[{}]]]}}, [[[[[[[[]]]]]]]],
                    {"$ref": "#"}, "\u202e", -(2**63) - 1]
+# Bodies that are not one JSON value a schema could judge: each is refused on every route.
+RAW: list[bytes] = [b"", b"\xff\xfe{}", b"\xef\xbb\xbf{}", b"[" * 100_000,
+                    b'{"a":' * 5_000 + b"1" + b"}" * 5_000, b"1e999", b'{"x": 1e999}',
+                    b'{"x": 1, "x": 2}', b'{"x": "\\ud800"}', b"{", b"-"]
 
 
 def _bodies(schema: dict[str, Any], base: dict[str, Any]) -> Iterator[Any]:
@@ -96,6 +100,9 @@ def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
         routes = {(method, path): op["requestBody"]["content"]["application/json"]["schema"]
                   for path, item in doc["paths"].items() for method, op in item.items()
                   if "application/json" in op.get("requestBody", {}).get("content", {})}
+        optional = {(method, path) for path, item in doc["paths"].items()
+                    for method, op in item.items()
+                    if "requestBody" in op and not op["requestBody"].get("required")}
         assert set(routes) == set(bases), "a JSON route without a base body here"
         failures: list[str] = []
         sent = typed = 0
@@ -118,5 +125,15 @@ def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
                         failures.append(f"{shown} (the schema refuses it)")
                     else:
                         typed += 1
+            for raw in RAW:
+                if not raw and (method, path) in optional:
+                    continue  # no body where one is optional
+                answer = client.request(method, url, content=raw,
+                                        headers={"Content-Type": "application/json"})
+                problem = answer.json() if answer.headers.get(
+                    "content-type", "").startswith("application/problem+json") else {}
+                if not 400 <= answer.status_code < 500 or not problem.get("code"):
+                    failures.append(f"{method.upper()} {path} {raw[:40]!r} → "
+                                    f"{answer.status_code} {answer.text[:200]}")
         assert not failures, "\n".join(failures[:40])
         assert typed > sent * 0.8, (typed, sent)
