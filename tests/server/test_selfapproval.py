@@ -120,27 +120,30 @@ def test_no_self_approval_by_any_route(live: Live) -> None:
         assert "approved" in cli.stdout  # once, for bot: a second human for bot's call
 
         # Raising a fresh thread first, then asking on it: the mode does not count for her.
-        assert ann.put("/api/v1/threads/t2", json={"review_mode": "full"}).status_code == 200
+        # (auto: only admins may set full, [review] full_mode_role)
+        problem(ann.put("/api/v1/threads/t2", json={"review_mode": "full"}), 403,
+                "full_mode_not_allowed")
+        assert ann.put("/api/v1/threads/t2", json={"review_mode": "auto"}).status_code == 200
         raised = propose(ann, "a3", "t2")
         assert raised["status"] == "pending" and raised["verdict"]["review_mode"] == "manual"
         assert propose(bot, "b2", "t2")["status"] == "allowed"  # others get the mode
         # ... and the thread says so, over the API and on its inbox page.
         shown = bob.get("/api/v1/threads/t2").json()
         assert (shown["review_mode"], shown["set_by"], shown["setter_calls_mode"]) == \
-            ("full", "ann", "manual")
+            ("auto", "ann", "manual")
         with inbox_session(live, "bob") as (tab, _):
             page = tab.get("/threads/t2").text
         assert "ann's own calls on this thread are still reviewed in manual mode" in page
 
         # Another approver may raise ann's thread: then her calls there run without review.
-        assert bob.put("/api/v1/threads/t1", json={"review_mode": "full"}).status_code == 200
+        assert bob.put("/api/v1/threads/t1", json={"review_mode": "auto"}).status_code == 200
         assert propose(ann, "a4", "t1", "make clean")["status"] == "allowed"
         assert bob.get(f"/api/v1/requests/{mine}").json()["status"] == "pending"
 
         events = bob.get("/api/v1/audit", params={"limit": 1000}).json()["events"]
         modes = [(e["actor"], e["data"]["thread_id"], e["data"]["review_mode"])
                  for e in events if e["kind"] == "thread.mode"]
-        assert modes == [("ann", "t1", "manual"), ("ann", "t2", "full"), ("bob", "t1", "full")]
+        assert modes == [("ann", "t1", "manual"), ("ann", "t2", "auto"), ("bob", "t1", "auto")]
         assert not [e for e in events if e["kind"] == "grant.created"]
 
 

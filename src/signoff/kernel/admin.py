@@ -262,15 +262,15 @@ class Administering(Signing):
                 refused = mode_change_refusal(tx, thread_id, parsed, config.ceiling)
                 if refused is not None:
                     raise refused
-                # full: admins and [review] full_mode_role only (kernel.mode_authority)
-                refused = full_mode_refusal(tx, actor, parsed, config.review.full_mode_role,
-                                            now)
-                if refused is not None:
-                    raise refused
             if actor is not None and parsed.rank > current.rank \
                     and not config.self_service_modes:
                 refused = mode_refusal(actor, thread_id, parsed, current,
                                        tx.thread_parties(thread_id), self_service=False)
+                if refused is not None:
+                    raise refused
+            if actor is not None:  # full: admins and [review] full_mode_role only
+                refused = full_mode_refusal(tx, actor, parsed, config.review.full_mode_role,
+                                            now)
                 if refused is not None:
                     raise refused
             tx.set_thread_mode(thread_id, parsed.value, at=now, by=actor)
