@@ -77,13 +77,16 @@ class WebhookChannel(OneByOne):
                                     extensions={"sni_hostname": pinned.server_name}
                                     ) as response:
                 status = response.status_code
-                if 200 <= status < 300:
-                    return Attempt(ok=True, status=status)
+                # Read at most ``_READ`` bytes: a short answer read whole leaves the
+                # connection reusable (keep-alive), a longer one is cut and its connection
+                # closed.
                 body = b""
                 for chunk in response.iter_raw():
                     body += chunk
                     if len(body) >= _READ:
                         break
+                if 200 <= status < 300:
+                    return Attempt(ok=True, status=status)
         except httpx.HTTPError as exc:
             return Attempt(ok=False, error=excerpt(f"{type(exc).__name__}: {exc}".encode()))
         return Attempt(ok=False, status=status, error=f"HTTP {status}: {excerpt(body)}")
