@@ -162,10 +162,14 @@ class Asker:
         if action not in ("accept", "decline"):
             return None  # dismissed: no decision; the inbox may still decide
         name = str(client.get("name") or "the MCP client")[:80]
+        # The answer binds to the arguments the dialog showed: an edit made in the inbox
+        # meanwhile makes it count for nothing (args_changed), and the inbox decides.
+        shown = request.run_hash
         if action == "accept":
-            decision = Decision.approve()
+            decision = Decision.approve(expected_args_hash=shown)
         else:
-            decision = Decision.reject(f"declined by {identity.name} in {name}")
+            decision = Decision.reject(f"declined by {identity.name} in {name}",
+                                       expected_args_hash=shown)
         try:
             await anyio.to_thread.run_sync(lambda: self.gate.decide(
                 request.id, decision, identity=identity, via="mcp-elicitation"))
