@@ -150,15 +150,20 @@ class Client:
                alternatives: Sequence[str] = (), args: Mapping[str, Any] | None = None,
                message: str | None = None, scope: str = "once",
                idempotency_key: str | None = None,
-               expected_args_hash: str | None = None) -> dict[str, Any]:
+               expected_args_hash: str | None = None,
+               listed: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
         """``expected_args_hash``: the arguments hash the approver was shown; the decision
-        is refused (``args_changed``, 409) if other arguments would run now."""
+        is refused (``args_changed``, 409) if other arguments would run now. ``listed``
+        (``scope="auto_thread"``): the other calls of the pause the approver was shown, as
+        (request id, arguments hash); only those are approved with it."""
         body: dict[str, Any] = {"kind": kind, "scope": scope, "reason": reason,
                                 "alternatives": list(alternatives), "message": message}
         if args is not None:
             body["args"] = dict(args)
         if expected_args_hash is not None:
             body["expected_args_hash"] = expected_args_hash
+        if listed:
+            body["listed"] = [{"request_id": i, "args_hash": h} for i, h in listed]
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._call("POST", f"/api/v1/requests/{_segment(request_id)}/decisions",
                           json=body, headers=headers)

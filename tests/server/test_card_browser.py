@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from signoff import Gate, Policy
+from signoff.client import Client
 from signoff.server import create_app
 from signoff.server.running import ServerThread, first_admin
 from signoff.server.settings import ServerSettings
@@ -216,3 +217,17 @@ def test_a_card_decision_over_the_api_approves_only_what_still_matches(
             assert refused.json()["code"] == code
         assert _status(service, ids["kept"]) == "pending"
         assert service.gate.store.decisions(ids["kept"]) == []
+
+
+def test_the_python_client_lists_what_it_showed(service: Service) -> None:
+    run = {"thread_id": "t-client", "run_id": "run-3"}
+    first = service.propose("build-bot", "execute", {"command": "make build"}, "k1", run)
+    second = service.propose("build-bot", "execute", {"command": "make test"}, "k2", run)
+    third = service.propose("build-bot", "execute", {"command": "make lint"}, "k3", run)
+    with Client(service.url, token=service.tokens["alice"]) as alice:
+        shown = alice.request(second["request_id"])["args_hash"]
+        answer = alice.decide(first["request_id"], "approve", scope="auto_thread",
+                              listed=[(second["request_id"], shown)])
+    assert answer["also_approved"] == [second["request_id"]]
+    assert _status(service, second["request_id"]) == "approved"
+    assert _status(service, third["request_id"]) == "pending"  # not listed
