@@ -621,3 +621,36 @@ def test_protected_is_validated(value: str, message: str) -> None:
         Policy.from_toml(f"[policy]\nprotected = {value}\n", source="team/agent.toml")
     text = str(raised.value)
     assert "team/agent.toml" in text and "protected" in text and message in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_path_longer_than_any_file_system_takes(make: Callable[[str], Setup],
+                                                  mode: str) -> None:
+    """Written out over PATH_MAX it names no file; what it resolves to still counts, so a
+    long detour that normalises to a protected file asks, and a megabyte of text is judged
+    without being normalised more than once."""
+    setup = make("allow-all")
+    detour = "x/../" * 1000 + ".claude/settings.json"  # 5 kB, resolves to a harness file
+    assert len(detour) > 4096
+    assert _judge(setup.check("write_file", {"path": detour, "content": "x"}, mode),
+                  denied_ok=True) is None
+    huge = setup.check("write_file", {"path": "a/" * 400_000 + "x", "content": "x"}, mode)
+    assert huge.effect is not Effect.ALLOW  # the workspace guard refuses it
+    assert "protected_path" not in [r.code for r in huge.reasons]
+
+
+def test_a_long_detour_with_no_workspace_counts_by_the_name_it_normalises_to(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    policy = Policy.from_toml('[policy]\ngated = []\n[tools.write_file]\npaths = ["path"]\n'
+                              'writes = true\n[[rules]]\nid = "w"\neffect = "allow"\n'
+                              'tool = "write_file"\n')
+    detour = "x/../" * 1000 + ".claude/settings.json"
+    verdict = policy.evaluate(ToolCall(id="c", name="write_file",
+                                       args={"path": detour, "content": "x"}),
+                              trusted_context(review_mode="full"))
+    assert _is_protected_ask(verdict)
+    plain = policy.evaluate(ToolCall(id="c", name="write_file",
+                                     args={"path": "x/../" * 1000 + "notes.md", "content": "x"}),
+                            trusted_context(review_mode="full"))
+    assert "protected_path" not in [r.code for r in plain.reasons]

@@ -46,6 +46,7 @@ from signoff.policy.guarded import Guarded, escape
 from signoff.policy.harnesses import describe
 from signoff.policy.patterns import glob_to_regex
 from signoff.policy.sensitive import is_sensitive
+from signoff.policy.shellpaths import PATH_MAX
 from signoff.policy.shellwrites import (
     admits,
     find_writes,
@@ -178,6 +179,17 @@ class _Matcher:
             found = self.exact.get(resolved)
             if found is not None:
                 return found.role
+        if len(given) > PATH_MAX:
+            # As written it names no file (ENAMETOOLONG): only what a tool that normalises
+            # it first would open counts (once; a megabyte of text is not walked thrice).
+            if resolved is None:
+                normal = posixpath.normpath(given)
+                return self.file(normal, None, globs=globs) if len(normal) <= PATH_MAX \
+                    else None
+            if len(resolved) > PATH_MAX or not self.could(resolved):
+                return None
+            pattern = is_sensitive(resolved, self.patterns)
+            return describe(pattern) if pattern is not None else None
         normal = posixpath.normpath(os.path.expanduser(given)) if given else ""
         if resolved is None and normal:
             found = self.exact.get(normal) if normal.startswith("/") else \
