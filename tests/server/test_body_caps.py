@@ -209,18 +209,30 @@ def test_every_route_refuses_a_body_over_the_limit(app_served: Served, method: s
 
 def test_a_form_over_the_limit_is_413_not_the_form_parser_s_400(app_served: Served) -> None:
     """The inbox's form posts: the parser's failure is answered as the 413 it is."""
-    form = b"token=" + b"x" * (MAX_BODY + 1)
+    # Over the cap in all, no field over the form parser's own 1 MiB a field (which is
+    # a 400 of its own, whichever limit a chunked body meets first).
+    half = MAX_BODY // 2 + 1
+    form = b"token=" + b"x" * half + b"&next=" + b"y" * half
+    assert len(form) > MAX_BODY and half < 1024 * 1024
 
     def pieces() -> Iterator[bytes]:
         for i in range(0, len(form), 256 * 1024):
             yield form[i:i + 256 * 1024]
 
+    answered = 0
     with app_served.client() as client:
-        for content in (form, pieces()):
-            answer = client.post("/login", content=content, headers={
-                "Content-Type": "application/x-www-form-urlencoded"})
+        for content in (form, pieces(), form, pieces()):
+            try:
+                answer = client.post("/login", content=content, headers={
+                    "Content-Type": "application/x-www-form-urlencoded"})
+            except (httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadError):
+                # The server answered and closed while this client was still sending (a
+                # refusal before the body is read may beat the last bytes): never a 400.
+                continue
             assert answer.status_code == 413, answer.text
             assert answer.json()["code"] == "too_large"
+            answered += 1
+    assert answered >= 1
 
 
 def test_a_body_within_the_limit_still_works(app_served: Served) -> None:
