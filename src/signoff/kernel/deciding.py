@@ -7,7 +7,7 @@ written in one statement that requires them unchanged — so 32 approvers racing
 produce exactly one transition, and a crash leaves either the whole decision or
 none of it.
 
-Rules (DESIGN §3): the approver is the authenticated identity; agents never
+Rules (docs/kernel.md): the approver is the authenticated identity; agents never
 decide; the requester and the agent's own identity never decide their request, and a
 party of its thread neither edits it nor grants the thread (``signoff.kernel.ownership``); a role
 list means "at least one of these"; the server's clock judges expiry; one

@@ -1,4 +1,4 @@
-"""The one table of legal moves of an approval request (DESIGN §3).
+"""The one table of legal moves of an approval request (docs/kernel.md).
 
 Every status change in every store goes through ``check``: a move not in the
 table is a bug or an attack, and is refused with ``illegal_transition``.

@@ -1,7 +1,7 @@
 """Dual control: a request that needs approvals from several roles at once (all of them).
 
 A rule's ``requires = [{role = "business-owner"}, {role = "ops-owner"}]`` asks for one
-approval holding each role (seed 003: "business owner + ops owner"); ``approvals = n`` in
+approval holding each role (say a business owner and an ops owner); ``approvals = n`` in
 an entry asks for n of that role. Each approver counts once, for one requirement: one
 person holding both roles is not two people, so the quorum is a matching of distinct
 approvers to the requirements' seats. Beside it, ``roles``/``approvals`` stay any-of.

@@ -82,7 +82,7 @@ class Recovering(Executing):
                     continue
                 if request.status is RequestStatus.PENDING:
                     if request.parent_call and waiter_gone(request.waiter, self.worker_id):
-                        # A child's wait lives in its worker: gone with it (seed 004), it
+                        # A child's wait lives in its worker: gone with it, it
                         # must not block its thread until it expires.
                         lifecycle.transition(
                             tx, request, RequestStatus.CANCELLED, now=now, actor="recover",

@@ -106,7 +106,7 @@ def summarize(name: str, args: Mapping[str, Any], config: PolicyConfig,
 
 def expected_effect(name: str, args: Mapping[str, Any], config: PolicyConfig,
                     tool: ToolEntry | None) -> str:
-    """What the call affects, for the approver (seed 003: every request says it). Declared
+    """What the call affects, for the approver (every request says it). Declared
     by the tool (``expected_effect=``) or known from the policy's tool semantics; otherwise
     said plainly: whatever this tool does, with these arguments, undeclared."""
     if tool is not None and tool.expected_effect is not None:

@@ -1,6 +1,6 @@
-"""The evaluation order of DESIGN §2, one step after another.
+"""The evaluation order of docs/policy.md, one step after another.
 
-The order is the contract (DESIGN §2):
+The order is the contract (docs/policy.md):
 
 1. well-formedness → deny;
 2. mandatory deny rules, 3. rejection memory, 4. workspace scope,

@@ -8,7 +8,7 @@ risk — but never less. Only a hint that is explicitly ``true`` counts: a
 missing hint, or ``readOnlyHint: true``, changes nothing, so a server that
 lies in its annotations gets exactly the treatment it would get without them.
 An explicit allow rule for the tool still decides before a ``gated`` hint
-(the operator named the tool), as for any gated tool (DESIGN §2, step 6).
+(the operator named the tool), as for any gated tool (the evaluation order, step 6).
 
 ``[mcp] server`` names the server for the policy: its tools are known to the
 policy as ``<server>__<tool>`` (``fs__write_file``), so one policy can hold the

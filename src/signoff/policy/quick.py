@@ -4,7 +4,7 @@ Most calls an agent makes go to tools the policy lets through without reading
 their arguments: a known, non-gated tool with no rules, no path, working
 directory or shell argument, and not the clarification tool (or such an unknown
 tool under ``unknown_tools = "allow"``). For those the evaluation order of
-DESIGN §2 reduces to well-formedness (step 1), rejection memory (step 3) and the
+the evaluation order reduces to well-formedness (step 1), rejection memory (step 3) and the
 default allow (step 8) — nothing else can fire. The full ``Evaluation`` still
 walks every step for them (its state, the scope, the rule lists, the verdict's
 ask fields): about 9 µs a call against 5 µs here, and 26 against 16–20 µs on the

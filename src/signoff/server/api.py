@@ -1,4 +1,4 @@
-"""The JSON API under ``/api/v1`` (DESIGN §6): the gate over HTTP.
+"""The JSON API under ``/api/v1`` (docs/server.md): the gate over HTTP.
 
 ``calls`` is the agent's half (propose, wait, claim, report, check),
 ``approvals`` the approver's (requests, decisions, thread modes), ``records``

@@ -301,7 +301,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         name="a mode chosen while a run waits",
         # The run that was waiting on the thread when its mode was set: that run takes the
-        # new mode when it resumes (seed 000 §5.2); any other keeps the mode it started with.
+        # new mode when it resumes; any other keeps the mode it started with.
         statements=("ALTER TABLE threads ADD COLUMN waiting_run <TEXT>",),
     ),
     Migration(

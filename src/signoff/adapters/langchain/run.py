@@ -141,7 +141,7 @@ def run_entry(context: RunContext, *, mode_from: str = "thread",
 def refixed(gate: Gate, run: RunContext, entry: Mapping[str, Any]
             ) -> tuple[RunContext, dict[str, Any]] | None:
     """The run with its mode fixed again, if the thread's mode was chosen while this run
-    waited on it (seed 000 §5.2: "Auto-approve this chat" applies to the run it resumes);
+    waited on it ("auto-approve this thread" applies to the run it resumes);
     ``None`` if not. A mode set while the run was going on, or for a run whose caller gave
     its mode, changes nothing: the mode is fixed per run, and re-fixed only at a resume."""
     if entry.get("mode_from", "thread") != "thread" or not run.thread_id or not run.run_id:
