@@ -99,3 +99,20 @@ def test_decide_once_records_the_refusal(kit: Kit) -> None:
     assert once.code == "args_changed" and once.result is None
     assert "decision.refused" in kit.kinds(rid)
     assert kit.request(rid).status is RequestStatus.PENDING
+
+
+def test_a_hash_spelled_differently_never_matches(kit: Kit) -> None:
+    """The shown hash with a trailing newline, in capitals or with NUL/8 KB is not the
+    hash: refused (args_changed or a typed input error), and nothing is written."""
+    from signoff.errors import InvalidInput
+
+    rid = kit.pending()
+    shown = kit.request(rid).args_hash
+    for spelled in (shown + "\n", shown.upper(), " " + shown):
+        with pytest.raises(ArgsChanged):
+            kit.gate.decide(rid, Decision.approve(expected_args_hash=spelled), identity=kit.alice)
+    for bad in ("\x00", "a" * 8192):
+        with pytest.raises(InvalidInput):
+            Decision.approve(expected_args_hash=bad)
+    assert kit.store.decisions(rid) == []
+    assert kit.request(rid).status is RequestStatus.PENDING
