@@ -2,7 +2,7 @@
 
 Every pause validates as langchain's own ``HITLRequest`` and ``ToolApprovalRequest``; with
 ``SignoffMiddleware(resume_decisions_as=<user>)`` a resume value carrying decisions (the way
-Agent Chat UI, Agent Inbox and seed 000's WebUI send them) is taken as that user's decision,
+Agent Chat UI, Agent Inbox and similar web front-ends send them) is taken as that user's decision,
 through the gate's rules, for exactly the request its interrupt stands for. Without the opt-in
 the same values change nothing. Real ``create_agent`` runs, a real SQLite checkpointer, the
 store on SQLite and PostgreSQL."""

@@ -1,5 +1,5 @@
-"""A subagent's live request dies with the worker waiting on it (issue 13, bug 6; seed 004:
-"cancellation, expiry, ownership loss or worker restart invalidates these live requests").
+"""A subagent's live request dies with the worker waiting on it (issue 13, bug 6):
+cancellation, expiry, ownership loss or a worker restart invalidates these live requests.
 
 Real processes: a worker proposes a child's call and waits on it; it is killed with SIGKILL;
 the restarted worker's ``recover()`` withdraws the request at once instead of leaving the

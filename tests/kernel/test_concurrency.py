@@ -317,8 +317,8 @@ def test_one_identity_ten_replays_of_one_key_threads(
         site: Site, gate: Gate, racing: Gate, store: Store,
         request: pytest.FixtureRequest) -> None:
     """The same decision sent ten times at once under one idempotency key (a client
-    retrying): one is recorded, nine are replays of it, none is an error (DESIGN §4:
-    "Replays are idempotent")."""
+    retrying): one is recorded, nine are replays of it, none is an error (replays are
+    idempotent: docs/kernel.md)."""
     approvers = add_users(gate, "ops", 2)
     (alice, _), (bob, _) = approvers
     for round_ in range(REPLAY_ROUNDS):

@@ -1,4 +1,5 @@
-"""Decisions through ``signoff.kernel.gate.Gate``, on both backends (DESIGN §3, §4).
+"""Decisions through ``signoff.kernel.gate.Gate``, on both backends (docs/kernel.md,
+docs/architecture.md).
 
 Every test runs against a real SQLite file and a real PostgreSQL schema, with
 a deterministic clock. A ledger list is the oracle of what ran.

@@ -1,4 +1,4 @@
-"""Dual control (issue 13, item 9; seed 003: "business owner + ops owner"), on both backends.
+"""Dual control (issue 13, item 9: "business owner + ops owner"), on both backends.
 
 A rule's ``requires`` asks for approvals from several roles at once, each with its count;
 each approver fills one seat, so one person holding both roles is not two people. The

@@ -1,4 +1,4 @@
-"""Rules of DESIGN §3 that sit between deciding and running, on both backends."""
+"""Rules that sit between deciding and running (docs/architecture.md), on both backends."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from signoff import PolicyError, ReviewMode, Risk
 from signoff.policy import Policy, parse_policy
 from signoff.policy.config import parse_duration
 
-DESIGN_EXAMPLE = """
+DOCUMENTED_EXAMPLE = """
 [policy]
 version = "2026-11-29"
 default_review_mode = "manual"
@@ -60,8 +60,8 @@ expires = "30m"
 """
 
 
-def test_design_example_loads() -> None:
-    config = parse_policy(DESIGN_EXAMPLE, source="signoff.toml")
+def test_documented_example_loads() -> None:
+    config = parse_policy(DOCUMENTED_EXAMPLE, source="signoff.toml")
     assert config.version == "2026-11-29"
     assert config.default_review_mode is ReviewMode.MANUAL
     assert config.workspace is not None and config.workspace.outside == "approve"

@@ -1,4 +1,4 @@
-"""The evaluation order of DESIGN §2, case by case, through Policy.evaluate and signoff check.
+"""The evaluation order (docs/concepts.md), case by case, through Policy.evaluate and signoff check.
 
 Every row runs twice: once in-process through ``Policy.evaluate`` and once
 through the CLI (``signoff check --json``) with the same policy file, memory

@@ -2,8 +2,8 @@
 
 The policy allows ``ls *``, ``echo *``, ``cat *``, ``cd *``, ``git status`` and
 ``pytest *`` and denies ``rm *``; the workspace is a real directory holding
-symlinks that point out of it. Every row says what DESIGN §2 (step 6) and the
-issue require: a deny rule matching any simple command (nested ones included)
+symlinks that point out of it. Every row says what the evaluation order (docs/concepts.md,
+step 6) and the issue require: a deny rule matching any simple command (nested ones included)
 denies the whole, an allow needs every simple command allowed, and none of the
 bypass classes ever comes out ``allow``, while plain compounds of allowed
 commands do.

@@ -1,4 +1,4 @@
-"""The Store/Tx contract every backend must pass (DESIGN §5: one suite, run per backend).
+"""The Store/Tx contract every backend must pass (docs/architecture.md: one suite, run per backend).
 
 Parametrised by the ``store`` fixture over a real SQLite file and a real
 PostgreSQL schema. Nothing here mocks a store: rows go into the database

@@ -111,7 +111,7 @@ from signoff.model import (
 )
 from signoff.policy.modes import clamp
 
-# Seed 004: an unattended run uses the context it has, makes minimal reversible assumptions
+# An unattended run uses the context it has, makes minimal reversible assumptions
 # and lists them — or returns a structured BLOCKED result naming the missing decision; it is
 # never told to carry out an ambiguous, high-risk action regardless.
 BLOCKED_OPTION = ("If high-risk or irreversible work lacks the authorization or the "

@@ -1,4 +1,4 @@
-"""The seeds' run behaviours in real create_agent runs (issue 13, bugs 1–5 and 7): a review is
+"""Run behaviours in real create_agent runs (issue 13, bugs 1–5 and 7): a review is
 taken once per call, a refused run keeps the pause, the ceiling governs ``ask_user``, an
 unattended run may answer BLOCKED, a reused call id is stripped, and every request says
 what it affects."""
