@@ -20,8 +20,10 @@ reworded; codes may not.
     │   └── ArgsChanged               args_changed: decided on a view of other arguments
     ├── Expired                410    the request expired (judged by the server's clock)
     ├── InvalidDecision        422    invalid_edit, edit_denied, missing_reason
-    └── StoreError             503    the database is unreachable, busy, full or read-only:
-                                      retry after ``retry_after`` seconds
+    ├── StoreError             503    the database is unreachable, busy, full or read-only:
+    │                                 retry after ``retry_after`` seconds
+    └── ListenError                   a server cannot listen where it was asked: port_in_use,
+                                      bad_host, port_denied, listen_failed
 
 Control-flow outcomes (``deny``, ``ask``, ``blocked``) are *verdicts*, not
 errors: they are returned, never raised.
@@ -227,3 +229,14 @@ class StoreError(SignoffError):
     @property
     def retry_after(self) -> int:
         return self.RETRY_AFTER.get(self.code, 5)
+
+
+class ListenError(SignoffError):
+    """``signoff serve`` or ``mcp-proxy --listen`` cannot listen where it was asked:
+    ``port_in_use`` (names the holder when it can be found), ``bad_host`` (not an address
+    or a name that resolves, or not one of this machine's), ``port_denied`` (a privileged
+    port), ``listen_failed`` (anything else the system refused). Said before anything is
+    announced; the command exits 2."""
+
+    code = "listen_failed"
+    http_status = 500
