@@ -29,6 +29,7 @@ class RequestQuery:
     risk: Risk | None = None
     tool: str | None = None
     thread_id: str | None = None
+    call_id: str | None = None  # the id the agent gave its call (unique per thread)
     requester: str | None = None  # the principal or the agent who asked
     principal: str | None = None  # the authenticated asker only (an agent's own calls)
     since: float | None = None  # created at or after (epoch seconds)
@@ -41,7 +42,7 @@ class RequestQuery:
         params: list[object] = []
         for column, value in (("status", self.status and self.status.value),
                               ("risk", self.risk and self.risk.value), ("tool", self.tool),
-                              ("thread_id", self.thread_id)):
+                              ("thread_id", self.thread_id), ("call_id", self.call_id)):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)

@@ -526,4 +526,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE requests ADD COLUMN definition_hash <TEXT>",
         ),
     ),
+    Migration(
+        name="requests by the agent's call id",
+        # ``GET /api/v1/calls/{id}`` takes the call id the agent proposed with as well as the
+        # request id; the unique (thread_id, call_id) index serves no lookup without the thread.
+        statements=("CREATE INDEX requests_call_id ON requests (call_id)",),
+    ),
 )
