@@ -29,12 +29,17 @@ import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from deepagents.backends import CompositeBackend
-from deepagents.middleware.filesystem import FilesystemMiddleware
-from deepagents.middleware.subagents import GENERAL_PURPOSE_SUBAGENT
-
-from signoff.adapters.langchain import SignoffMiddleware
 from signoff.errors import PolicyError
+from signoff.extras import absent
+
+try:
+    from deepagents.backends import CompositeBackend
+    from deepagents.middleware.filesystem import FilesystemMiddleware
+    from deepagents.middleware.subagents import GENERAL_PURPOSE_SUBAGENT
+
+    from signoff.adapters.langchain import SignoffMiddleware
+except ImportError as exc:
+    raise absent("deepagents", __name__, exc) from exc
 from signoff.policy import Policy
 
 FILE_TOOLS = ("ls", "read_file", "write_file", "edit_file", "delete", "glob", "grep")

@@ -17,6 +17,7 @@ from typing import Any
 from signoff.cli.access import ANYONE, OsUser, group_name, how_changed, may_read
 from signoff.cli.boundary import DATABASE_HOME, POLICY_HOME, inside, sqlite_files
 from signoff.errors import SignoffError
+from signoff.extras import missing
 from signoff.policy.config import load_policy_file
 from signoff.policy.spec import PolicyConfig
 
@@ -186,9 +187,14 @@ def review_key(config: PolicyConfig | None) -> Check:
 
 def postgres_reachable(url: str) -> Check:
     """One connection within ``PG_TIMEOUT`` seconds, and the schema's version."""
-    import psycopg  # noqa: PLC0415 (only for PostgreSQL)
+    try:
+        import psycopg  # noqa: PLC0415 (only for PostgreSQL)
 
-    from signoff.store.postgres import connect_error, redacted, schema_version  # noqa: PLC0415
+        from signoff.store.postgres import connect_error, redacted, schema_version  # noqa: PLC0415
+    except ImportError as exc:
+        absent = missing("postgres", "a postgresql:// database", exc.name)
+        return Check("database.reachable", FAIL, absent.message,
+                     "pip install 'signoff[postgres]'", absent.code)
     from signoff.store.schema import MIGRATIONS  # noqa: PLC0415
 
     try:

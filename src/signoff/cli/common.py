@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from signoff.errors import ConfigurationError
+from signoff.extras import needs
 from signoff.kernel.gate import Gate
 from signoff.policy import Policy, parse_policy
 from signoff.review import RiskReviewer
@@ -60,7 +61,8 @@ def open_store(url: str | None, *, setup: bool = False) -> Store:
     store: Store
     scheme = target.split("://", 1)[0].lower() if "://" in target else None
     if scheme in ("postgresql", "postgres"):
-        from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)
+        with needs("postgres", "--db postgresql://…"):
+            from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)
 
         store = PostgresStore(target, setup=setup)
     elif scheme in (None, "sqlite"):

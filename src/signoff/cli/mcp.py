@@ -18,6 +18,7 @@ from typing import Any
 
 from signoff.cli.common import DEFAULT_DB, open_gate
 from signoff.errors import ConfigurationError
+from signoff.extras import needs
 from signoff.identity import check_name, parse_roles
 from signoff.model import ReviewMode
 from signoff.policy.modes import parse_interaction_mode
@@ -79,14 +80,10 @@ def add_mcp_proxy(commands: Any) -> None:
 
 
 def cmd_mcp_proxy(args: argparse.Namespace) -> int:
-    try:
+    with needs("mcp", "signoff mcp-proxy"):
         import anyio  # noqa: PLC0415
 
         from signoff.adapters import mcp as proxy  # noqa: PLC0415
-    except ImportError as exc:  # the extra is not installed
-        raise ConfigurationError(f"signoff mcp-proxy needs the MCP SDK: pip install "
-                                 f"'signoff[mcp]' ({exc.name} is missing)",
-                                 code="missing_extra") from None
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="signoff mcp-proxy: %(message)s")
     command = list(args.command)

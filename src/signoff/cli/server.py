@@ -8,6 +8,7 @@ from typing import Any
 from signoff.cli.boundary import warn_serve
 from signoff.cli.common import DEFAULT_DB, open_gate
 from signoff.errors import PolicyError
+from signoff.extras import needs
 
 
 def add_serve(commands: Any) -> None:
@@ -34,8 +35,10 @@ def add_serve(commands: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from signoff.notify.config import load_notify  # noqa: PLC0415
-    from signoff.server import create_app, load_settings  # noqa: PLC0415 (heavy imports)
-    from signoff.server.running import serve  # noqa: PLC0415
+
+    with needs("server", "signoff serve"):
+        from signoff.server import create_app, load_settings  # noqa: PLC0415 (heavy imports)
+        from signoff.server.running import serve  # noqa: PLC0415
 
     # A server judges every agent's calls: it never starts on an empty policy by accident.
     policy_path = args.policy or "signoff.toml"

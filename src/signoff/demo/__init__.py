@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from signoff.demo.report import Report
 from signoff.demo.tools import FILES, make_workspace, register_tools, write_policy
 from signoff.errors import ConfigurationError, SignoffError
+from signoff.extras import needs
 from signoff.identity import Identity, IdentityKind
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
@@ -182,6 +183,9 @@ def run_demo(*, as_json: bool = False, port: int = 8765, auto_approve_after: flo
              no_auto_approve: bool = False, keep_serving: bool = False,
              directory: str | None = None, interactive: bool = True) -> int:
     """Run the demo; 0 when every step went as scripted and the audit verifies."""
+    with needs("server", "signoff demo"):  # it serves the inbox
+        import signoff.server.app  # noqa: PLC0415
+        import signoff.server.running  # noqa: F401, PLC0415
     if auto_approve_after is not None and not 0 <= auto_approve_after < 86400:
         raise ConfigurationError("--auto-approve-after takes 0 or more seconds (under a day)",
                                  code="invalid_argument")

@@ -22,9 +22,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
-
+from signoff.extras import needs
 from signoff.model import ApprovalRequest, RequestStatus
 from signoff.notify.channels import Attempt, OneByOne
 from signoff.notify.config import SlackConfig
@@ -141,6 +139,10 @@ class SlackChannel(OneByOne):
         self.config = config
         self.store = store
         self.clock = clock
+        with needs("slack", "[notify.slack] in signoff.toml"):
+            from slack_sdk import WebClient  # noqa: PLC0415
+            from slack_sdk.errors import SlackApiError  # noqa: PLC0415
+        self._api_error = SlackApiError
         self.client = WebClient(token=config.token, base_url=config.base_url,
                                 timeout=max(1, round(timeout)))
 
@@ -164,7 +166,7 @@ class SlackChannel(OneByOne):
                     self._update(shown, *request_message(shown), record=True)
             else:
                 self._update(data, *outcome_message(data))
-        except SlackApiError as exc:
+        except self._api_error as exc:
             error = str(exc.response.get("error", "error"))
             return Attempt(ok=False, status=exc.response.status_code, error=f"slack: {error}",
                            final=error in _FINAL)
@@ -204,7 +206,7 @@ class SlackChannel(OneByOne):
                 self.client.chat_update(channel=where[0], ts=where[1], text=text,
                                         blocks=blocks)
                 return
-            except SlackApiError as exc:
+            except self._api_error as exc:
                 if exc.response.get("error") != "message_not_found":
                     raise
         if record:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import sys
 from collections.abc import Mapping
 from typing import Any
 
-import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -63,6 +63,7 @@ def error_response(request: Request, exc: SignoffError) -> Response:
         extra["field"] = exc.field
     if isinstance(exc, StoreError):
         headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, StoreError) and not exc.reported:  # an outage is logged once, by the store
         log.warning("%s %s: %s (%s)", request.method, request.url.path, exc.code,
                     exc.__cause__ or exc.message)
     return problem(exc.http_status, exc.code, exc.message, headers=headers, **extra)
@@ -80,7 +81,9 @@ def install(app: FastAPI) -> None:
         return error_response(request, typed)
 
     app.add_exception_handler(sqlite3.Error, driver_error)
-    app.add_exception_handler(psycopg.Error, driver_error)
+    psycopg = sys.modules.get("psycopg")  # imported by a PostgreSQL store, if any
+    if psycopg is not None:
+        app.add_exception_handler(psycopg.Error, driver_error)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_body(_: Request, exc: RequestValidationError) -> Response:

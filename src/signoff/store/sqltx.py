@@ -30,7 +30,6 @@ from signoff.store.accounts import AccountRows
 from signoff.store.base import Approvals, Event
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.faults import classify
-from signoff.store.pgbatch import guarded
 from signoff.store.rows import (
     AUDIT_COLUMNS,
     DECISION_COLUMNS,
@@ -305,6 +304,8 @@ class SqlTx(AccountRows, DeliveryRows):
         if self._batch is not None and request.id in self._held:
             # Nothing can move a row this transaction holds: the compare-and-set goes with
             # the next round trip, and PostgreSQL itself rolls everything back if it failed.
+            from signoff.store.pgbatch import guarded  # noqa: PLC0415 (PostgreSQL only)
+
             known = self._known.pop(request.id, ())
             update = _update_sql(tuple(changes)) + (" " + _AS_KNOWN if known else "")
             statement, what = guarded(self.dialect.sql(update),

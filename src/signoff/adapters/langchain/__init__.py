@@ -6,16 +6,21 @@ a paused run (docs/langchain.md).
 reads; ``resume`` a decision carried by a resume value; ``child`` subagents.
 """
 
-from signoff.adapters.langchain.middleware import SignoffMiddleware, SignoffState
-from signoff.adapters.langchain.run import (
-    SignoffContext,
-    adecide_and_resume,
-    await_and_resume,
-    decide_and_resume,
-    pending_request_ids,
-    resume_command,
-    wait_and_resume,
-)
+from signoff.extras import absent
+
+try:
+    from signoff.adapters.langchain.middleware import SignoffMiddleware, SignoffState
+    from signoff.adapters.langchain.run import (
+        SignoffContext,
+        adecide_and_resume,
+        await_and_resume,
+        decide_and_resume,
+        pending_request_ids,
+        resume_command,
+        wait_and_resume,
+    )
+except ImportError as exc:
+    raise absent("langchain", __name__, exc) from exc
 
 __all__ = ["SignoffContext", "SignoffMiddleware", "SignoffState", "adecide_and_resume",
            "await_and_resume", "decide_and_resume", "pending_request_ids", "resume_command",
