@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,7 +31,7 @@ from signoff.cli.server import add_serve
 from signoff.cli.users import add_users
 from signoff.cli.webhooks import add_webhooks
 from signoff.demo import run_demo
-from signoff.errors import ConfigurationError, InvalidArguments, SignoffError
+from signoff.errors import ConfigurationError, InvalidArguments, PolicyError, SignoffError
 from signoff.model import ToolCall, Verdict
 from signoff.policy import Memory, Policy, trusted_context
 from signoff.policy.explain import explain_call, format_explained
@@ -87,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
         "current directory.")
     init.add_argument("path", nargs="?", default="signoff.toml", help="where to write it")
     init.add_argument("--root", help="workspace root (default: the current directory)")
+    init.add_argument("--create-root", action="store_true",
+                      help="create the --root directory if it does not exist (without it, "
+                      "a missing root is an error: root_missing)")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     init.add_argument("--preset", choices=sorted(PRESETS), default="default",
                       help="the agent harness whose tools it declares: default (read_file, "
@@ -158,7 +162,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     if target.exists() and not args.force:
         raise ConfigurationError(f"{target} exists; use --force to overwrite",
                                  code="file_exists")
-    root = os.path.abspath(args.root or os.getcwd())
+    root = _workspace_root(args.root, create=args.create_root)
     target.write_text(starter_toml(root, args.preset), "utf-8")
     Policy.load(target)  # the starter must load; fail loudly if it ever does not
     warn_init(root, str(target))
@@ -169,12 +173,36 @@ def cmd_init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _workspace_root(given: str | None, *, create: bool) -> str:
+    """The absolute root ``init`` writes into the policy: a mistyped ``--root`` is caught
+    here, not later as a workspace that no call can ever be inside."""
+    root = os.path.abspath(given or os.getcwd())
+    if os.path.isdir(root):
+        return root
+    if os.path.lexists(root):
+        raise ConfigurationError(f"--root {root} is not a directory", code="root_not_a_directory")
+    if not create:
+        raise ConfigurationError(f"--root {root} does not exist: create it first, or add "
+                                 "--create-root", code="root_missing")
+    try:
+        os.makedirs(root)
+    except OSError as exc:
+        raise ConfigurationError(f"--root {root}: cannot create it: {exc.strerror}",
+                                 code="root_uncreatable") from exc
+    return root
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     try:
         call_args = parse_args(args.args)
     except InvalidArguments as exc:
         raise InvalidArguments(f"--args: {exc.message}", code=exc.code) from exc
     memory = Memory.from_file(args.memory) if args.memory else Memory()
+    if not os.path.lexists(args.policy):
+        init = f"signoff init {shlex.quote(args.policy)}"
+        raise PolicyError(f"cannot read policy: no such file: write one with `{init}` (or "
+                          "name another with --policy)", file=args.policy,
+                          code="policy_unreadable")
     policy = Policy.load(args.policy, memory=memory)
     # The verdict the server would give: its database is protected too (policy/guarded.py).
     database = args.db or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
