@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import socket
 import sys
 from typing import Any
 
 from signoff.cli.common import DEFAULT_DB, open_gate
+from signoff.cli.stopping import stoppable
 from signoff.errors import ConfigurationError
 from signoff.extras import needs
 from signoff.identity import check_name, parse_roles
@@ -114,6 +116,9 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
         roles = parse_roles(args.approver_roles)
         approver = proxy.ApproverSpec(name=name, roles=roles,
                                       roles_given=args.approver_roles is not None)
+    # Bound before the database is opened and anything announced: a busy port or a bad
+    # host is one typed line (port_in_use, bad_host), exit 2 — never "serving MCP at …".
+    sock = _listen(args.listen) if args.listen else None
     policy_path = args.policy or "signoff.toml"
     gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True)
     gate.agent = "mcp-proxy"
@@ -123,27 +128,48 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
                                  wait_seconds=args.wait, approver=approver, inbox_url=inbox)
     upstream = proxy.upstream_url(args.upstream) if args.upstream else proxy.upstream_command(
         command[0], command[1:], cwd=args.cwd or (workspace.root if workspace else None))
-    try:
-        if args.listen:
-            host, _, port = args.listen.rpartition(":")
-            if not host or not port.isdigit():
-                raise ConfigurationError("--listen must be HOST:PORT", code="invalid_listen")
-            import uvicorn  # noqa: PLC0415
-
-            guard = proxy.HostGuard.for_listen(host, int(port), extra_hosts=args.allow_host,
-                                               extra_origins=args.allow_origin)
-            app = proxy.http_app(gate, options, upstream, guard=guard)
-            url = f"http://{host}:{port}/mcp"
-            if args.json:
-                print(json.dumps({"url": url}), flush=True)
+    with stoppable("signoff mcp-proxy") as stop:
+        try:
+            if sock is not None:
+                host, port = args.listen.rpartition(":")[0], sock.getsockname()[1]
+                guard = proxy.HostGuard.for_listen(host, port, extra_hosts=args.allow_host,
+                                                   extra_origins=args.allow_origin)
+                stop.signal = _serve_http(args, proxy.http_app(gate, options, upstream,
+                                                               guard=guard),
+                                          f"http://{host}:{port}/mcp", sock)
             else:
-                print(f"signoff mcp-proxy: serving MCP at {url}", file=sys.stderr, flush=True)
-            uvicorn.run(app, host=host, port=int(port), log_level=args.log_level)
-        else:
-            anyio.run(proxy.run_stdio, gate, options, upstream)
-    finally:
-        gate.close()
+                anyio.run(proxy.run_stdio, gate, options, upstream)
+        finally:
+            gate.close()
     return 0
+
+
+def _listen(listen: str) -> socket.socket:
+    from signoff.server.listening import listen as bind  # noqa: PLC0415
+
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigurationError("--listen must be HOST:PORT (PORT 0 picks a free one)",
+                                 code="invalid_listen")
+    return bind(host, int(port), hint="pass --listen HOST:N, or HOST:0 for a free one")
+
+
+def _serve_http(args: argparse.Namespace, app: Any, url: str, sock: socket.socket
+                ) -> str | None:
+    """Announce ``url``, serve ``app`` on ``sock`` (already bound) until Ctrl-C or SIGTERM;
+    the signal that stopped it."""
+    import uvicorn  # noqa: PLC0415
+
+    from signoff.server.graceful import GRACE, GracefulServer  # noqa: PLC0415
+
+    if args.json:
+        print(json.dumps({"url": url}), flush=True)
+    else:
+        print(f"signoff mcp-proxy: serving MCP at {url}", file=sys.stderr, flush=True)
+    server = GracefulServer(uvicorn.Config(app, log_level=args.log_level,
+                                           timeout_graceful_shutdown=GRACE))
+    server.run(sockets=[sock])
+    return server.stopped_by
 
 
 def _plain_name(name: str) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 
 from signoff.cli.boundary import warn_serve
 from signoff.cli.common import DEFAULT_DB, open_gate
+from signoff.cli.stopping import stoppable
 from signoff.errors import PolicyError
 from signoff.extras import needs
 
@@ -34,7 +35,16 @@ def add_serve(commands: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C or SIGTERM: requests in flight answered, one goodbye line,
+    exit 0 (docs/server.md)."""
+    with stoppable("signoff serve") as stop:
+        stop.signal = _serve(args)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> str | None:
     from signoff.notify.config import load_notify  # noqa: PLC0415
+    from signoff.server.listening import listen  # noqa: PLC0415
 
     with needs("server", "signoff serve"):
         from signoff.server import create_app, load_settings  # noqa: PLC0415 (heavy imports)
@@ -46,6 +56,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = load_settings(policy_path=policy_path, host=args.host, port=args.port,
                              public_url=args.public_url)
     notify = load_notify(policy_path)
+    # Bound before the database is opened and anything announced: a busy port or a bad
+    # host is one typed line (port_in_use, bad_host), exit 2.
+    sock = listen(settings.host, settings.port)
     try:
         gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True)
     except PolicyError as exc:
@@ -60,8 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     workspace = gate.policy.config.workspace
     warn_serve(workspace.root if workspace else None, policy_path, args.db)
     try:
-        serve(create_app(gate, settings, notify=notify), settings, gate=gate,
-              log_level=args.log_level, as_json=args.json)
+        return serve(create_app(gate, settings, notify=notify), settings, gate=gate,
+                     log_level=args.log_level, as_json=args.json, sock=sock)
     finally:
         gate.store.close()
-    return 0

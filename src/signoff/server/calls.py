@@ -76,7 +76,9 @@ async def call_outcome(request: Request, call: CallRef, thread_id: ThreadOfCall 
             generation = state.feed.generation
             outcome = await run_in_threadpool(state.gate.outcome, request_id)
             remaining = deadline - time.monotonic()
-            if outcome.kind is not OutcomeKind.PENDING or remaining <= 0:
+            # A stopping server answers with what it has (still pending), not a reset.
+            if (outcome.kind is not OutcomeKind.PENDING or remaining <= 0
+                    or state.feed.draining):
                 return outcome.to_dict()
             await state.feed.changed(generation, min(remaining, 5.0))
     finally:

@@ -42,6 +42,7 @@ class ChangeFeed:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.listeners: list[Callable[[list[AuditEvent]], None]] = []
+        self.draining = False  # the server is stopping: long-polls answer at once
 
     # ---- lifecycle (called from the event loop) --------------------------------------------------
 
@@ -51,6 +52,17 @@ class ChangeFeed:
         self.last_index = self.store.audit_head()[0]
         self._thread = threading.Thread(target=self._watch, name="signoff-feed", daemon=True)
         self._thread.start()
+
+    def drain(self) -> None:
+        """The server is stopping: end every event stream and wake every long-poll now, so
+        each is answered before the connections close (``draining`` tells a long-poll to
+        return what it has)."""
+        self.draining = True
+        for queue in list(self._subscribers):
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(None)
+        if self._changed is not None:
+            self._changed.set()
 
     def stop(self) -> None:
         self._stop.set()
@@ -107,13 +119,15 @@ class ChangeFeed:
 
     async def changed(self, since: int, timeout: float) -> None:
         """Return once the generation moves past ``since`` or ``timeout`` seconds pass."""
-        if self.generation != since or self._changed is None:
+        if self.generation != since or self._changed is None or self.draining:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._changed.wait(), timeout)
 
     def subscribe(self) -> asyncio.Queue[AuditEvent | None]:
         queue: asyncio.Queue[AuditEvent | None] = asyncio.Queue(QUEUE_LIMIT)
+        if self.draining:  # a stream opened as the server stops ends at once
+            queue.put_nowait(None)
         self._subscribers.add(queue)
         return queue
 

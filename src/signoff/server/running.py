@@ -1,8 +1,11 @@
 """Running the app: ``signoff serve`` in the foreground, or a ``ServerThread`` beside other
 work (the demo, tests, benchmarks).
 
-The listening socket is bound here, before uvicorn starts, so ``--port 0``
-works and the printed URL always names the port actually bound. On first
+The listening socket is bound first (``listening.listen``), before anything is
+announced and before uvicorn starts, so a busy port is one typed line, ``--port 0``
+works and the printed URL always names the port actually bound. Ctrl-C and SIGTERM
+stop it gracefully (``graceful.GracefulServer``): long-polls are answered and event
+streams ended at once, other requests in flight get ``GRACE`` seconds to finish. On first
 start with no users an admin is created and a one-time login link printed,
 as Jupyter does — a link, not the admin's token: it works once, for
 ``login_link_ttl``, and ``signoff users login admin`` makes another. The
@@ -17,33 +20,25 @@ import socket
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import uvicorn
-from fastapi import FastAPI
 
 from signoff.identity import IdentityKind
 from signoff.kernel.admin import os_actor
 from signoff.kernel.gate import Gate
 from signoff.kernel.sessions import LINK_TTL
 from signoff.kernel.sessions import login_url as link_url
+from signoff.server.graceful import GRACE, GracefulServer
+from signoff.server.listening import bind, listen
 from signoff.server.settings import ServerSettings
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = ["ADMIN", "ServerThread", "bind", "first_admin", "listen", "login_url", "serve"]
+
 ADMIN = "admin"
-
-
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP, not the default 0: accepted sockets inherit it, and asyncio turns on
-    # TCP_NODELAY only for sockets whose proto says TCP. Without it every response that
-    # Starlette writes in two pieces (headers, then body) on a kept-alive connection waits
-    # for the client's delayed ACK: about 40 ms on Linux, on every long-poll wake.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    return sock
 
 
 def first_admin(gate: Gate, *, ttl: float = LINK_TTL) -> str | None:
@@ -63,13 +58,17 @@ def login_url(settings: ServerSettings, code: str) -> str:
 
 def _config(app: FastAPI, log_level: str) -> uvicorn.Config:
     return uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on",
-                          timeout_graceful_shutdown=2, ws="none")
+                          timeout_graceful_shutdown=GRACE, ws="none")
 
 
 def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = sys.stdout,
-          log_level: str = "warning", as_json: bool = False) -> None:
-    """Bind, print where to go (``as_json``: one JSON line), and serve until interrupted."""
-    sock = bind(settings.host, settings.port)
+          log_level: str = "warning", as_json: bool = False,
+          sock: socket.socket | None = None) -> str | None:
+    """Bind (unless ``sock`` is the socket already bound), print where to go
+    (``as_json``: one JSON line), and serve until Ctrl-C or SIGTERM: the requests in
+    flight are answered, then the signal that stopped the server is returned."""
+    if sock is None:
+        sock = listen(settings.host, settings.port)
     settings = settings.with_port(sock.getsockname()[1])
     app.state.signoff.settings = settings  # links the app makes name the port really bound
     token = first_admin(gate, ttl=settings.limits.link_ttl)
@@ -93,9 +92,10 @@ def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = s
             print(f"sign in at {settings.base_url}/login with a link from "
                   "`signoff users login NAME` or a token from `signoff users add`", file=out)
     out.flush()
-    server = uvicorn.Server(_config(app, log_level))
+    server = GracefulServer(_config(app, log_level), on_stopping=app.state.signoff.feed.drain)
     _freeze_heap()
     server.run(sockets=[sock])
+    return server.stopped_by
 
 
 def _freeze_heap() -> None:
