@@ -65,8 +65,12 @@ def test_a_database_url_signoff_does_not_speak_is_named(tmp_path: Path) -> None:
     assert done.returncode == 2 and "[unsupported_database]" in done.stderr
     assert "mysql://" in done.stderr and "SQLite" in done.stderr
     assert "cannot open SQLite" not in done.stderr
-    # sqlite:///path is the file at path
+    # sqlite:///path is the file at path (made by `db migrate`, not by a listing)
     target = tmp_path / "via-url.db"
+    done = run("requests", "list", "--db", f"sqlite:///{target}", cwd=tmp_path)
+    assert done.returncode == 2 and "[database_missing]" in done.stderr, done.stderr
+    assert not target.exists()
+    assert run("db", "migrate", "--db", f"sqlite:///{target}", cwd=tmp_path).returncode == 0
     done = run("requests", "list", "--db", f"sqlite:///{target}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert target.exists()

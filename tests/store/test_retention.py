@@ -298,6 +298,7 @@ def test_the_cli_refuses_a_moment_it_cannot_read(when: str, tmp_path: Path,
 
 def test_the_cli_refuses_a_moment_in_the_future(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "migrate", "--db", str(tmp_path / "s.db")]) == 0  # only migrate creates
     code = main(["db", "purge", "--db", str(tmp_path / "s.db"), "--before", "2999-01-01"])
     assert code == 2 and "[purge_future]" in capsys.readouterr().err
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -56,17 +57,30 @@ def common_args(parser: argparse.ArgumentParser) -> None:
 _OPENED: list[Store] = []
 
 
-def open_store(url: str | None, *, setup: bool = False) -> Store:
+# A URL missing its "://" (``postgresql//host/db``, ``postgres:host``) would otherwise be
+# read as a file path in a directory named like the scheme.
+_URL_TYPO = re.compile(r"(?i)^(postgresql|postgres|sqlite)(:|//)")
+
+
+def open_store(url: str | None, *, setup: bool = False, creates: bool = False) -> Store:
+    """The store ``url`` names. Only a command that ``creates`` a database (``serve``,
+    ``mcp-proxy``, ``db migrate``) makes a SQLite file that is not there; every other says
+    ``database_missing``, so a mistyped ``--db`` never becomes a new, empty database."""
     target = url or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
     store: Store
     scheme = target.split("://", 1)[0].lower() if "://" in target else None
+    if scheme is None and _URL_TYPO.match(target):
+        raise ConfigurationError(
+            f"--db {target}: neither a URL nor a file path: a PostgreSQL URL starts with "
+            "postgresql:// (postgresql://USER@HOST:5432/DBNAME); a SQLite database is a file "
+            "path", code="invalid_database_url")
     if scheme in ("postgresql", "postgres"):
         with needs("postgres", "--db postgresql://…"):
             from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)
 
         store = PostgresStore(target, setup=setup)
     elif scheme in (None, "sqlite"):
-        store = SqliteStore(target.split("://", 1)[1] if scheme else target)
+        store = SqliteStore(target.split("://", 1)[1] if scheme else target, create=creates)
     else:
         raise ConfigurationError(
             f"--db {scheme}://… is not a database signoff stores in: give a SQLite file path "
@@ -80,15 +94,17 @@ def close_opened() -> None:
         _OPENED.pop().close()
 
 
-def open_gate(args: argparse.Namespace, *, proposes: bool = False) -> Gate:
+def open_gate(args: argparse.Namespace, *, proposes: bool = False,
+              creates: bool = False) -> Gate:
     """The gate a command works through. Only one that ``proposes`` calls (the server)
     builds the policy's auto reviewer: deciding, listing and recovering never review, so
-    an approver needs no model key (``[review] api_key_env``)."""
+    an approver needs no model key (``[review] api_key_env``). Only one that ``creates``
+    (the server, the MCP proxy) makes a database that is not there (``open_store``)."""
     path = args.policy or ("signoff.toml" if Path("signoff.toml").exists() else None)
     reviewer = None if proposes else RiskReviewer()
     policy = Policy.load(path, reviewer=reviewer) if path else \
         Policy(parse_policy("", source="<empty>"), reviewer=reviewer)
-    return Gate(policy, open_store(args.db), agent=None)
+    return Gate(policy, open_store(args.db, creates=creates), agent=None)
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:

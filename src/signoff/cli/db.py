@@ -31,7 +31,7 @@ def add_db(commands: Any) -> None:
 
 
 def cmd_db_migrate(args: argparse.Namespace) -> int:
-    store = open_store(args.db, setup=False)
+    store = open_store(args.db, setup=False, creates=True)
     version = store.migrate()
     emit(args, {"version": version, "backend": store.backend},
          f"{store.backend} schema at version {version}")
@@ -60,8 +60,9 @@ def cmd_db_purge(args: argparse.Namespace) -> int:
     from signoff.store.retention import purge  # noqa: PLC0415
 
     now = time.time()
-    done = purge(open_store(args.db), before=parse_moment(args.before, now=now), now=now,
-                 actor=os_actor(), dry_run=args.dry_run)
+    before = parse_moment(args.before, now=now)  # a bad date is said before any database
+    done = purge(open_store(args.db), before=before, now=now, actor=os_actor(),
+                 dry_run=args.dry_run)
     what = "would remove" if done.dry_run else "removed"
     text = (f"{what} {done.requests} requests that ended before {done.iso}, and "
             f"{done.events} audit events")

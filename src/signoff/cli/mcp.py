@@ -120,7 +120,8 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
     # host is one typed line (port_in_use, bad_host), exit 2 — never "serving MCP at …".
     sock = _listen(args.listen) if args.listen else None
     policy_path = args.policy or "signoff.toml"
-    gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True)
+    gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True,
+                     creates=True)  # the agent's side may start first (docs/mcp.md)
     gate.agent = "mcp-proxy"
     workspace = gate.policy.config.workspace
     inbox = args.inbox_url or _public_url(policy_path)

@@ -60,7 +60,8 @@ def _serve(args: argparse.Namespace) -> str | None:
     # host is one typed line (port_in_use, bad_host), exit 2.
     sock = listen(settings.host, settings.port)
     try:
-        gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True)
+        gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True,
+                         creates=True)
     except PolicyError as exc:
         if exc.code != "policy_unreadable":
             raise

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from signoff.errors import ConfigurationError
 from signoff.store.common import SqlStore
 from signoff.store.faults import reraise, store_error
 from signoff.store.fifo import FifoLock
@@ -55,12 +57,39 @@ class _Lease:
             store._idle.append((self.conn, self.reader, self.pid))
 
 
+def missing(path: str, *, create: bool) -> None:
+    """Refuse a database file that is not there (when not creating one) or whose directory
+    is not there (SQLite would say only that it cannot open it): ``database_missing``,
+    naming the path and what creates it."""
+    if path == ":memory:":
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigurationError(f"--db {path} is a directory, not a database file: give "
+                                 "the file's path", code="database_missing")
+    if target.exists():
+        return
+    parent = target.parent
+    if not parent.is_dir():
+        raise ConfigurationError(
+            f"no database at {path}: the directory {parent} does not exist (create it "
+            f"first, or correct --db / $SIGNOFF_DB)", code="database_missing")
+    if not create:
+        raise ConfigurationError(
+            f"no database at {path}: `signoff db migrate --db {shlex.quote(path)}` (or "
+            f"`signoff serve --db {shlex.quote(path)}`) creates one; or correct --db / "
+            "$SIGNOFF_DB", code="database_missing")
+
+
 class SqliteStore(SqlStore):
     backend = "sqlite"
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL", busy_timeout: float = 30.0,
-                 migrate: bool = True) -> None:
+                 migrate: bool = True, create: bool = True) -> None:
+        """``create=False`` opens only a database that exists (``database_missing``
+        otherwise): a mistyped path must not become a new, empty database."""
         self.path = str(path)
+        missing(self.path, create=create)
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError("synchronous must be FULL, NORMAL or EXTRA")
         self.synchronous = synchronous
