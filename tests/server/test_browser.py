@@ -309,6 +309,10 @@ def test_the_request_page_follows_a_decision_taken_elsewhere(page: Page,
     page.wait_for_selector("#status.status-approved", timeout=5_000)
     assert "bob" in page.locator("#approvals").inner_text()
     assert page.locator("#approve-once").count() == 0  # nothing left to decide
+    # The details follow too: no expiry once decided, but who decided and when (UTC).
+    assert page.locator("#expires").count() == 0
+    assert page.locator("#settled").inner_text().startswith("approved by bob, ")
+    assert page.locator("#settled").inner_text().endswith(" UTC")
     assert page.evaluate("window.__sameDocument") is True
 
 

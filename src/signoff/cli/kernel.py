@@ -14,10 +14,12 @@ from typing import Any
 from signoff import inputs
 from signoff.cli.common import common_args, emit, leaf, open_gate, token_of
 from signoff.errors import InvalidInput
-from signoff.model import ApprovalRequest, Decision, RequestStatus, Risk
+from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus, Risk
 from signoff.server.reveal import HIDDEN, escape_json
+from signoff.settled import settled
 from signoff.shown import shown_hash
 from signoff.store.pages import RequestQuery, cursor_of, parse_cursor
+from signoff.times import shown
 
 
 def add_commands(commands: Any) -> None:
@@ -145,11 +147,41 @@ def cmd_requests_show(args: argparse.Namespace) -> int:
         lines.append(f"  agent-supplied description: {request.description!r}")
     lines.append(f"  needs {request.approvals_required} approval(s)"
                  + (f" from {', '.join(request.roles)}" if request.roles else ""))
-    lines.extend(f"  {d.kind.value} by {d.approver}" + (f": {d.reason}" if d.reason else "")
-                 for d in decisions)
+    lines.append(f"  created {shown(request.created_at)}")
+    lines.extend(_settled_lines(request, decisions, gate.clock()))
+    lines.extend(f"  {d.kind.value} by {d.approver}, {shown(d.created_at)}"
+                 + (f": {_inert(d.reason)}" if d.reason else "")
+                 + (f" (alternatives: {'; '.join(_inert(a) for a in d.alternatives)})"
+                    if d.alternatives else "") for d in decisions)
     lines.extend(_change_lines(request))
     emit(args, data, "\n".join(lines))
     return 0
+
+
+def _settled_lines(request: ApprovalRequest, decisions: list[DecisionRecord],
+                   now: float) -> list[str]:
+    """Pending: when it expires. Else: how it was settled instead (an expiry no longer
+    means anything), with what the approver said."""
+    done = settled(request, decisions)
+    if done is None:
+        if request.expires_at is None:
+            return ["  never expires"]
+        left = request.expires_at - now
+        return [f"  expires {shown(request.expires_at)} "
+                f"({'in ' + _span(left) if left > 0 else 'overdue'})"]
+    lines = [f"  decided: {done.line()}" + (f": {_inert(done.reason)}" if done.reason else "")]
+    if done.alternatives:
+        lines.append("  alternatives offered: "
+                     + "; ".join(_inert(a) for a in done.alternatives))
+    return lines
+
+
+def _span(seconds: float) -> str:
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    return f"{int(seconds // 3600)}h {int(seconds % 3600 // 60)}m"
 
 
 # Characters a terminal would act on rather than print (escape sequences, carriage

@@ -9,7 +9,6 @@ never put on a command line.
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
 
 from signoff.cli.common import emit, leaf, open_gate
@@ -17,6 +16,7 @@ from signoff.identity import Account, IdentityKind, Session, parse_roles
 from signoff.kernel.admin import expiry, os_actor
 from signoff.kernel.gate import Gate
 from signoff.kernel.sessions import login_url
+from signoff.times import shown
 
 EXPIRES_HELP = "the token stops working after this long: 90d, 12h, 30m (default: never)"
 
@@ -62,7 +62,7 @@ def add_users(commands: Any) -> None:
 
 
 def _when(at: float | None) -> str:
-    return "never" if at is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+    return "never" if at is None else shown(at)
 
 
 def _account(account: Account, now: float, sessions: list[Session]) -> dict[str, Any]:
@@ -91,10 +91,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         if session.ends_at() > now:
             live.setdefault(session.user, []).append(session)
     accounts = gate.users(removed=args.all)
-    rows = [f"{'NAME':<20} {'KIND':<9} {'STATUS':<14} {'SESSIONS':>8}  {'TOKEN EXPIRES':<16}  "
+    rows = [f"{'NAME':<20} {'KIND':<9} {'STATUS':<14} {'SESSIONS':>8}  {'TOKEN EXPIRES':<20}  "
             "ROLES"]
     rows += [f"{a.name:<20} {a.identity.kind.value:<9} {a.status(now):<14} "
-             f"{len(live.get(a.name, [])):>8}  {_when(a.token_expires_at):<16}  "
+             f"{len(live.get(a.name, [])):>8}  {_when(a.token_expires_at):<20}  "
              f"{','.join(a.identity.roles) or '-'}" for a in accounts]
     emit(args, [_account(a, now, live.get(a.name, [])) for a in accounts],
          "\n".join(rows) if accounts else "no users")

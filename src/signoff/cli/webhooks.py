@@ -10,7 +10,6 @@ next pass of their notifiers), with the same ``webhook-id`` as before.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from signoff.cli.common import emit, leaf, open_gate
 from signoff.kernel.admin import os_actor
 from signoff.notify import admin
 from signoff.notify.config import EVENT_TYPES, NotifyConfig, load_notify, parse_filters
+from signoff.times import shown
 
 
 def add_webhooks(commands: Any) -> None:
@@ -68,7 +68,7 @@ def _list(text: str) -> list[str]:
 
 
 def _when(at: float | None) -> str:
-    return "-" if at is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+    return "-" if at is None else shown(at, seconds=True)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -108,9 +108,9 @@ def cmd_deliveries(args: argparse.Namespace) -> int:
     channel = f"webhook:{args.endpoint}" if args.endpoint else args.channel
     found = gate.store.deliveries(channel=channel, status=args.status,
                                   request_id=args.request, limit=max(1, args.limit))
-    rows = [f"{'ID':<36} {'TYPE':<20} {'STATUS':<9} {'TRIES':>5}  {'DELIVERED':<19}  LAST"]
+    rows = [f"{'ID':<36} {'TYPE':<20} {'STATUS':<9} {'TRIES':>5}  {'DELIVERED':<23}  LAST"]
     rows += [f"{d.id:<36} {d.event_type:<20} {d.status:<9} {d.attempts:>5}  "
-             f"{_when(d.delivered_at):<19}  {d.last_error or d.last_status or '-'}"
+             f"{_when(d.delivered_at):<23}  {d.last_error or d.last_status or '-'}"
              for d in found]
     emit(args, [d.to_dict() for d in found], "\n".join(rows) if found else "no deliveries")
     return 0

@@ -38,7 +38,9 @@ from signoff.server.bodies import RequestId, ThreadId
 from signoff.server.reveal import escape_json, reveal
 from signoff.server.state import AppState, state_of
 from signoff.server.threads import allowed_modes, set_mode, thread_view
+from signoff.settled import settled
 from signoff.shown import shown_hash
+from signoff.times import iso, shown
 
 pages = APIRouter(include_in_schema=False)
 PENDING_PAGE = 50  # pending requests the inbox shows; the rest: /requests?status=pending
@@ -46,6 +48,8 @@ env = Environment(loader=PackageLoader("signoff.server", "templates"),
                   autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
 env.filters["urlencode"] = lambda value: quote(str(value), safe="")
 env.filters["reveal"] = lambda value: reveal(value)[0]  # agent-supplied text, flagged
+env.filters["utc"] = shown  # every time on a page says its zone: 2026-12-06 08:12 UTC
+env.filters["iso"] = iso
 
 MODE_HELP = {"manual": "a human reviews every gated call",
              "auto": "the reviewer approves low and medium risk; a human the rest",
@@ -287,6 +291,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
             "description_html": description_html, "pretty_args": pretty,
             "edited_from": req.args if req.approved_args is not None else None,
             "expires_in": "in " + _age(req.expires_at - now) if req.expires_at else "",
+            "settled": settled(req, decisions),
             "can_decide": can_decide, "cannot_decide": why, "after": after,
             "cannot_grant": party["grant"], "cannot_edit": party["edit"],
             "can_auto_thread": can_auto, "pause_others": others,

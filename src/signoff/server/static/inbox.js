@@ -74,7 +74,7 @@
     if (live === "inbox") {
       schedule(function () { refresh("/inbox?fragment=1", "inbox-list"); });
     } else if (live === "request" && data.request_id === requestId) {
-      schedule(function () { refreshRequest("/requests/" + encodeURIComponent(requestId), ["request-status", "request-args", "changes"]); });
+      schedule(function () { refreshRequest("/requests/" + encodeURIComponent(requestId), ["request-status", "request-args", "changes", "facts"]); });
     } else if (live === "thread" && (data.thread_id === threadId || data.kind === "thread.mode" || data.request_id)) {
       schedule(function () { refresh("/threads/" + encodeURIComponent(threadId) + "?fragment=1", "thread-body"); });
     }
