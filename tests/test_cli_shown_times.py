@@ -4,16 +4,19 @@ so; ``users list`` shows its times in UTC too."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import time
 from pathlib import Path
 
 import pytest
 
 from signoff import Policy, RunContext, ToolCall
-from signoff.cli import main
+from signoff.cli import build_parser, main
 from signoff.kernel.gate import Gate
 from signoff.model import Decision
 from signoff.store.sqlite import SqliteStore
-from signoff.times import shown
+from signoff.times import TIME_HELP, shown
 
 
 def _show(capsys: pytest.CaptureFixture[str], request_id: str) -> list[str]:
@@ -69,3 +72,55 @@ def test_times_in_lists_say_utc(gate: Gate, capsys: pytest.CaptureFixture[str]) 
     assert main(["users", "list"]) == 0
     out = capsys.readouterr().out
     assert f" {shown(expires)} " in out and out.count(" UTC") == 1
+
+
+@pytest.mark.parametrize("flag", ["--since", "--until"])
+def test_list_times_read_dates_ages_and_epoch_seconds(
+        gate: Gate, capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    request = gate.store_get(_propose(gate, "c3"))
+    created = request.created_at
+    day = time.strftime("%Y-%m-%d", time.gmtime(created))
+    before, after = ((["1h", str(int(created) - 5), "2000-01-01", "2000-01-01T00:00Z"],
+                      ["0s", "2100-01-01", f"{day}T23:59:59+00:00"]) if flag == "--since" else
+                     (["0s", "2100-01-01", str(int(created) + 5)],
+                      ["1h", "2000-01-01T00:00+02:00", str(int(created) - 5)]))
+    for value in before:  # the request was created after --since (before --until)
+        assert main(["requests", "list", flag, value, "--json"]) == 0, value
+        assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [request.id], value
+    for value in after:
+        assert main(["requests", "list", flag, value, "--json"]) == 0, value
+        assert json.loads(capsys.readouterr().out) == [], value
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2026-13-01", "3x", "", "1e9", "-5",
+                                   "9" * 400, "2026-01-01\x00"])
+@pytest.mark.parametrize("argv", [["requests", "list", "--since"], ["requests", "list", "--until"],
+                                  ["db", "purge", "--before"]])
+def test_every_time_option_refuses_what_is_not_a_time(
+        gate: Gate, capsys: pytest.CaptureFixture[str], argv: list[str], value: str) -> None:
+    assert main([*argv, value, "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "invalid_time"
+    assert error["message"].startswith(f"{argv[-1]} ")
+    assert "is not a time: give epoch seconds, an ISO 8601 date or time" in error["message"]
+    assert len(error["message"]) < 300  # a long value is not echoed whole
+
+
+def test_time_options_say_what_they_take() -> None:
+    parser = build_parser()
+    helps = {tuple(path): text for path, text in _option_helps(parser)}
+    for key in (("requests", "list", "--since"), ("requests", "list", "--until"),
+                ("db", "purge", "--before")):
+        assert TIME_HELP in helps[key], key
+
+
+def _option_helps(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+                  ) -> list[tuple[tuple[str, ...], str]]:
+    found: list[tuple[tuple[str, ...], str]] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _option_helps(sub, (*path, name))
+        elif action.option_strings:
+            found.append(((*path, action.option_strings[-1]), action.help or ""))
+    return found

@@ -40,7 +40,8 @@ def parse_time(flag: str, text: str, *, now: float) -> float:
     """Epoch seconds for what ``flag`` was given (see the module's docstring)."""
     stamp = _read(text.strip(), now)
     if stamp is None or not -_LAST <= stamp <= _LAST:
-        raise InvalidInput(f"{flag} {text!r} is not a time: give {TIME_HELP}",
+        quoted = repr(text if len(text) <= 40 else text[:40] + "…")
+        raise InvalidInput(f"{flag} {quoted} is not a time: give {TIME_HELP}",
                            code="invalid_time", field=flag)
     return stamp
 

@@ -293,7 +293,7 @@ def test_the_cli_purges_with_a_date_or_an_age_and_says_where_the_chain_starts(
 def test_the_cli_refuses_a_moment_it_cannot_read(when: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["db", "purge", "--db", str(tmp_path / "s.db"), "--before", when])
-    assert code == 2 and "[invalid_moment]" in capsys.readouterr().err
+    assert code == 2 and "[invalid_time]" in capsys.readouterr().err
 
 
 def test_the_cli_refuses_a_moment_in_the_future(tmp_path: Path,

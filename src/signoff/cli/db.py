@@ -8,7 +8,8 @@ import os
 from typing import Any
 
 from signoff.cli.common import DEFAULT_DB, emit, leaf, open_store
-from signoff.errors import ConfigurationError, InvalidInput
+from signoff.errors import ConfigurationError
+from signoff.times import TIME_HELP, parse_time
 
 
 def add_db(commands: Any) -> None:
@@ -24,8 +25,7 @@ def add_db(commands: Any) -> None:
                  "events before them, keeping the chain verifiable from a checkpoint",
                  cmd_db_purge)
     purge.add_argument("--before", required=True, metavar="WHEN",
-                       help="a date or time (ISO 8601, UTC unless it says; 2026-09-01, "
-                       "2026-09-01T12:00+02:00) or an age (90d: ninety days ago)")
+                       help=f"remove what ended before this time: {TIME_HELP}")
     purge.add_argument("--dry-run", action="store_true",
                        help="count what would go; remove nothing")
 
@@ -75,26 +75,5 @@ def cmd_db_purge(args: argparse.Namespace) -> int:
 
 
 def parse_moment(text: str, *, now: float) -> float:
-    """``--before``: an ISO 8601 date or time (UTC when it names no offset), or an age."""
-    import datetime as dt  # noqa: PLC0415
-
-    from signoff.policy.config import parse_duration  # noqa: PLC0415
-
-    value = text.strip()
-    try:
-        moment = dt.datetime.fromisoformat(value)
-    except ValueError:
-        try:
-            age = parse_duration(value)
-        except ValueError:
-            age = None
-        if age is None:
-            raise InvalidInput(f"--before {text!r} is neither a date (2026-09-01, "
-                               "2026-09-01T12:00Z) nor an age (90d)",
-                               code="invalid_moment") from None
-        return now - age
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.timestamp()
-
-
+    """``--before``: read as every CLI time option is (``signoff.times``)."""
+    return parse_time("--before", text, now=now)

@@ -8,6 +8,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +20,7 @@ from signoff.server.reveal import HIDDEN, escape_json
 from signoff.settled import settled
 from signoff.shown import shown_hash
 from signoff.store.pages import RequestQuery, cursor_of, parse_cursor
-from signoff.times import shown
+from signoff.times import TIME_HELP, parse_time, shown
 
 
 def add_commands(commands: Any) -> None:
@@ -35,8 +36,10 @@ def add_commands(commands: Any) -> None:
                          help="only requests of this risk")
     listing.add_argument("--tool", help="only requests for this tool")
     listing.add_argument("--requester", help="only requests this principal or agent asked for")
-    listing.add_argument("--since", type=float, help="created at or after (epoch seconds)")
-    listing.add_argument("--until", type=float, help="created before (epoch seconds)")
+    listing.add_argument("--since", metavar="WHEN",
+                         help=f"only requests created at or after this time: {TIME_HELP}")
+    listing.add_argument("--until", metavar="WHEN",
+                         help=f"only requests created before this time: {TIME_HELP}")
     listing.add_argument("--search", help="text in the id, tool, summary, description or "
                          "thread id (case-insensitive)")
     listing.add_argument("--cursor", help="the next page: the cursor the last page printed")
@@ -113,11 +116,14 @@ def cmd_requests_list(args: argparse.Namespace) -> int:
         raise InvalidInput("--limit must be between 1 and 10000", code="invalid_limit",
                            field="--limit")
     after = parse_cursor(args.cursor) if args.cursor is not None else None
+    now = time.time()
+    since, until = (None if value is None else parse_time(flag, value, now=now)
+                    for flag, value in (("--since", args.since), ("--until", args.until)))
     gate = open_gate(args)
     query = RequestQuery(status=RequestStatus(args.status) if args.status else None,
                          thread_id=args.thread, risk=Risk(args.risk) if args.risk else None,
-                         tool=args.tool, requester=args.requester, since=args.since,
-                         until=args.until, text=search or None)
+                         tool=args.tool, requester=args.requester, since=since,
+                         until=until, text=search or None)
     found = gate.store.list_requests(query=query, after=after, limit=args.limit + 1)
     page = found[:args.limit]
     more = cursor_of(page[-1]) if len(found) > args.limit else None
