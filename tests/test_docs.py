@@ -47,9 +47,28 @@ def test_readme_commands_are_the_ci_commands() -> None:
 
 
 def test_docs_links_resolve() -> None:
-    for page in [README, *DOCS.glob("*.md")]:
+    for page in [README, *DOCS.rglob("*.md")]:
         for target in re.findall(r"\]\(([^)#:]+)\)", page.read_text("utf-8")):
             assert (page.parent / target).exists(), f"{page.name} -> {target}"
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_docs_anchors_resolve() -> None:
+    """A link to ``page.md#section`` names a heading that page has."""
+    checked = 0
+    for page in [README, *DOCS.rglob("*.md")]:
+        for target, anchor in re.findall(r"\]\(([^)#:\s]*)#([^)\s]+)\)", page.read_text("utf-8")):
+            linked = page.parent / target if target else page
+            if linked.suffix != ".md":
+                continue
+            headings = re.findall(r"^#+ (.*)$", linked.read_text("utf-8"), flags=re.M)
+            assert anchor in {_slug(h) for h in headings}, f"{page.name} -> {target}#{anchor}"
+            checked += 1
+    assert checked > 10
 
 
 def test_the_starter_policy_allows_no_example_of_the_shell_limits(tmp_path: Path) -> None:
