@@ -75,7 +75,8 @@ def add_mcp_proxy(commands: Any) -> None:
     proxy.add_argument("--json", action="store_true",
                        help="with --listen, print the start-up line as JSON (url)")
     proxy.add_argument("--log-level", default="warning",
-                       choices=["critical", "error", "warning", "info", "debug"])
+                       choices=["critical", "error", "warning", "info", "debug"],
+                       help="how much the proxy logs to standard error (default warning)")
     proxy.add_argument("command", nargs=argparse.REMAINDER,
                        help="-- COMMAND ARGS…: the upstream MCP server to start")
     proxy.set_defaults(handler=cmd_mcp_proxy)

@@ -28,7 +28,8 @@ def add_serve(commands: Any) -> None:
     serve.add_argument("--port", type=int, help="port (default 8765; 0 picks a free one)")
     serve.add_argument("--public-url", help="the URL approvers use, if not http://HOST:PORT")
     serve.add_argument("--log-level", default="warning",
-                       choices=["critical", "error", "warning", "info", "debug"])
+                       choices=["critical", "error", "warning", "info", "debug"],
+                       help="how much the server logs to standard error (default warning)")
     serve.add_argument("--json", action="store_true",
                        help="print the start-up line (URL, login link) as JSON")
     serve.set_defaults(handler=cmd_serve)

@@ -17,11 +17,10 @@ import logging
 import sqlite3
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match
 
@@ -69,7 +68,13 @@ def error_response(request: Request, exc: SignoffError) -> Response:
     return problem(exc.http_status, exc.code, exc.message, headers=headers, **extra)
 
 
+if TYPE_CHECKING:  # problem() needs only Starlette: mcp-proxy --listen has no FastAPI
+    from fastapi import FastAPI
+
+
 def install(app: FastAPI) -> None:
+    from fastapi.exceptions import RequestValidationError  # noqa: PLC0415
+
     @app.exception_handler(SignoffError)
     async def signoff_error(request: Request, exc: SignoffError) -> Response:
         return error_response(request, exc)
