@@ -28,6 +28,9 @@ from signoff.errors import ArgsChanged, Conflict, InvalidInput, SignoffError, St
 from signoff.inputs import CODES
 from signoff.store.faults import classify
 
+if TYPE_CHECKING:  # problem() needs only Starlette: mcp-proxy --listen has no FastAPI
+    from fastapi import FastAPI
+
 PROBLEM = "application/problem+json"
 log = logging.getLogger("signoff.server")
 
@@ -66,10 +69,6 @@ def error_response(request: Request, exc: SignoffError) -> Response:
         log.warning("%s %s: %s (%s)", request.method, request.url.path, exc.code,
                     exc.__cause__ or exc.message)
     return problem(exc.http_status, exc.code, exc.message, headers=headers, **extra)
-
-
-if TYPE_CHECKING:  # problem() needs only Starlette: mcp-proxy --listen has no FastAPI
-    from fastapi import FastAPI
 
 
 def install(app: FastAPI) -> None:
