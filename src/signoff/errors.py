@@ -222,6 +222,7 @@ class StoreError(SignoffError):
 
     code = "store_unavailable"
     http_status = 503
+    reported = False  # already logged by the store (an outage, said once when it began)
     RETRY_AFTER: ClassVar[dict[str, int]] = {
         "store_busy": 1, "store_unavailable": 5, "store_full": 30, "store_read_only": 30,
         "schema_outdated": 60}

@@ -24,7 +24,9 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+from signoff.errors import StoreError
 from signoff.store.base import Store
+from signoff.store.faults import classify
 
 _LIVE: weakref.WeakSet[VerdictLog] = weakref.WeakSet()
 MAX_FAILURES = 20
@@ -95,12 +97,14 @@ class VerdictLog:
             try:
                 idle = 0 if self.flush() else idle + 1
                 failures = 0
-            except Exception:  # the database is unreachable: keep the events, try again
+            except Exception as exc:  # the database is unreachable: keep the events, retry
                 failures += 1
                 idle = 0
-                if failures == 1:
-                    log.warning("cannot write %d verdict audit event(s) yet; retrying",
-                                self.pending(), exc_info=True)
+                if failures == 1:  # a typed store fault in a line; a bug with its traceback
+                    typed = classify(exc)
+                    if not (isinstance(typed, StoreError) and typed.reported):
+                        log.warning("cannot write %d verdict audit event(s) yet; retrying",
+                                    self.pending(), exc_info=not isinstance(typed, StoreError))
                 if failures >= MAX_FAILURES:  # the store is gone (closed): stop; the events
                     with self._lock:          # stay queued for flush() / exit
                         self._thread = None

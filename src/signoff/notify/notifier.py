@@ -33,6 +33,7 @@ from signoff.notify.timers import Timers
 from signoff.notify.webhook import WebhookChannel
 from signoff.store.base import Store
 from signoff.store.deliveries import DELIVERED, Delivery
+from signoff.store.outage import Streak
 
 log = logging.getLogger("signoff.notify")
 RELEASE_EVERY = 30.0  # seconds between looks for leases of dead notifiers on this host
@@ -164,14 +165,16 @@ class Notifier:
         self.client.close()
 
     def _run(self) -> None:
+        failures = Streak(log, "notify")
         while not self._stop.is_set():
             started = time.monotonic()
             self._wake.clear()
             try:
                 self.tick()
                 wait = self._until_due()
-            except Exception:  # the database went away: keep trying, never kill the server
-                log.exception("notify: store unavailable; retrying")
+                failures.ok()
+            except Exception as exc:  # the database went away: keep trying, never kill the server
+                failures.failed(exc)  # logged once (signoff.store.outage)
                 wait = self.poll
             self._wake.wait(wait)
             rest = PACE - (time.monotonic() - started)

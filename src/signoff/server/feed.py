@@ -25,6 +25,7 @@ from typing import Any
 
 from signoff.audit import AuditEvent
 from signoff.store.base import Store
+from signoff.store.outage import Streak
 
 log = logging.getLogger("signoff.server")
 QUEUE_LIMIT = 1000
@@ -75,6 +76,7 @@ class ChangeFeed:
     # ---- the watcher thread -------------------------------------------------------------------
 
     def _watch(self) -> None:
+        failures = Streak(log, "change feed")
         while not self._stop.is_set():
             try:
                 since = self.store.change_token()
@@ -86,8 +88,9 @@ class ChangeFeed:
                     assert self._loop is not None
                     self._loop.call_soon_threadsafe(self._publish, events)
                 self.store.wait("*", timeout=self.poll, since=since)
-            except Exception:  # the database went away: keep trying, never kill the server
-                log.exception("change feed: store unavailable; retrying")
+                failures.ok()
+            except Exception as exc:  # the database went away: keep trying, never kill the server
+                failures.failed(exc)  # logged once (signoff.store.outage)
                 self._stop.wait(self.poll)
 
     def _read(self) -> tuple[list[AuditEvent], int]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import re
 import threading
 import time
@@ -37,6 +38,7 @@ from signoff.errors import Conflict, StoreError
 from signoff.store.base import Event
 from signoff.store.common import SqlStore
 from signoff.store.faults import classify, reraise
+from signoff.store.outage import Outage
 from signoff.store.pgbatch import Batch
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sealer import Sealer, lock_key, pending
@@ -44,6 +46,11 @@ from signoff.store.sqltx import POSTGRES, SqlTx
 
 CHANNEL = "signoff_requests"
 POOL_TIMEOUT = 5.0  # seconds to wait for a connection before answering store_busy
+PROBE_TIMEOUT = 2  # seconds a direct connection may take (libpq's least) to tell an outage
+# A pool's own reconnection attempts give up after this long (its default, 5 minutes of
+# growing pauses, could leave it idle for a minute after the database is back); the next
+# request that needs a connection starts a fresh attempt.
+RECONNECT_TIMEOUT = 2.0
 _MIGRATION_LOCK = 0x5160FF  # pg_advisory_xact_lock key for setup()
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 WAIT_SLICE = 1.0  # re-read at least this often even if a notification were lost
@@ -92,11 +99,25 @@ def redacted(dsn: str) -> str:
     return re.sub(r"(password\s*=\s*)\S+", r"\1***", dsn)
 
 
+_LIBPQ_HINTS = ("Is the server running", "Multiple connection attempts failed")
+
+
+def reason(exc: BaseException) -> str:
+    """The driver's reason in one line (``Connection refused``, ``the database system is
+    shutting down``): not libpq's hints, tabs and "connection to server at … failed"."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    lines = [line for line in lines if line and not line.startswith(_LIBPQ_HINTS)]
+    if not lines:
+        return type(exc).__name__
+    text = lines[0].rsplit(" failed: ", 1)[-1]
+    return re.sub(r"^(FATAL|ERROR):\s+", "", text).strip() or type(exc).__name__
+
+
 def connect_error(dsn: str, exc: psycopg.Error) -> StoreError:
     """Why PostgreSQL refused a first connection, said plainly for whoever started us (the
-    driver's own last line included: this reaches an operator's terminal, not an HTTP
-    body), with the code ``faults.classify`` gives it."""
-    text = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+    driver's reason included: this reaches an operator's terminal, not an HTTP body),
+    with the code ``faults.classify`` gives it."""
+    text = reason(exc)
     found = re.search(r'database "([^"]+)" does not exist', str(exc))
     if found:
         name = found.group(1)
@@ -106,7 +127,9 @@ def connect_error(dsn: str, exc: psycopg.Error) -> StoreError:
                           code="database_missing")
     typed = classify(exc)
     code = typed.code if isinstance(typed, StoreError) else "store_unavailable"
-    hint = "; retry later, or raise its connection limit" if code == "store_busy" else ""
+    hint = ("; retry later, or raise its connection limit" if code == "store_busy" else
+            "; is it running, and are the host and port right?"
+            if "refused" in text or "timeout" in text else "")
     error = StoreError(f"cannot connect to PostgreSQL at {redacted(dsn)}: {text}{hint}",
                        code=code)
     error.__cause__ = exc
@@ -122,6 +145,15 @@ def schema_version(conn: psycopg.Connection[Any]) -> int:
     except psycopg.errors.UndefinedTable:
         return 0
     return int(row[0]) if row else 0
+
+def quiet_pool_warnings() -> None:
+    """The pool's own warnings (each failed reconnection, each broken connection dropped)
+    say again, many times, what ``Outage`` says once; kept only if the application set the
+    pool's log level itself."""
+    pool_log = logging.getLogger("psycopg.pool")
+    if pool_log.level == logging.NOTSET:
+        pool_log.setLevel(logging.ERROR)
+
 
 class PostgresStore(SqlStore):
     backend = "postgres"
@@ -146,16 +178,20 @@ class PostgresStore(SqlStore):
             _probe(dsn, schema, timeout)
         except psycopg.Error as exc:
             raise connect_error(dsn, exc) from None
+        quiet_pool_warnings()
+        self.outage = Outage(f"PostgreSQL at {redacted(dsn)}", self._answers, self._refresh)
         try:
             self.pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size,
-                                       kwargs=kwargs, open=True, timeout=timeout)
+                                       kwargs=kwargs, open=True, timeout=timeout,
+                                       reconnect_timeout=RECONNECT_TIMEOUT)
         except psycopg.Error as exc:
             reraise(exc, "cannot connect to PostgreSQL")
         try:
             # Reads are single statements: in autocommit they cost one round trip each,
             # not three (BEGIN, SELECT, COMMIT).
             self.read_pool = ConnectionPool(dsn, min_size=min(min_size, 1), max_size=max_size,
-                                            kwargs=kwargs, open=True, timeout=timeout)
+                                            kwargs=kwargs, open=True, timeout=timeout,
+                                            reconnect_timeout=RECONNECT_TIMEOUT)
         except psycopg.Error as exc:
             self.pool.close()  # not left to the garbage collector (its workers would join)
             reraise(exc, "cannot connect to PostgreSQL")
@@ -167,7 +203,7 @@ class PostgresStore(SqlStore):
         self._accounts_heard = 0  # notices of writes to ``users``, and (re)connections
         self._listening = False  # the listener is connected and LISTENs (``accounts_token``)
         # Chains committed events into the audit after commit (signoff.store.sealer).
-        self.sealer = Sealer(self.pool.connection, lock_key(schema or "public"))
+        self.sealer = Sealer(lambda: self._connection(self.pool), lock_key(schema or "public"))
         self._schema_current = False  # checked on first use (``_check_schema``)
         self._listener: threading.Thread | None = None
         self._closing = threading.Event()
@@ -178,6 +214,44 @@ class PostgresStore(SqlStore):
                 self.close()  # a store that failed to open leaves no pool behind
                 raise
 
+    # ---- connections ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _connection(self, pool: ConnectionPool[Any]) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection, through what the store knows of an outage (``Outage``): a
+        failure that a direct connection confirms becomes the outage's error, at once."""
+        self.outage.check()
+        try:
+            with pool.connection() as conn:
+                yield conn
+        except Exception as exc:
+            typed = classify(exc)
+            if (isinstance(typed, StoreError) and not typed.reported
+                    and typed.code in ("store_unavailable", "store_busy")
+                    and not self._closing.is_set() and self.outage.confirm()):
+                raise self.outage.error() from exc
+            raise
+
+    def _answers(self) -> str | None:
+        """A direct connection: ``None`` when the database answers (a full one, refusing
+        for its connection limit, answers), else why not, in a line."""
+        try:
+            with psycopg.connect(self.dsn, autocommit=True, connect_timeout=PROBE_TIMEOUT,
+                                 **{k: v for k, v in self._kwargs.items()
+                                    if k != "autocommit"}) as conn:
+                conn.execute("SELECT 1")
+        except psycopg.Error as exc:
+            typed = classify(exc)
+            return None if typed is not None and typed.code == "store_busy" else reason(exc)
+        return None
+
+    def _refresh(self) -> None:
+        """After an outage: drop the pooled connections it broke (they would fail once
+        more each), and let the pools grow again at once."""
+        for pool in (self.pool, self.read_pool):
+            with contextlib.suppress(Exception):
+                pool.check()
+
     # ---- transactions ----------------------------------------------------------------------------
 
     @contextmanager
@@ -185,7 +259,7 @@ class PostgresStore(SqlStore):
         if not self._schema_current:
             self._check_schema()
         try:
-            with self.pool.connection() as conn:
+            with self._connection(self.pool) as conn:
                 # Wake-ups are sent by triggers (schema migration 4), delivered on commit.
                 batch = Batch(conn)
                 tx = SqlTx(batch, POSTGRES)
@@ -214,7 +288,7 @@ class PostgresStore(SqlStore):
         if not self._schema_current:
             self._check_schema()
         try:
-            with self.pool.connection() as conn:
+            with self._connection(self.pool) as conn:
                 done = SqlTx(conn.cursor(), POSTGRES).finish_execution(
                     request_id, fencing_token, event=event, **changes)
         except psycopg.Error as exc:
@@ -228,7 +302,7 @@ class PostgresStore(SqlStore):
         if not self._schema_current:
             self._check_schema()
         try:
-            with self.read_pool.connection() as conn:
+            with self._connection(self.read_pool) as conn:
                 yield SqlTx(conn.cursor(), POSTGRES)
         except psycopg.Error as exc:  # statements are typed by SqlTx; this is the pool's
             reraise(exc, "PostgreSQL")
@@ -238,7 +312,7 @@ class PostgresStore(SqlStore):
         it would half-work — no audit head trigger, no wake-ups — instead of failing. A
         newer schema is accepted, so processes can be upgraded one at a time."""
         try:
-            with self.read_pool.connection() as conn:
+            with self._connection(self.read_pool) as conn:
                 version = schema_version(conn)
         except psycopg.Error as exc:
             reraise(exc, "PostgreSQL")
@@ -291,6 +365,7 @@ class PostgresStore(SqlStore):
                         row = conn.execute(_TABLES_SCHEMA).fetchone()
                         self.channel = channel_for(row[0] if row else None)
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
+                    self.outage.alive()
                     # Anything missed while (re)connecting: read again.
                     self._accounts_heard += 1
                     self._listening = True
@@ -301,8 +376,9 @@ class PostgresStore(SqlStore):
                                 self._accounts_heard += 1
                             else:
                                 self._wake(memory=notice.payload == MEMORY_NOTICE)
-            except psycopg.Error:
-                pass  # lost or refused: connect again, after a pause
+            except psycopg.Error:  # lost or refused: connect again, after a pause
+                if not self._closing.is_set() and not self.outage.down:
+                    self.outage.confirm()  # an outage is told even while nobody asks
             finally:
                 self._listening = False
             self._closing.wait(0.5)
