@@ -52,6 +52,20 @@ def test_docs_links_resolve() -> None:
             assert (page.parent / target).exists(), f"{page.name} -> {target}"
 
 
+def test_readme_absolute_links_name_files_of_the_repository() -> None:
+    """README's links are absolute (it is also the package's page); each names a file or
+    folder of this repository, and an anchor a heading of that page."""
+    base = r"https://github\.com/signoff-dev/signoff/(?:blob|raw|tree)/main/"
+    links = re.findall(rf"\]\({base}([^)#\s]+)(?:#([^)\s]+))?\)", README.read_text("utf-8"))
+    assert len(links) > 10
+    for path, anchor in links:
+        assert (README.parent / path).exists(), path
+        if anchor:
+            headings = re.findall(r"^#+ (.*)$", (README.parent / path).read_text("utf-8"),
+                                  flags=re.M)
+            assert anchor in {_slug(h) for h in headings}, f"{path}#{anchor}"
+
+
 def _slug(heading: str) -> str:
     """A heading's anchor as GitHub makes it."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
