@@ -22,6 +22,8 @@ from signoff.shown import shown_hash
 from signoff.store.pages import RequestQuery, cursor_of, parse_cursor
 from signoff.times import TIME_HELP, parse_time, shown
 
+REQUEST_ID_HELP = "the request's id (req_…, as requests list prints it)"
+
 
 def add_commands(commands: Any) -> None:
     requests = commands.add_parser("requests", help="list, show and decide approval requests",
@@ -45,10 +47,10 @@ def add_commands(commands: Any) -> None:
     listing.add_argument("--cursor", help="the next page: the cursor the last page printed")
     listing.add_argument("--limit", type=int, default=50, help="at most this many (50)")
     show = leaf(sub, "show", "show one request with its decisions", cmd_requests_show)
-    show.add_argument("request_id")
+    show.add_argument("request_id", help=REQUEST_ID_HELP)
     approve = leaf(sub, "approve", "approve a request (as the identity holding the token)",
                    cmd_requests_approve, decides=True)
-    approve.add_argument("request_id")
+    approve.add_argument("request_id", help=REQUEST_ID_HELP)
     how = approve.add_mutually_exclusive_group()
     how.add_argument("--thread-grant", action="store_true",
                      help="approve for this thread: also grant identical calls in it")
@@ -61,18 +63,18 @@ def add_commands(commands: Any) -> None:
                          "approved only if it still waits with that hash")
     reject = leaf(sub, "reject", "reject a request with a reason the agent will read",
                   cmd_requests_reject, decides=True)
-    reject.add_argument("request_id")
+    reject.add_argument("request_id", help=REQUEST_ID_HELP)
     reject.add_argument("--reason", required=True, help="why; the agent receives it")
     reject.add_argument("--alternative", action="append", default=[],
                         help="an alternative the agent may try instead (repeatable)")
     edit = leaf(sub, "edit", "approve with changed arguments (re-checked against the policy)",
                 cmd_requests_edit, decides=True)
-    edit.add_argument("request_id")
+    edit.add_argument("request_id", help=REQUEST_ID_HELP)
     edit.add_argument("--args", required=True, help="the new arguments, a JSON object")
     edit.add_argument("--reason", help="why; the agent receives it with the outcome")
     respond = leaf(sub, "respond", "answer the agent instead of running the call",
                    cmd_requests_respond, decides=True)
-    respond.add_argument("request_id")
+    respond.add_argument("request_id", help=REQUEST_ID_HELP)
     respond.add_argument("--message", required=True, help="the answer the agent receives")
     for deciding in (approve, reject, edit, respond):
         deciding.add_argument("--expect-hash", metavar="HASH", help="the arguments hash you "
@@ -80,7 +82,7 @@ def add_commands(commands: Any) -> None:
                               "other arguments would run now")
     cancel = leaf(sub, "cancel", "withdraw a request (its asker, or an admin)",
                   cmd_requests_cancel, decides=True, idempotent=False)
-    cancel.add_argument("request_id")
+    cancel.add_argument("request_id", help=REQUEST_ID_HELP)
     cancel.add_argument("--reason", required=True, help="why; the waiting agent receives it")
 
     audit = commands.add_parser("audit", help="verify or export the audit log",

@@ -28,9 +28,12 @@ def add_users(commands: Any) -> None:
         "tokens and their inbox sessions. Every change is audited.")
     sub = users.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
     add = leaf(sub, "add", "add an identity; prints its token once", cmd_add)
-    add.add_argument("name")
+    add.add_argument("name", help="the identity's name")
     add.add_argument("--roles", default="", help="comma-separated roles, e.g. ops,security")
-    add.add_argument("--kind", choices=[k.value for k in IdentityKind], default="approver")
+    add.add_argument("--kind", choices=[k.value for k in IdentityKind], default="approver",
+                     help="approver (decides in the inbox, CLI or API; the default), admin "
+                     "(also manages identities) or agent (proposes calls and waits for them; "
+                     "decides nothing, sees only its own calls)")
     add.add_argument("--expires", help=EXPIRES_HELP)
     listing = leaf(sub, "list", "list identities with their status and live sessions",
                    cmd_list)
@@ -41,21 +44,21 @@ def add_users(commands: Any) -> None:
             ("remove", "remove for good: token and sessions end, the name stays reserved "
              "and past decisions and audit stay readable", cmd_remove),
             ("sessions", "list an identity's live inbox sessions", cmd_sessions)):
-        leaf(sub, name, text, handler).add_argument("name")
+        leaf(sub, name, text, handler).add_argument("name", help="the identity's name")
     rotate = leaf(sub, "rotate", "issue a new token (printed once); the old one and the "
                   "sessions end", cmd_rotate)
-    rotate.add_argument("name")
+    rotate.add_argument("name", help="the identity's name")
     rotate.add_argument("--expires", help=EXPIRES_HELP)
     roles = leaf(sub, "roles", "replace an identity's roles", cmd_roles)
-    roles.add_argument("name")
+    roles.add_argument("name", help="the identity's name")
     roles.add_argument("roles", help="comma-separated roles; '' for none")
     login = leaf(sub, "login", "print a one-time login link for the inbox (works once, "
                  "within login_link_ttl)", cmd_login)
-    login.add_argument("name")
+    login.add_argument("name", help="the identity's name")
     login.add_argument("--url", help="the server's public URL (default: --public-url's "
                        "sources: $SIGNOFF_PUBLIC_URL, [server] public_url, host and port)")
     revoke = leaf(sub, "revoke", "end one inbox session, or all of an identity's", cmd_revoke)
-    revoke.add_argument("name")
+    revoke.add_argument("name", help="the identity's name")
     which = revoke.add_mutually_exclusive_group(required=True)
     which.add_argument("session_id", nargs="?", help="the session (from `users sessions`)")
     which.add_argument("--all", action="store_true", help="every session of the identity")

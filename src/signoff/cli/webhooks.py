@@ -29,7 +29,7 @@ def add_webhooks(commands: Any) -> None:
     sub = hooks.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
     leaf(sub, "list", "list endpoints: the policy file's and the registered ones", cmd_list)
     add = leaf(sub, "add", "register an endpoint; prints its secret once", cmd_add)
-    add.add_argument("name")
+    add.add_argument("name", help="the endpoint's name (events and the delivery log use it)")
     add.add_argument("--url", required=True, help="where events are POSTed (http or https); "
                      "loopback, private and link-local targets are refused unless [notify] "
                      "allow_private_targets = true")
@@ -39,14 +39,16 @@ def add_webhooks(commands: Any) -> None:
     add.add_argument("--tools", default="", help="comma-separated glob patterns of tools")
     add.add_argument("--threads", default="", help="comma-separated glob patterns of threads")
     leaf(sub, "remove", "remove a registered endpoint (its delivery log stays)",
-         cmd_remove).add_argument("name")
+         cmd_remove).add_argument("name", help="the endpoint's name")
     log = leaf(sub, "deliveries", "the delivery log, newest event first", cmd_deliveries)
     which = log.add_mutually_exclusive_group()
     which.add_argument("--endpoint", help="one webhook endpoint's deliveries")
     which.add_argument("--channel", help="one channel's: slack, email:NAME, webhook:NAME")
-    log.add_argument("--status", choices=admin.STATUSES)
+    log.add_argument("--status", choices=admin.STATUSES,
+                     help="only deliveries in this state: pending (waiting or retrying), "
+                     "delivered, or dead (gave up; replay sends them again)")
     log.add_argument("--request", help="one request's deliveries")
-    log.add_argument("--limit", type=int, default=50)
+    log.add_argument("--limit", type=int, default=50, help="at most this many (50)")
     replay = leaf(sub, "replay", "send deliveries again, with their ids: the ones named, or "
                   "those the options choose", cmd_replay)
     replay.add_argument("ids", nargs="*", help="delivery ids (from `webhooks deliveries`)")
