@@ -253,9 +253,19 @@ def _run(home: Path, *, report: Report, notes: list[str], port: int, auto_after:
             if keep_serving:
                 _serve_until_interrupted(report, base_url)
         except KeyboardInterrupt:
-            report.note("interrupted: the demo stops here (pending requests stay pending).")
+            report.note(_interrupted(home, kept))
             return 130
     return 0 if ok else 1
+
+
+def _interrupted(home: Path, kept: str | None) -> str:
+    """The goodbye after Ctrl-C, true to what happens next to the demo's files."""
+    if kept is not None:
+        return (f"interrupted: the demo stops here. Its database, policy and workspace stay "
+                f"in {kept}; requests nobody decided stay pending there.")
+    return (f"interrupted: the demo stops here and removes its temporary directory {home} "
+            "(database, policy and workspace, with the requests nobody decided); run it with "
+            "--dir DIR to keep them.")
 
 
 def admin_token_file(gate: Gate, home: Path) -> Path:
