@@ -69,7 +69,7 @@ def test_a_url_missing_its_scheme_separator_is_invalid_database_url(
         url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    for command in (["requests", "list"], ["db", "migrate"]):
+    for command in (["requests", "list"], ["db", "migrate"], ["doctor"]):
         assert main([*command, "--db", url, "--json"]) == 2
         error = json.loads(capsys.readouterr().out)["error"]
         assert error["code"] == "invalid_database_url", error

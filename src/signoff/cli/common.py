@@ -62,6 +62,15 @@ _OPENED: list[Store] = []
 _URL_TYPO = re.compile(r"(?i)^(postgresql|postgres|sqlite)(:|//)")
 
 
+def refuse_url_typo(target: str) -> None:
+    """``invalid_database_url`` for a URL missing its ``://``."""
+    if "://" not in target and _URL_TYPO.match(target):
+        raise ConfigurationError(
+            f"--db {target}: neither a URL nor a file path: a PostgreSQL URL starts with "
+            "postgresql:// (postgresql://USER@HOST:5432/DBNAME); a SQLite database is a file "
+            "path", code="invalid_database_url")
+
+
 def open_store(url: str | None, *, setup: bool = False, creates: bool = False) -> Store:
     """The store ``url`` names. Only a command that ``creates`` a database (``serve``,
     ``mcp-proxy``, ``db migrate``) makes a SQLite file that is not there; every other says
@@ -69,11 +78,7 @@ def open_store(url: str | None, *, setup: bool = False, creates: bool = False) -
     target = url or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
     store: Store
     scheme = target.split("://", 1)[0].lower() if "://" in target else None
-    if scheme is None and _URL_TYPO.match(target):
-        raise ConfigurationError(
-            f"--db {target}: neither a URL nor a file path: a PostgreSQL URL starts with "
-            "postgresql:// (postgresql://USER@HOST:5432/DBNAME); a SQLite database is a file "
-            "path", code="invalid_database_url")
+    refuse_url_typo(target)
     if scheme in ("postgresql", "postgres"):
         with needs("postgres", "--db postgresql://…"):
             from signoff.store.postgres import PostgresStore  # noqa: PLC0415 (optional backend)

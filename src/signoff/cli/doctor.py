@@ -29,7 +29,7 @@ from signoff.cli.checks import (
     sqlite_checks,
     users_apart,
 )
-from signoff.cli.common import DEFAULT_DB
+from signoff.cli.common import DEFAULT_DB, refuse_url_typo
 from signoff.errors import ConfigurationError
 
 EXIT_FAILED = 1
@@ -73,6 +73,7 @@ def run_checks(policy_path: str, db: str, gate: OsUser, agent: OsUser | None) ->
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     db = database_target(args.db)
+    refuse_url_typo(db)
     if not is_postgres(db) and sqlite_path(db) is None:
         shown = db.split("://", 1)[0] + "://…" if "://" in db else db
         raise ConfigurationError(
