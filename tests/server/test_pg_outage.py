@@ -160,6 +160,8 @@ def test_an_outage_is_store_unavailable_at_once_logged_once_and_recovered(
             assert response.json()["code"] == "store_unavailable", response.text
             assert int(response.headers["Retry-After"]) > 0
             assert took < 2.0, f"request {n} took {took:.2f} s"
+        health = client.get("/healthz")  # what a load balancer asks
+        assert health.status_code == 503 and health.json()["code"] == "store_unavailable"
         time.sleep(3)  # the background workers (sealer, feed, notifier) meet it too
 
         cluster.start()
