@@ -26,6 +26,7 @@ from signoff.errors import (
     StoreError,
     Unauthenticated,
 )
+from signoff.extras import absent
 from signoff.identity import Identity, IdentityKind
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import (
@@ -67,8 +68,10 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """``PostgresStore`` is imported on first use, so ``import signoff`` stays light."""
     if name == "PostgresStore":
-        from signoff.store.postgres import PostgresStore  # noqa: PLC0415
-
+        try:
+            from signoff.store.postgres import PostgresStore  # noqa: PLC0415
+        except ImportError as exc:
+            raise absent("postgres", "signoff.PostgresStore", exc) from exc
         return PostgresStore
     raise AttributeError(f"module 'signoff' has no attribute {name!r}")
 
