@@ -61,7 +61,7 @@ def missing(path: str, *, create: bool) -> None:
     """Refuse a database file that is not there (when not creating one) or whose directory
     is not there (SQLite would say only that it cannot open it): ``database_missing``,
     naming the path and what creates it."""
-    if path == ":memory:":
+    if path in ("", ":memory:"):  # SQLite's private databases: nothing on disk to miss
         return
     target = Path(path)
     if target.is_dir():
