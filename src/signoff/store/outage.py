@@ -6,7 +6,7 @@ every request for its whole timeout and then calls it busy. ``Outage`` learns fr
 failures, and checks each with a direct connection: when that fails too (refused,
 gone, shutting down) the outage begins — logged once — and every caller is answered
 ``store_unavailable`` at once (the error is marked ``reported``, so nobody logs it
-again), while one caller a second tries a direct connection; the first that succeeds
+again), while one caller twice a second tries a direct connection; the first that succeeds
 ends the outage, logged once. When the direct connection succeeds the database
 answers: a pool or lock that ran out of time stays ``store_busy``.
 """
@@ -22,7 +22,7 @@ from signoff.errors import StoreError
 from signoff.store.faults import classify
 
 log = logging.getLogger("signoff.store")
-PROBE_EVERY = 1.0  # seconds between direct connections during an outage
+PROBE_EVERY = 0.5  # seconds between direct connections during an outage
 
 
 class Outage:
@@ -51,7 +51,7 @@ class Outage:
         return error
 
     def check(self) -> None:
-        """Before taking a connection: during an outage raise at once — but once a second,
+        """Before taking a connection: during an outage raise at once — but twice a second,
         try a direct connection, and go on if it succeeds."""
         if self._since is None:
             return

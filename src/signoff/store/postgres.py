@@ -228,8 +228,11 @@ class PostgresStore(SqlStore):
             typed = classify(exc)
             if (isinstance(typed, StoreError) and not typed.reported
                     and typed.code in ("store_unavailable", "store_busy")
-                    and not self._closing.is_set() and self.outage.confirm()):
-                raise self.outage.error() from exc
+                    and not self._closing.is_set()):
+                if self.outage.confirm():
+                    raise self.outage.error() from exc
+                if typed.code == "store_unavailable":  # a connection broke, the database
+                    self._refresh()                     # answers (it restarted): drop the rest
             raise
 
     def _answers(self) -> str | None:
