@@ -62,10 +62,10 @@ def test_an_agent_lists_and_reads_only_its_own_calls(live: Live,
         assert bot.get("/api/v1/requests", params={"requester": "bot"}).status_code == 200
 
         # another's request, outcome (with its result) and claim: as if it did not exist
-        unknown = bot.get("/api/v1/requests/req_does_not_exist")
-        for path in (f"/api/v1/requests/{theirs}", f"/api/v1/calls/{theirs}"):
-            answer = bot.get(path)
-            assert answer.status_code == 404 and code(answer) == "not_found", path
+        for route in ("/api/v1/requests", "/api/v1/calls"):
+            unknown = bot.get(f"{route}/req_does_not_exist")
+            answer = bot.get(f"{route}/{theirs}")
+            assert answer.status_code == 404 and code(answer) == "not_found", route
             assert answer.json()["detail"].replace(theirs, "X") == \
                 unknown.json()["detail"].replace("req_does_not_exist", "X")
             assert "secret" not in answer.text

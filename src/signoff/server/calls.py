@@ -60,15 +60,15 @@ def _with_principal(context: RunContext, identity: Identity) -> RunContext:
     return replace(context, principal=identity.name)
 
 
-@router.get("/calls/{call}", response_model=schemas.Outcome,
+@router.get("/calls/{request_id}", response_model=schemas.Outcome,
             summary="The call's outcome (by request id or the agent's call id); "
                     "?wait=SECONDS long-polls while it is pending")
-async def call_outcome(request: Request, call: CallRef, thread_id: ThreadOfCall = None,
+async def call_outcome(request: Request, request_id: CallRef, thread_id: ThreadOfCall = None,
                        wait: Annotated[float, Query(ge=0, le=3600)] = 0) -> Any:
     state = state_of(request)
     identity = await authenticate(state.gate, request)
     # An agent polls only its own calls: others' are not found.
-    request_id = (await run_in_threadpool(resolve, state.gate, identity, call, thread_id)).id
+    request_id = (await run_in_threadpool(resolve, state.gate, identity, request_id, thread_id)).id
     deadline = time.monotonic() + min(wait, state.settings.long_poll_max)
     state.metrics.waiters.inc()
     try:
@@ -85,12 +85,12 @@ async def call_outcome(request: Request, call: CallRef, thread_id: ThreadOfCall 
         state.metrics.waiters.dec()
 
 
-@router.post("/calls/{call}/claim", response_model=schemas.Claim,
+@router.post("/calls/{request_id}/claim", response_model=schemas.Claim,
              summary="Re-validate an approved call and claim it: run exactly the args returned")
-async def claim(request: Request, call: CallRef, thread_id: ThreadOfCall = None) -> Any:
+async def claim(request: Request, request_id: CallRef, thread_id: ThreadOfCall = None) -> Any:
     state = state_of(request)
     identity = await authenticate(state.gate, request)
-    current = await run_in_threadpool(resolve, state.gate, identity, call, thread_id)
+    current = await run_in_threadpool(resolve, state.gate, identity, request_id, thread_id)
     request_id = current.id
     _may_run(current, identity)
     got = await run_in_threadpool(state.gate.claim, request_id, executor=identity.name)
@@ -104,14 +104,14 @@ async def claim(request: Request, call: CallRef, thread_id: ThreadOfCall = None)
                    status=got.kind.value)
 
 
-@router.post("/calls/{call}/result", response_model=schemas.Outcome,
+@router.post("/calls/{request_id}/result", response_model=schemas.Outcome,
              openapi_extra=body_doc(schemas.ResultIn),
              summary="Report what the claimed call did (holder of the fencing token only)")
-async def report(request: Request, call: CallRef, thread_id: ThreadOfCall = None) -> Any:
+async def report(request: Request, request_id: CallRef, thread_id: ThreadOfCall = None) -> Any:
     state = state_of(request)
     identity = await authenticate(state.gate, request)
     body = await read_body(request, schemas.ResultIn)
-    current = await run_in_threadpool(resolve, state.gate, identity, call, thread_id)
+    current = await run_in_threadpool(resolve, state.gate, identity, request_id, thread_id)
     request_id = current.id
     _may_run(current, identity)
     await run_in_threadpool(
