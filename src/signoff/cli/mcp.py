@@ -15,7 +15,7 @@ import json
 import logging
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.cli.common import DEFAULT_DB, open_gate
 from signoff.cli.stopping import stoppable
@@ -24,6 +24,9 @@ from signoff.extras import needs
 from signoff.identity import check_name, parse_roles
 from signoff.model import ReviewMode
 from signoff.policy.modes import parse_interaction_mode
+
+if TYPE_CHECKING:
+    from signoff.adapters.mcp.stopping import Stopping
 
 
 def add_mcp_proxy(commands: Any) -> None:
@@ -126,8 +129,10 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
     gate.agent = "mcp-proxy"
     workspace = gate.policy.config.workspace
     inbox = args.inbox_url or _public_url(policy_path)
+    stopping = proxy.Stopping()  # Ctrl-C, SIGTERM: calls waiting for a human are answered
     options = proxy.ProxyOptions(server=args.name, interaction=interaction, review_mode=mode,
-                                 wait_seconds=args.wait, approver=approver, inbox_url=inbox)
+                                 wait_seconds=args.wait, approver=approver, inbox_url=inbox,
+                                 stopping=stopping)
     upstream = proxy.upstream_url(args.upstream) if args.upstream else proxy.upstream_command(
         command[0], command[1:], cwd=args.cwd or (workspace.root if workspace else None))
     with stoppable("signoff mcp-proxy") as stop:
@@ -138,9 +143,10 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
                                                    extra_origins=args.allow_origin)
                 stop.signal = _serve_http(args, proxy.http_app(gate, options, upstream,
                                                                guard=guard),
-                                          f"http://{host}:{port}/mcp", sock)
+                                          f"http://{host}:{port}/mcp", sock, stopping)
             else:
                 anyio.run(proxy.run_stdio, gate, options, upstream)
+                stop.signal = stopping.signal
         finally:
             gate.close()
     return 0
@@ -156,10 +162,11 @@ def _listen(listen: str) -> socket.socket:
     return bind(host, int(port), hint="pass --listen HOST:N, or HOST:0 for a free one")
 
 
-def _serve_http(args: argparse.Namespace, app: Any, url: str, sock: socket.socket
-                ) -> str | None:
-    """Announce ``url``, serve ``app`` on ``sock`` (already bound) until Ctrl-C or SIGTERM;
-    the signal that stopped it."""
+def _serve_http(args: argparse.Namespace, app: Any, url: str, sock: socket.socket,
+                stopping: Stopping) -> str | None:
+    """Announce ``url``, serve ``app`` on ``sock`` (already bound) until Ctrl-C or SIGTERM
+    (``stopping`` is told first: calls waiting for a human are answered); the signal that
+    stopped it."""
     import uvicorn  # noqa: PLC0415
 
     from signoff.server.graceful import GRACE, GracefulServer  # noqa: PLC0415
@@ -170,6 +177,7 @@ def _serve_http(args: argparse.Namespace, app: Any, url: str, sock: socket.socke
         print(f"signoff mcp-proxy: serving MCP at {url}", file=sys.stderr, flush=True)
     server = GracefulServer(uvicorn.Config(app, log_level=args.log_level,
                                            timeout_graceful_shutdown=GRACE))
+    server.on_stopping = lambda: stopping.stop(server.stopped_by or "SIGTERM")
     server.run(sockets=[sock])
     return server.stopped_by
 

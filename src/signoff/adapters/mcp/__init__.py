@@ -6,7 +6,8 @@
 * ``era`` — handshake-era and 2026-07-28 clients, and the latter's approval question;
 * ``results`` — the tool results signoff writes itself;
 * ``hosts`` — the HTTP listener's Host/Origin allow-list (DNS rebinding);
-* ``proxy`` — sessions and transports (stdio, streamable HTTP), and the options.
+* ``proxy`` — sessions and transports (stdio, streamable HTTP), and the options;
+* ``stopping`` — Ctrl-C and SIGTERM: waiting calls answered before the sessions end.
 
 See docs/mcp.md.
 """
@@ -21,6 +22,17 @@ from signoff.adapters.mcp.proxy import (
     upstream_command,
     upstream_url,
 )
+from signoff.adapters.mcp.stopping import Stopping
 
-__all__ = ["ApproverSpec", "HostGuard", "ProxyOptions", "default_approver", "http_app",
-           "run_session", "run_stdio", "upstream_command", "upstream_url"]
+__all__ = [
+    "ApproverSpec",
+    "HostGuard",
+    "ProxyOptions",
+    "Stopping",
+    "default_approver",
+    "http_app",
+    "run_session",
+    "run_stdio",
+    "upstream_command",
+    "upstream_url",
+]

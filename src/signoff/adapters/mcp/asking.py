@@ -17,8 +17,9 @@ is not elicited at all and waits in the inbox. ``decline`` rejects;
 for the inbox.
 
 While it waits, a client that sent a ``progressToken`` gets progress
-notifications; after ``wait_seconds`` the call returns an error result naming
-the request (still pending: the same call made again joins it).
+notifications; after ``wait_seconds`` (or as soon as the proxy stops) the call
+returns an error result naming the request (still pending: the same call made again
+joins it).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import anyio
 from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 from signoff.adapters.mcp.relay import Relay
+from signoff.adapters.mcp.stopping import Stopping
 from signoff.errors import Conflict, Forbidden, NotFound, SignoffError
 from signoff.identity import Identity
 from signoff.kernel.deciding import refusal
@@ -63,8 +65,10 @@ class ApproverSpec:
 
 class Asker:
     def __init__(self, gate: Gate, *, wait_seconds: float, approver: ApproverSpec | None,
-                 inbox_url: str | None = None, progress_every: float = 5.0) -> None:
+                 inbox_url: str | None = None, progress_every: float = 5.0,
+                 stopping: Stopping | None = None) -> None:
         self.gate = gate
+        self.stopping = stopping  # once the proxy stops, a wait ends with the request pending
         self.wait_seconds = wait_seconds
         self.approver = approver  # None: no elicitation
         self.inbox_url = inbox_url.rstrip("/") if inbox_url else None
@@ -95,7 +99,14 @@ class Asker:
                     decided.append(outcome)
                     tg.cancel_scope.cancel()
 
+            async def stop() -> None:
+                assert self.stopping is not None
+                await self.stopping.wait()
+                tg.cancel_scope.cancel()
+
             tg.start_soon(inbox)
+            if self.stopping is not None:
+                tg.start_soon(stop)
             if elicit_here and self.approver is not None \
                     and takes_elicitation(relay.client_capabilities):
                 tg.start_soon(elicit)

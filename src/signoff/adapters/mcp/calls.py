@@ -42,7 +42,12 @@ from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
 from signoff.adapters.mcp.asking import Asker, takes_elicitation
 from signoff.adapters.mcp.era import INPUT_KEY, RESERVED_META, STATE_PREFIX, Era, input_required
 from signoff.adapters.mcp.relay import CallCancelled, Relay, RequestId, UpstreamGone
-from signoff.adapters.mcp.results import error_result, outcome_result, refusal_result
+from signoff.adapters.mcp.results import (
+    error_result,
+    outcome_result,
+    refusal_result,
+    stopped_result,
+)
 from signoff.canonical import args_hash, canonical_bytes, parse_args
 from signoff.errors import InvalidArguments, NotFound, SignoffError
 from signoff.kernel.execution import Execution
@@ -286,6 +291,9 @@ class CallGate:
                 raise
         else:
             outcome = await anyio.to_thread.run_sync(self.gate.outcome, request.id)
+        stopped = self.asker.stopping.why if self.asker.stopping is not None else None
+        if outcome.kind is OutcomeKind.PENDING and stopped is not None:
+            return stopped_result(request, stopped, inbox=self.asker.inbox_link(request.id))
         if outcome.kind is not OutcomeKind.APPROVED:
             return outcome_result(outcome, request, waited=self.asker.wait_seconds,
                                   inbox=self.asker.inbox_link(request.id))

@@ -33,6 +33,7 @@ from signoff.adapters.mcp.asking import ApproverSpec, Asker
 from signoff.adapters.mcp.calls import CallGate, Session
 from signoff.adapters.mcp.hosts import HostGuard
 from signoff.adapters.mcp.relay import Relay
+from signoff.adapters.mcp.stopping import GRACE, Stopping, stop_on_signal
 from signoff.kernel.gate import Gate
 from signoff.model import InteractionMode, ReviewMode
 from signoff.policy.modes import trusted_context
@@ -51,6 +52,7 @@ class ProxyOptions:
     inbox_url: str | None = None
     principal: str | None = None
     progress_every: float = 5.0
+    stopping: Stopping | None = None  # set when the proxy stops: waiting calls are answered
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -86,7 +88,8 @@ async def run_session(gate: Gate, options: ProxyOptions, client: tuple[Any, Any]
                               principal=options.principal)
     session = Session(context=context)
     asker = Asker(gate, wait_seconds=options.wait_seconds, approver=options.approver,
-                  inbox_url=options.inbox_url, progress_every=options.progress_every)
+                  inbox_url=options.inbox_url, progress_every=options.progress_every,
+                  stopping=options.stopping)
     calls = CallGate(gate, asker, server=options.server)
 
     async def on_call(relay: Relay, message: JSONRPCRequest) -> None:
@@ -99,12 +102,32 @@ async def run_session(gate: Gate, options: ProxyOptions, client: tuple[Any, Any]
             calls.learn_tools(reply.result, first_page=not (asked.params or {}).get("cursor"))
 
     relay = Relay(client, upstream, on_call=on_call, on_tools=on_tools)
-    await relay.run()
+    stopping = options.stopping
+    if stopping is None:
+        await relay.run()
+        return
+    async with anyio.create_task_group() as tg:
+
+        async def end_when_stopped() -> None:
+            await stopping.wait()  # waiting calls answer now; running ones get GRACE
+            with anyio.move_on_after(GRACE):
+                while relay.calls_active:
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(end_when_stopped)
+        await relay.run()
+        tg.cancel_scope.cancel()
 
 
 async def run_stdio(gate: Gate, options: ProxyOptions, upstream: Upstream) -> None:
-    async with stdio_server() as client, upstream() as up:
+    """One session on stdin/stdout; with ``options.stopping``, the first SIGINT or SIGTERM
+    answers the calls waiting for a human, then ends the session."""
+    async with stdio_server() as client, upstream() as up, anyio.create_task_group() as tg:
+        if options.stopping is not None:
+            tg.start_soon(stop_on_signal, options.stopping)
         await run_session(gate, options, client, up, session_id=uuid.uuid4().hex[:16])
+        tg.cancel_scope.cancel()
     gate.flush()
 
 

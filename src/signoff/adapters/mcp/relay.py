@@ -158,6 +158,11 @@ class Relay:
     def calls_waiting(self) -> int:
         return len(self._calls)
 
+    @property
+    def calls_active(self) -> int:
+        """``tools/call`` requests not yet answered (waiting, or running upstream)."""
+        return self._active
+
     # ---- client → upstream -------------------------------------------------------------------
 
     async def _from_client(self) -> None:

@@ -24,6 +24,18 @@ def error_result(text: str, *, code: str, request_id: str | None = None,
             "_meta": {"signoff": meta}}
 
 
+def stopped_result(request: ApprovalRequest, why: str, *, inbox: str | None
+                   ) -> dict[str, Any]:
+    """An asked call still waiting when the proxy stopped: it has not run, and its request
+    stays pending."""
+    where = f" in the inbox ({inbox})" if inbox else ""
+    text = (f"{why[:1].upper()}{why[1:]} before a human decided: request {request.id} is "
+            f"still waiting{where}, and the call has not run. Call the tool again with the "
+            "same arguments once the proxy is back to pick up the decision, or carry on "
+            "without it.")
+    return error_result(text, code="proxy_stopped", request_id=request.id, kind="pending")
+
+
 def refusal_result(verdict: Verdict) -> dict[str, Any]:
     """A denied or blocked verdict: its message is written for the model."""
     kind = "denied" if verdict.effect is Effect.DENY else "blocked"
