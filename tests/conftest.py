@@ -3,7 +3,8 @@
 ``store`` is parametrised over SQLite and PostgreSQL. PostgreSQL tests talk to
 the real server at ``SIGNOFF_TEST_PG`` (default 127.0.0.1:5432, user
 postgres); each test gets its own schema, dropped afterwards. Without a
-reachable server those tests skip and say why.
+reachable server those tests skip and say why. A finished test's schema is emptied and
+reused by the next test of the same process when its structure is untouched (``kit``).
 """
 
 from __future__ import annotations
@@ -14,11 +15,60 @@ from pathlib import Path
 
 import pytest
 
-from kit import KERNEL_POLICY, PG_DSN, make_store, postgres_available
+from kit import (
+    CHROMIUM,
+    KERNEL_POLICY,
+    PG_DSN,
+    drop_spare_schemas,
+    make_store,
+    postgres_available,
+    redacted_dsn,
+    release_store,
+)
 from signoff.policy import Policy
 from signoff.store.base import Store
+from signoff.store.postgres import PostgresStore
 
 _PG_PROBLEM = postgres_available()
+
+# What ``pytest`` runs with no ``-m`` (pyproject's addopts). Naming tests (``file::test``)
+# runs them whatever their markers: a slow test asked for by name is not left out.
+DEFAULT_MARKS = "not slow"
+
+# Reading the audit seals what was committed first, waiting up to 1 s for transactions
+# that hold it back. PostgreSQL holds back every event behind the oldest running
+# transaction of the whole server, and the test server is shared (parallel workers, other
+# suites): here a read waits for up to 30 s, so a busy server makes a test slower, never
+# wrong. What the tests prove is unchanged: every event sealed, the chain verified.
+SEAL_WAIT = 30.0
+PostgresStore.seal.__kwdefaults__ = {"wait": SEAL_WAIT}
+
+
+def _named_tests(config: pytest.Config) -> bool:
+    return any("::" in arg for arg in config.args)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.markexpr == DEFAULT_MARKS and _named_tests(config):
+        config.option.markexpr = ""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` runs named tests in this process: starting workers costs more."""
+    return 0 if _named_tests(config) else None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say what the run found: the tests of whatever is missing skip (``-ra`` counts them)."""
+    pg = (f"PostgreSQL: {redacted_dsn()} (SIGNOFF_TEST_PG)" if not _PG_PROBLEM else
+          f"PostgreSQL: none; its tests skip ({_PG_PROBLEM}). Set SIGNOFF_TEST_PG")
+    browser = (f"Chromium: {CHROMIUM} (SIGNOFF_CHROMIUM)" if CHROMIUM.exists() else
+               f"Chromium: none at {CHROMIUM}; the browser tests skip. `apt-get install "
+               "chromium`, or set SIGNOFF_CHROMIUM")
+    marks = config.option.markexpr
+    left = (f"Selected: -m {marks!r}; `pytest -m ''` runs every test (as CI does)" if marks
+            else "Selected: every test")
+    return [pg, browser, left]
 
 
 @pytest.fixture
@@ -41,14 +91,11 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 def _owned(backend: str, tmp_path: Path) -> Iterator[Store]:
-    created = make_store(backend, tmp_path)
+    created = make_store(backend, tmp_path, reuse=True)
     try:
         yield created
     finally:
-        created.close()
-        drop = getattr(created, "drop_schema", None)
-        if drop is not None:
-            drop()
+        release_store(created)
 
 
 @pytest.fixture
@@ -91,3 +138,7 @@ def postgres_database() -> Iterator[str]:
         with psycopg.connect(PG_DSN, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
                 sql.Identifier(name)))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    drop_spare_schemas()

@@ -9,15 +9,23 @@ import threading
 import uuid
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from signoff import Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.store.base import Store
 
 PG_DSN = os.environ.get("SIGNOFF_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+# The browser the inbox tests drive (Playwright, never a downloaded browser): Debian's
+# chromium package by default, any other Chromium by its path in SIGNOFF_CHROMIUM.
+CHROMIUM = Path(os.environ.get("SIGNOFF_CHROMIUM") or "/usr/bin/chromium")
+NO_CHROMIUM = (f"no Chromium at {CHROMIUM}: `apt-get install chromium`, or set "
+               "SIGNOFF_CHROMIUM to a Chromium's path")
 
 KERNEL_POLICY = """
 [policy]
@@ -53,6 +61,13 @@ expires = "1h"
 """
 
 
+def redacted_dsn(dsn: str = PG_DSN) -> str:
+    """``dsn`` without its password, fit to print."""
+    from signoff.store.postgres import redacted
+
+    return redacted(dsn)
+
+
 def postgres_available(dsn: str = PG_DSN, *, busy_wait: float = 60.0) -> str | None:
     """``None`` if PostgreSQL answers, else why not. A server at its connection limit is
     there, only busy (other tests' pools closing, another suite beside this one): it is
@@ -77,14 +92,149 @@ def postgres_available(dsn: str = PG_DSN, *, busy_wait: float = 60.0) -> str | N
 
 
 
-def make_store(backend: str, tmp_path: Path) -> Store:
+# Migrating a PostgreSQL schema costs about half a second, and ~450 tests each want a fresh
+# one. A schema a test has finished with is emptied (TRUNCATE) and given to the next test of
+# this process instead, but only if its structure is still exactly what migration made
+# (its fingerprint, taken right after migrating): a test that altered, dropped or
+# un-migrated anything leaves a schema that is dropped, never reused.
+_SPARE: list[str] = []
+_FRESH: dict[str, Fresh] = {}  # schema -> what it was right after migration
+
+_FINGERPRINT = """
+SELECT md5(string_agg(item, ' | ' ORDER BY item)) FROM (
+  SELECT 'rel ' || c.relname || ' ' || c.relkind::text || ' ' || COALESCE(c.relacl::text, '')
+         || ' ' || pg_get_userbyid(c.relowner) AS item
+    FROM pg_class c WHERE c.relnamespace = to_regnamespace(%(s)s)
+  UNION ALL
+  SELECT 'col ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+         || ' ' || a.attnotnull::text || ' ' || a.attidentity::text || ' '
+         || COALESCE(pg_get_expr(d.adbin, d.adrelid), '')
+    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+    LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+   WHERE c.relnamespace = to_regnamespace(%(s)s) AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL
+  SELECT 'trg ' || t.tgname || ' ' || t.tgenabled::text || ' ' || pg_get_triggerdef(t.oid)
+    FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+   WHERE c.relnamespace = to_regnamespace(%(s)s) AND NOT t.tgisinternal
+  UNION ALL
+  SELECT 'fn ' || p.proname || ' ' || md5(pg_get_functiondef(p.oid))
+    FROM pg_proc p WHERE p.pronamespace = to_regnamespace(%(s)s)
+  UNION ALL
+  SELECT 'con ' || n.conname || ' ' || pg_get_constraintdef(n.oid)
+    FROM pg_constraint n WHERE n.connamespace = to_regnamespace(%(s)s)
+  UNION ALL
+  SELECT 'idx ' || i.indexdef FROM pg_indexes i WHERE i.schemaname = %(s)s
+  UNION ALL
+  SELECT 'nsp ' || COALESCE(nspacl::text, '') || ' ' || pg_get_userbyid(nspowner)
+    FROM pg_namespace WHERE nspname = %(s)s
+) AS shape
+"""
+
+
+def _fingerprint(conn: psycopg.Connection[Any], schema: str) -> str:
+    """The structure of ``schema`` and which migrations it records, as one hash."""
+    row = conn.execute(_FINGERPRINT, {"s": schema}).fetchone()
+    migrations = conn.execute(sql.SQL(
+        "SELECT string_agg(version::text || name, ',' ORDER BY version) FROM {}.signoff_migrations"
+    ).format(sql.Identifier(schema))).fetchone()
+    return f"{row[0] if row else None}/{migrations[0] if migrations else None}"
+
+
+def make_store(backend: str, tmp_path: Path, *, reuse: bool = False) -> Store:
+    """A store with an empty, migrated database: a SQLite file in ``tmp_path``, or a
+    PostgreSQL schema of its own (with ``reuse``, a spare one put back as migration left
+    it, when this process has one; ``release_store`` makes spares)."""
     if backend == "sqlite":
         from signoff.store.sqlite import SqliteStore
 
         return SqliteStore(tmp_path / "signoff.db")
     from signoff.store.postgres import PostgresStore
 
-    return PostgresStore(PG_DSN, schema="t_" + uuid.uuid4().hex[:12], setup=True)
+    if reuse and _SPARE:
+        return PostgresStore(PG_DSN, schema=_SPARE.pop())
+    schema = "t_" + uuid.uuid4().hex[:12]
+    store = PostgresStore(PG_DSN, schema=schema, setup=True)
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        _FRESH[schema] = Fresh(_fingerprint(conn, schema), _seeds(conn, schema))
+    return store
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """A schema right after migration: its fingerprint and the rows the migrations wrote."""
+
+    fingerprint: str
+    seeds: dict[str, tuple[list[str], list[tuple[Any, ...]]]]  # table -> columns, rows
+
+
+def _tables(conn: psycopg.Connection[Any], schema: str) -> list[str]:
+    return [name for (name,) in conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = %s "
+        "AND tablename <> 'signoff_migrations' ORDER BY tablename", (schema,))]
+
+
+def _seeds(conn: psycopg.Connection[Any], schema: str) -> dict[
+        str, tuple[list[str], list[tuple[Any, ...]]]]:
+    """The rows the migrations wrote (the fencing counter, the audit head), table by table."""
+    seeds = {}
+    for table in _tables(conn, schema):
+        cur = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(schema, table)))
+        rows = cur.fetchall()
+        if rows:
+            seeds[table] = ([c.name for c in cur.description or ()], rows)
+    return seeds
+
+
+def release_store(store: Store) -> None:
+    """Close a ``make_store`` store; a PostgreSQL schema whose structure is untouched is
+    emptied and kept for the next test, any other is dropped."""
+    store.close()
+    schema = getattr(store, "schema", None)
+    if schema is None:
+        return
+    if schema in _FRESH and _reset(schema, _FRESH[schema]):
+        _SPARE.append(schema)
+        return
+    _FRESH.pop(schema, None)
+    store.drop_schema()  # type: ignore[attr-defined]
+
+
+def _reset(schema: str, fresh: Fresh) -> bool:
+    """Put ``schema`` back as migration left it (every table emptied, the migrations' own
+    rows written again) if its structure is still ``fresh``'s; false, touching nothing,
+    if it is not, or if anything holds it."""
+    try:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            if _fingerprint(conn, schema) != fresh.fingerprint:
+                return False
+            tables = [sql.Identifier(schema, name) for name in _tables(conn, schema)]
+            with conn.transaction():
+                # The audit's append-only triggers refuse TRUNCATE: they are the product's
+                # guard against tampering, not against a test's clean-up.
+                conn.execute("SET LOCAL session_replication_role = replica")
+                conn.execute("SET LOCAL lock_timeout = '2s'")
+                conn.execute(sql.SQL("TRUNCATE {} RESTART IDENTITY").format(
+                    sql.SQL(", ").join(tables)))
+                for table, (columns, rows) in fresh.seeds.items():
+                    with conn.cursor() as cur:
+                        cur.executemany(sql.SQL(
+                            "INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE VALUES ({})").format(
+                            sql.Identifier(schema, table),
+                            sql.SQL(", ").join(map(sql.Identifier, columns)),
+                            sql.SQL(", ").join(sql.Placeholder() * len(columns))), rows)
+            return True
+    except psycopg.Error:
+        return False
+
+
+def drop_spare_schemas() -> None:
+    """At the end of the session: drop the schemas kept for reuse."""
+    if not _SPARE:
+        return
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        while _SPARE:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(_SPARE.pop())))
 
 
 def twin_store(store: Store) -> Store:

@@ -25,7 +25,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, sync_playwright
 
-from kit import WRITES_POLICY
+from kit import CHROMIUM, NO_CHROMIUM, WRITES_POLICY
 from signoff import Gate, Policy, SqliteStore
 from signoff.canonical import args_hash, canonical_text
 from signoff.policy import parse_policy
@@ -33,12 +33,10 @@ from signoff.server import create_app
 from signoff.server.running import ServerThread, first_admin, login_url
 from signoff.server.settings import ServerSettings
 
-CHROMIUM = Path("/usr/bin/chromium")
 DOCS_IMG = Path(__file__).parents[2] / "docs" / "img"
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason=f"no Chromium at {CHROMIUM} (CI installs Debian's chromium package with apt)")
+pytestmark = [pytest.mark.slow, pytest.mark.browser,
+              pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)]
 
 # execute is gated and low risk (auto mode's reviewer approves it); deploy is gated and
 # high risk (auto mode still asks a human); reading a .env file always asks, critical.

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from kit import CHROMIUM, NO_CHROMIUM
 from signoff import Gate, Policy
 from signoff.client import Client
 from signoff.server import create_app
@@ -26,11 +26,8 @@ from signoff.server.running import ServerThread, first_admin
 from signoff.server.settings import ServerSettings
 from signoff.store.base import Store
 
-CHROMIUM = Path("/usr/bin/chromium")
-
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason=f"no Chromium at {CHROMIUM} (CI installs Debian's chromium package with apt)")
+pytestmark = [pytest.mark.slow, pytest.mark.browser,
+              pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)]
 
 # execute is not modelled as a shell here, so a download piped into sh is judged by the
 # rule alone: critical, asked, not mandatory (a card could approve it, if it listed it).
