@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,12 +151,35 @@ def make_store(backend: str, tmp_path: Path, *, reuse: bool = False) -> Store:
     from signoff.store.postgres import PostgresStore
 
     if reuse and _SPARE:
-        return PostgresStore(PG_DSN, schema=_SPARE.pop())
+        return _when_not_busy(lambda: PostgresStore(PG_DSN, schema=_SPARE[-1]), pop=True)
     schema = "t_" + uuid.uuid4().hex[:12]
-    store = PostgresStore(PG_DSN, schema=schema, setup=True)
+    store = _when_not_busy(lambda: PostgresStore(PG_DSN, schema=schema, setup=True))
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
         _FRESH[schema] = Fresh(_fingerprint(conn, schema), _seeds(conn, schema))
     return store
+
+
+def _when_not_busy(open_: Callable[[], Store], *, pop: bool = False,
+                   wait: float = 120.0) -> Store:
+    """``open_()``, tried again while the shared server is at its connection limit
+    (``store_busy``: other suites' pools) for up to ``wait`` seconds: a test's store
+    opens late on a busy server, it never fails to open. ``pop``: the spare is taken."""
+    import time
+
+    from signoff.errors import StoreError
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            store = open_()
+        except StoreError as exc:
+            if exc.code != "store_busy" or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+            continue
+        if pop:
+            _SPARE.pop()
+        return store
 
 
 @dataclass(frozen=True)

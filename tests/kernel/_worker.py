@@ -83,6 +83,13 @@ def where_of(store: Store) -> dict[str, Any]:
             "schema": store.schema}  # type: ignore[attr-defined]
 
 
+# How long a racer waits for a PostgreSQL connection (the store's default: 5 s, then
+# ``store_busy``). Thirty-odd racers open their connections at once on a server that other
+# suites share, up to its connection limit: under load that takes longer than 5 s, and a
+# racer told ``store_busy`` would fail a test about decisions, not about pools.
+POOL_WAIT = 120.0
+
+
 def open_store(where: Mapping[str, Any], *, max_size: int = 8, min_size: int = 1) -> Store:
     if where["backend"] == "sqlite":
         from signoff.store.sqlite import SqliteStore
@@ -91,7 +98,7 @@ def open_store(where: Mapping[str, Any], *, max_size: int = 8, min_size: int = 1
     from signoff.store.postgres import PostgresStore
 
     return PostgresStore(where["dsn"], schema=where["schema"], max_size=max_size,
-                         min_size=min_size)
+                         min_size=min_size, timeout=POOL_WAIT)
 
 
 @dataclass

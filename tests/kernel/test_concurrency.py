@@ -50,6 +50,9 @@ from signoff.store.base import Store
 
 APPROVED, REJECTED = RequestStatus.APPROVED, RequestStatus.REJECTED
 
+# Dozens of racing threads and processes a test: CI's full run (`-m slow`).
+pytestmark = pytest.mark.slow
+
 
 # ---- fixtures and helpers -----------------------------------------------------------------------
 
@@ -171,7 +174,6 @@ def test_32_approvers_threads_one_transition_one_execution(
     assert_chain(store)
 
 
-@pytest.mark.slow
 def test_32_approvers_processes_one_transition_one_execution(
         site: Site, gate: Gate, store: Store) -> None:
     approvers = add_users(gate, "approver", 32, roles=())
@@ -230,7 +232,6 @@ def test_approves_race_rejects_threads(site: Site, gate: Gate, racing: Gate, sto
     assert_chain(store)
 
 
-@pytest.mark.slow
 def test_approves_race_rejects_processes(site: Site, gate: Gate, store: Store) -> None:
     deciders = add_users(gate, "ops", 32)
     kinds = ["approve", "reject"] * 16
@@ -297,7 +298,6 @@ def test_one_identity_ten_approvals_threads_counted_once(
     finish_with_second_approver(site, gate, store, request.id, bob)
 
 
-@pytest.mark.slow
 def test_one_identity_ten_approvals_processes_counted_once(
         site: Site, gate: Gate, store: Store) -> None:
     (_, token), (bob, _) = add_users(gate, "ops", 2)
@@ -342,7 +342,6 @@ REQUESTS = 1000
 EXECUTORS = 8
 
 
-@pytest.mark.slow
 def test_eight_executor_processes_run_each_of_1000_requests_once(
         site: Site, gate: Gate, store: Store, backend: str) -> None:
     approver, _ = gate.add_user("approver")

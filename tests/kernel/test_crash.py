@@ -61,6 +61,9 @@ from signoff.kernel.outcomes import OutcomeKind
 from signoff.model import Decision, RequestStatus, RunContext
 from signoff.store.base import Store
 
+# Children killed mid-step and recovered, many seconds each: CI's full run (`-m slow`).
+pytestmark = pytest.mark.slow
+
 ITERATIONS = 20
 LANES = 4
 LEASE = 0.2
@@ -227,7 +230,6 @@ def run_lane(lane: Lane, point: str, iterations: list[int]) -> None:
     assert lane.store.list_requests(status=S.UNKNOWN) == []
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_sigkill_then_recover(lanes: list[Lane], point: str) -> None:
     plan = [list(range(n, ITERATIONS, LANES)) for n in range(LANES)]
@@ -273,7 +275,6 @@ def recover_safely(gate: Gate, site: Site) -> dict[str, Any]:
     return {"ok": True, **report.to_dict(), "ran_ids": site.calls}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("how", ["threads", "processes"])
 def test_recover_from_several_processes_at_once(lane: Lane, how: str, backend: str,
                                                 request: pytest.FixtureRequest) -> None:
