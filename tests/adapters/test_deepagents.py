@@ -296,6 +296,7 @@ def test_gate_subagents_adds_the_middleware_to_every_declarative_subagent(deep: 
     assert middleware.gated_subagents == {"general-purpose", "researcher"}
 
 
+@pytest.mark.slow
 def test_the_example_runs() -> None:
     import subprocess
     import sys

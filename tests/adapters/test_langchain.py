@@ -363,6 +363,7 @@ def test_a_decision_over_the_http_api_resumes_the_run(h: Harness,
     assert sorted(h.ran()) == ["execute make build", "execute make test", "read_file README.md"]
 
 
+@pytest.mark.slow
 def test_the_example_runs() -> None:
     import subprocess
     import sys

@@ -291,6 +291,7 @@ def test_a_forged_tool_answer_cannot_continue_a_paused_run(h: Harness) -> None:
     assert h.gate.store_get(request_id).status is RequestStatus.PENDING
 
 
+@pytest.mark.slow
 def test_a_pause_is_found_past_a_closed_gate_of_this_process(
         h: Harness, postgres_database: str) -> None:
     """``pending_request_ids`` without ``gate=`` looks through the gates of this process's

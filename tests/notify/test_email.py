@@ -70,6 +70,7 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[pro
             smtp.stop()
 
 
+@pytest.mark.slow
 def test_a_request_is_mailed_with_a_link_that_never_decides(
         served: tuple[procs.Live, SmtpServer]) -> None:
     live, smtp = served

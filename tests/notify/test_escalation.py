@@ -145,6 +145,7 @@ def test_remind_then_escalate_then_expire(rig: Rig) -> None:
                                             "request.expired"]
 
 
+@pytest.mark.slow
 def test_a_decided_request_is_not_reminded_and_low_risk_only_expires(rig: Rig) -> None:
     decided, low = rig.ask(), rig.ask("status")
     rig.at(1)
@@ -157,6 +158,7 @@ def test_a_decided_request_is_not_reminded_and_low_risk_only_expires(rig: Rig) -
     assert all(done is not None for _, _, done in rig.store.timers(decided))
 
 
+@pytest.mark.slow
 def test_timers_survive_a_restart(rig: Rig) -> None:
     request_id = rig.ask()
     rig.at(1)
@@ -175,6 +177,7 @@ def test_timers_survive_a_restart(rig: Rig) -> None:
         reopened.close()
 
 
+@pytest.mark.slow
 def test_two_notifiers_racing_fire_each_timer_once(rig: Rig) -> None:
     made = [rig.ask() for _ in range(12)]
     rig.at(1)

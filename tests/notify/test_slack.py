@@ -114,6 +114,7 @@ def message_for(rig: SlackRig, request_id: str) -> dict[str, Any]:
     raise AssertionError(f"no message for {request_id}")
 
 
+@pytest.mark.slow
 def test_a_request_is_posted_with_its_exact_arguments_and_approved_from_slack(
         rig: SlackRig) -> None:
     with rig.live.client("bot") as bot:
@@ -145,6 +146,7 @@ def test_a_request_is_posted_with_its_exact_arguments_and_approved_from_slack(
     assert recorded and recorded[0]["actor"] == "ann" and recorded[0]["data"]["via"] == "slack"
 
 
+@pytest.mark.slow
 def test_forged_stale_and_replayed_callbacks_are_refused(rig: SlackRig) -> None:
     with rig.live.client("bot") as bot:
         request_id, args_hash = ask(bot, "s2")
@@ -166,6 +168,7 @@ def test_forged_stale_and_replayed_callbacks_are_refused(rig: SlackRig) -> None:
     assert other.status_code == 403 and other.json()["code"] == "slack_wrong_team"
 
 
+@pytest.mark.slow
 def test_only_a_mapped_authorised_other_person_decides(rig: SlackRig) -> None:
     with rig.live.client("ann") as ann, rig.live.client("bot") as bot:
         own, own_hash = ask(ann, "s3")  # ann's own call
@@ -197,6 +200,7 @@ def test_only_a_mapped_authorised_other_person_decides(rig: SlackRig) -> None:
     assert rig.status(deploy) == "approved"
 
 
+@pytest.mark.slow
 def test_reject_asks_a_reason_in_a_modal(rig: SlackRig) -> None:
     with rig.live.client("bot") as bot:
         request_id, _ = ask(bot, "s5")
@@ -226,6 +230,7 @@ def test_reject_asks_a_reason_in_a_modal(rig: SlackRig) -> None:
     assert "Rejected" in shown and "use the staging target" in shown
 
 
+@pytest.mark.slow
 def test_a_decision_in_the_inbox_updates_the_slack_message(rig: SlackRig) -> None:
     with rig.live.client("bot") as bot, rig.live.client("bob") as bob:
         request_id, _ = ask(bot, "s6")
@@ -238,6 +243,7 @@ def test_a_decision_in_the_inbox_updates_the_slack_message(rig: SlackRig) -> Non
     assert "bob" in json.dumps(update.args["blocks"])
 
 
+@pytest.mark.slow
 def test_arguments_slack_cannot_show_whole_get_no_approve_button(rig: SlackRig) -> None:
     with rig.live.client("bot") as bot:
         fence, _ = ask(bot, "s7", tool="deploy", args={"note": "ok```\n*all* prod\n```"})
@@ -252,6 +258,7 @@ def test_arguments_slack_cannot_show_whole_get_no_approve_button(rig: SlackRig) 
     assert "\\\\u202e" in shown  # the hidden character is written as its escape
 
 
+@pytest.mark.slow
 def test_slack_errors_retry_and_a_hopeless_one_is_dead_at_once(rig: SlackRig) -> None:
     rig.api.fail["chat.postMessage"] = "ratelimited"
     with rig.live.client("bot") as bot:
@@ -291,6 +298,7 @@ def test_slack_errors_retry_and_a_hopeless_one_is_dead_at_once(rig: SlackRig) ->
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["req_x\u0000y sha256:0", "r" * 8192 + " sha256:0",
                                    "", "only-one-part"])
 def test_a_forged_button_value_is_a_typed_refusal(rig: SlackRig, value: str) -> None:

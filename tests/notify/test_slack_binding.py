@@ -136,6 +136,7 @@ def ask(rig: Rig, tool: str, args: dict[str, Any], call_id: str) -> str:
     return str(answer.json()["request_id"])
 
 
+@pytest.mark.slow
 def test_a_click_on_a_message_an_edit_overtook_is_refused_and_the_message_updated(
         rig: Rig) -> None:
     request_id = ask(rig, "deploy", {"env": "staging"}, "d1")

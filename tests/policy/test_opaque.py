@@ -416,6 +416,7 @@ def _chains(draw: st.DrawFn) -> str:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(command=_chains())

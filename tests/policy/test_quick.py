@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -165,6 +166,7 @@ def _same(a: Verdict, b: Verdict) -> bool:
 QUICK = {"taken": 0, "seen": 0}
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), text=policies(), call=calls, context=contexts)
 def test_evaluate_equals_the_full_evaluation(data: st.DataObject, text: str, call: ToolCall,

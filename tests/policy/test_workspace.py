@@ -413,6 +413,7 @@ def prop_tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workspace, Path
 paths = st.lists(st.sampled_from(COMPONENTS), min_size=1, max_size=8).map("/".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(path=paths, absolute=st.booleans(), cwd=st.sampled_from([None, "sub", "../outside"]))
 def test_inside_agrees_with_realpath(

@@ -77,6 +77,7 @@ def _data(server: ChatServer, index: int = -1) -> dict[str, Any]:
 # ---- approve / escalate through Policy.evaluate -------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_approving_answer_allows_and_the_request_offers_no_tools(
         chat_server: ChatServer, tmp_path: Path) -> None:
     chat_server.script(Reply.verdict("approve", "deploying web to staging is the intent"))

@@ -173,6 +173,7 @@ def test_the_review_does_not_stream_into_the_surrounding_run() -> None:
     assert outcome.approve and started == []
 
 
+@pytest.mark.slow
 def test_the_langchain_reviewer_needs_no_openai(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -68,6 +68,7 @@ def _wait_for(predicate: Any, timeout: float = 3.0) -> None:
 # ---- a total deadline per review -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_dripping_endpoint_escalates_within_the_deadline_and_is_hung_up_on(
         store: Store) -> None:
     with DripServer(drip=0.06) as drip:
@@ -118,6 +119,7 @@ def test_retries_share_the_one_deadline(chat_server: ChatServer) -> None:
 # ---- the review pool ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reviews_beyond_the_pool_go_to_a_human_at_once() -> None:
     with DripServer(drip=0.06) as drip:
         reviewer = ChatCompletionsReviewer("m", base_url=drip.base_url, api_key="k",

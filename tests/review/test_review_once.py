@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from chat_server import ChatServer, Reply
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
@@ -102,6 +103,7 @@ def test_an_approved_call_is_reviewed_once_and_audited(chat_server: ChatServer,
     gate.close()
 
 
+@pytest.mark.slow
 def test_a_langchain_run_asks_the_model_once_across_resumes(chat_server: ChatServer,
                                                             tmp_path: Path) -> None:
     chat_server.script(Reply.verdict("escalate", "unsure"))

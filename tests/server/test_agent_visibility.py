@@ -46,6 +46,7 @@ def two_agents(live: Live) -> tuple[str, str, str]:
     return mine, theirs, str(added["token"])
 
 
+@pytest.mark.slow
 def test_an_agent_lists_and_reads_only_its_own_calls(live: Live,
                                                      two_agents: tuple[str, str, str]) -> None:
     mine, theirs, bot2_token = two_agents
@@ -93,6 +94,7 @@ def test_an_agent_lists_and_reads_only_its_own_calls(live: Live,
         assert [r["id"] for r in bot2.get("/api/v1/requests").json()["requests"]] == [theirs]
 
 
+@pytest.mark.slow
 def test_the_python_client_of_an_agent_sees_its_own(live: Live,
                                                      two_agents: tuple[str, str, str]) -> None:
     mine, theirs, _ = two_agents
@@ -108,6 +110,7 @@ def test_the_python_client_of_an_agent_sees_its_own(live: Live,
         assert refused.value.code == "approver_required"
 
 
+@pytest.mark.slow
 def test_an_approver_lists_and_reads_every_call(live: Live,
                                                 two_agents: tuple[str, str, str]) -> None:
     mine, theirs, _ = two_agents

@@ -63,6 +63,7 @@ def status(live: Live, request_id: str) -> dict[str, Any]:
         return found
 
 
+@pytest.mark.slow
 def test_the_api_decides_only_on_the_arguments_hash_it_was_shown(live: Live) -> None:
     request_id = deploy(live, "a1")
     shown = args_hash(STAGING)
@@ -96,6 +97,7 @@ def test_the_api_decides_only_on_the_arguments_hash_it_was_shown(live: Live) -> 
                 and e["actor"] == "bob" and e["data"]["kind"] != "approve"]
 
 
+@pytest.mark.slow
 def test_the_client_and_the_cli_pass_the_hash_shown(live: Live) -> None:
     request_id = deploy(live, "c1")
     with Client(live.url, live.tokens["ann"]) as ann:
@@ -132,6 +134,7 @@ def form_fields(html: str) -> dict[str, str]:
     return {"csrf": csrf.group(1), "expected_args_hash": shown.pop()}
 
 
+@pytest.mark.slow
 def test_an_inbox_form_from_a_page_an_edit_overtook_is_refused(live: Live) -> None:
     request_id = deploy(live, "i1")
     with signed_in(live, "bob") as browser:

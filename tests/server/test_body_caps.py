@@ -120,6 +120,7 @@ def _sample(pid: int, samples: list[int], done: threading.Event) -> None:
         time.sleep(0.005)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_a_64_mb_slack_post_is_refused_without_growing_the_server(
         backend: str, tmp_path: Path) -> None:

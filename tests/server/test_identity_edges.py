@@ -27,6 +27,7 @@ def _opens(live: Live, url: str) -> tuple[int, str | None]:
     return page.status_code, (None if page.status_code == 303 else code(page))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["disable+enable", "rotate", "remove"])
 def test_an_unused_login_link_dies_with_its_user(live: Live, change: str) -> None:
     fresh = _link(live, "ann")
@@ -46,6 +47,7 @@ def test_an_unused_login_link_dies_with_its_user(live: Live, change: str) -> Non
         assert _opens(live, _link(live, "ann")) == (303, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spelling", ["ann\n", "ann\r\n", "dee\n"])
 def test_a_name_ending_in_a_newline_is_refused_everywhere(live: Live, spelling: str) -> None:
     with live.client("boss") as boss:
@@ -65,6 +67,7 @@ def test_a_name_ending_in_a_newline_is_refused_everywhere(live: Live, spelling: 
     assert cli.returncode != 0 and "invalid_name" in cli.stdout + cli.stderr
 
 
+@pytest.mark.slow
 def test_the_last_admin_who_can_sign_in_cannot_disable_or_remove_itself(live: Live) -> None:
     added = live.cli("users", "add", "old", "--kind", "admin", "--expires", "1s", "--json")
     assert json.loads(added.stdout)["token_expires_at"] is not None

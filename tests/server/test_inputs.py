@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import pytest
 from procs import Live
 
 from signoff.client import Client
@@ -44,6 +45,7 @@ def _routes(client: httpx.Client) -> list[tuple[str, str, list[str]]]:
     return found
 
 
+@pytest.mark.slow
 def test_bad_ids_in_every_path_query_and_header_are_typed_4xx(live: Live) -> None:
     with live.client("boss") as boss, live.client("bot") as bot:
         pending = bot.post("/api/v1/calls", json=PROPOSE).json()
@@ -85,6 +87,7 @@ def test_bad_ids_in_every_path_query_and_header_are_typed_4xx(live: Live) -> Non
         assert boss.get("/api/v1/audit", params={"verify": "true"}).json()["verified"] is True
 
 
+@pytest.mark.slow
 def test_bad_text_in_every_body_field_is_a_typed_422(live: Live) -> None:
     with live.client("ann") as ann, live.client("bot") as bot:
         request_id = bot.post("/api/v1/calls", json=PROPOSE).json()["request_id"]
@@ -138,6 +141,7 @@ def test_bad_text_in_every_body_field_is_a_typed_422(live: Live) -> None:
         assert ann.get(f"/api/v1/requests/{request_id}").json()["status"] == "pending"
 
 
+@pytest.mark.slow
 def test_real_thread_ids_work_through_api_client_and_inbox_links(live: Live) -> None:
     ids = ["org/repo#12", "slack:C123/1700000000.123", "a?b=c&d=%41", "/lead/../slash"]
     with live.client("ann") as ann, live.client("bot") as bot:
@@ -166,6 +170,7 @@ def test_real_thread_ids_work_through_api_client_and_inbox_links(live: Live) -> 
             assert client.thread("org/repo#12")["thread_id"] == "org/repo#12"
 
 
+@pytest.mark.slow
 def test_hidden_characters_are_flagged_in_the_inbox(live: Live) -> None:
     hidden = "\u3164\u115f\u1160\uffa0\u17b4\u180b\u202e\u200b"
     with live.client("ann") as ann, live.client("bot") as bot:

@@ -3,9 +3,11 @@ HTTP, and a second server on the same database answers for the same users."""
 
 from __future__ import annotations
 
+import pytest
 from procs import Live
 
 
+@pytest.mark.slow
 def test_a_real_server_answers_the_users_the_cli_made(live: Live) -> None:
     with live.client("boss") as boss, live.client() as anonymous:
         assert boss.get("/api/v1/requests").status_code == 200
@@ -16,6 +18,7 @@ def test_a_real_server_answers_the_users_the_cli_made(live: Live) -> None:
     assert live.server.start_line["backend"] == live.backend
 
 
+@pytest.mark.slow
 def test_a_real_server_names_its_policy_on_both_backends(live: Live) -> None:
     """Issue 12, item 1, on PostgreSQL as on SQLite: the start-up line and /healthz name
     the policy the server judges by, and its version."""

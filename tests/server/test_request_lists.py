@@ -3,6 +3,7 @@ filters and a text search; a cursor it did not hand out is a typed 4xx."""
 
 from __future__ import annotations
 
+import pytest
 from procs import Live
 
 
@@ -18,6 +19,7 @@ def _propose(bot: object, n: int, *, tool: str, thread: str, command: str) -> li
     return ids
 
 
+@pytest.mark.slow
 def test_pages_filters_and_search_over_http(live: Live) -> None:
     with live.client("boss") as boss, live.client("bot") as bot:
         builds = _propose(bot, 7, tool="execute", thread="org/repo#12", command="make build")
@@ -63,6 +65,7 @@ def test_pages_filters_and_search_over_http(live: Live) -> None:
         assert boss.get("/api/v1/requests", params={"risk": "extreme"}).status_code == 422
 
 
+@pytest.mark.slow
 def test_the_all_requests_page_filters_searches_and_pages(live: Live) -> None:
     import re
 

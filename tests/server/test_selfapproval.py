@@ -59,6 +59,7 @@ def decide(client: httpx.Client, request_id: str, **body: Any) -> httpx.Response
     return client.post(f"/api/v1/requests/{request_id}/decisions", json=body)
 
 
+@pytest.mark.slow
 def test_no_self_approval_by_any_route(live: Live) -> None:
     with live.client("ann") as ann, live.client("bob") as bob, live.client("bot") as bot:
         # The route: ann's own call is refused, so she raises the thread's mode.
@@ -185,6 +186,7 @@ def test_self_service_modes_raise_ones_own_thread_but_never_approve(
         assert ann.get(f"/api/v1/requests/{mine}").json()["status"] == "pending"
 
 
+@pytest.mark.slow
 def test_cancel_who_asked_edit_reasons_and_reports(live: Live) -> None:
     with live.client("bot") as bot, live.client("cy") as cy, live.client("ann") as ann:
         stuck = propose(bot, "c1", "t3", run="r1")["request_id"]

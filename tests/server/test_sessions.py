@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 from procs import Live, Server, start_server
 
 COOKIE = "signoff_session"
@@ -53,6 +54,7 @@ def audit_kinds(live: Live) -> list[tuple[str, str | None, dict[str, Any]]]:
     return [(e["kind"], e["actor"], e["data"]) for e in events]
 
 
+@pytest.mark.slow
 def test_a_login_link_works_once_and_the_cookie_is_not_a_token(live: Live) -> None:
     other = live.start()
     url = link_for(live, "ann")
@@ -109,6 +111,7 @@ def test_a_login_link_works_once_and_the_cookie_is_not_a_token(live: Live) -> No
         assert cy_tab.get(minted.json()["url"].replace(live.url, other.url)).status_code == 303
 
 
+@pytest.mark.slow
 def test_logout_ends_the_session_on_every_server_and_its_event_stream(live: Live) -> None:
     other = live.start()
     with browser(live.server) as tab:
@@ -152,6 +155,7 @@ def test_logout_ends_the_session_on_every_server_and_its_event_stream(live: Live
     assert any(k == "user.login_link" and (actor or "").startswith("os:") for k, actor in kinds)
 
 
+@pytest.mark.slow
 def test_sessions_expire_when_idle_and_at_their_absolute_limit(live: Live) -> None:
     short = start_server(live.db, live.cwd, env={"SIGNOFF_SESSION_IDLE": "1",
                                                  "SIGNOFF_SESSION_MAX": "3",

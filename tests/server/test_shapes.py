@@ -17,6 +17,7 @@ import pytest
 from procs import Live, live_server
 
 
+@pytest.mark.slow
 def test_the_api_and_the_cli_show_arguments_alike(live: Live) -> None:
     args = {"command": "make deploy", "env": {"B": "2", "A": "é"}}
     with live.client("bot") as bot, live.client("ann") as ann:

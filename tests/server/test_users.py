@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 import httpx
+import pytest
 from procs import Live, Server
 from test_sessions import audit_kinds, browser, code, link_for, secret_of
 
@@ -39,6 +40,7 @@ def sign_in(server: Server, token: str) -> str:
         return secret_of(tab.post("/login", data={"token": token}))
 
 
+@pytest.mark.slow
 def test_the_user_lifecycle_over_http(live: Live) -> None:
     other = live.start()
     request_id = propose(live, "before-removal")
@@ -120,6 +122,7 @@ def test_the_user_lifecycle_over_http(live: Live) -> None:
         assert (kind, "boss", name) in done, (kind, done)
 
 
+@pytest.mark.slow
 def test_the_users_commands(live: Live) -> None:
     other = live.start()
 
