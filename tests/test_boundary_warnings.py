@@ -79,6 +79,7 @@ def _serve_stderr(cwd: Path, *args: str) -> str:
     return err
 
 
+@pytest.mark.slow
 def test_serve_warns_when_its_files_are_inside_and_not_otherwise(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()

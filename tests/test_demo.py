@@ -32,6 +32,7 @@ def _demo(*args: str) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, timeout=LIMIT, check=False)
 
 
+@pytest.mark.slow
 def test_demo_auto_approve_runs_every_step_and_the_audit_verifies(tmp_path: Path) -> None:
     home = tmp_path / "demo"
     done = _demo("--auto-approve-after", "1", "--dir", str(home))

@@ -114,6 +114,7 @@ def payloads(receiver: Receiver, request_id: str) -> list[dict[str, Any]]:
             if a.payload["data"]["request_id"] == request_id]
 
 
+@pytest.mark.slow
 def test_remind_then_escalate_then_expire(rig: Rig) -> None:
     request_id = rig.ask()
     rig.at(0)

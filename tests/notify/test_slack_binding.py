@@ -189,6 +189,7 @@ def test_a_click_on_a_message_an_edit_overtook_is_refused_and_the_message_update
     assert claimed.status_code == 200 and claimed.json()["args"] == {"env": "prod"}
 
 
+@pytest.mark.slow
 def test_a_reminder_keeps_the_buttons_of_a_pending_request(rig: Rig) -> None:
     request_id = ask(rig, "remindme", {"n": 1}, "r1")
     [posted] = rig.wait_message(request_id, "chat.postMessage")
@@ -259,6 +260,7 @@ SHAPES: list[tuple[dict[str, Any], str]] = [
 ]
 
 
+@pytest.mark.slow
 def test_signed_payloads_of_unexpected_shapes_are_a_typed_4xx(rig: Rig) -> None:
     for payload, field in SHAPES:
         answer = rig.post(payload)

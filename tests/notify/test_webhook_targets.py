@@ -117,6 +117,7 @@ def _log(rig: Rig, endpoint: str, *, until: Any, timeout: float = 15.0) -> dict[
             time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_private_targets_are_refused_at_registration(backend: str, tmp_path: Path) -> None:
     with rig(backend, tmp_path, allow=False) as made, made.client("boss") as boss:
         for n, url in enumerate([*REFUSED, *made.loopback_urls().values(), made.v4.url]):
@@ -136,6 +137,7 @@ def test_private_targets_are_refused_at_registration(backend: str, tmp_path: Pat
     assert made.v4.hosts == [] and made.v6.hosts == []
 
 
+@pytest.mark.slow
 def test_allowed_private_targets_are_registered_and_loopback_ones_delivered_to(
         backend: str, tmp_path: Path) -> None:
     with rig(backend, tmp_path, allow=True) as made, made.client("boss") as boss:
@@ -162,6 +164,7 @@ def test_allowed_private_targets_are_registered_and_loopback_ones_delivered_to(
             "deliveries"]} == {"webhook:v6", "webhook:localhost"}
 
 
+@pytest.mark.slow
 def test_a_name_resolving_to_a_refused_address_is_refused_at_delivery(
         backend: str, tmp_path: Path) -> None:
     with rig(backend, tmp_path, allow=False) as made:
@@ -195,6 +198,7 @@ def test_a_name_resolving_to_a_refused_address_is_refused_at_delivery(
     assert made.v4.hosts == []
 
 
+@pytest.mark.slow
 def test_the_delivery_log_keeps_a_short_escaped_excerpt(backend: str, tmp_path: Path) -> None:
     with rig(backend, tmp_path, allow=True) as made:
         made.v4.mode = "noisy"

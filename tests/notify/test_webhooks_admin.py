@@ -25,6 +25,7 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rig]:
         yield made
 
 
+@pytest.mark.slow
 def test_only_admins_manage_webhooks(served: Rig) -> None:
     with served.client("ann") as ann:
         for method, path in (("GET", "/api/v1/webhooks"), ("POST", "/api/v1/webhooks"),
@@ -38,6 +39,7 @@ def test_only_admins_manage_webhooks(served: Rig) -> None:
         assert nobody.get("/api/v1/webhooks").status_code == 401
 
 
+@pytest.mark.slow
 def test_an_endpoint_registered_over_the_api_is_told_and_can_be_removed(served: Rig) -> None:
     second = Receiver("")
     try:
@@ -82,6 +84,7 @@ def audit_kinds(served: Rig) -> list[str]:
         store.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "code"), [
     ({"name": "ops", "url": "http://x.test/"}, "webhook_exists"),
     ({"name": "has space", "url": "http://x.test/"}, "invalid_body"),
@@ -101,6 +104,7 @@ def test_bad_registrations_are_typed_refusals(served: Rig, body: dict[str, objec
         problem
 
 
+@pytest.mark.slow
 def test_the_delivery_log_pages_and_a_replay_resends_with_the_same_id(served: Rig) -> None:
     with served.client("boss") as boss, served.client("bot") as bot, \
             served.client("ann") as ann:
@@ -129,6 +133,7 @@ def test_the_delivery_log_pages_and_a_replay_resends_with_the_same_id(served: Ri
         assert missing.status_code == 404 and missing.json()["code"] == "delivery_not_found"
 
 
+@pytest.mark.slow
 def test_the_cli_manages_webhooks(served: Rig) -> None:
     def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return procs.signoff("webhooks", *args, "--db", served.db, cwd=served.cwd,

@@ -94,6 +94,7 @@ def decide(approver: httpx.Client, request_id: str, kind: str = "approve") -> No
     assert answer.status_code == 200, answer.text
 
 
+@pytest.mark.slow
 def test_a_request_s_life_reaches_the_receiver_signed_and_in_order(served: Rig) -> None:
     with served.client("bot") as bot, served.client("ann") as ann:
         approved = ask(bot, "a1")
@@ -123,6 +124,7 @@ def test_a_request_s_life_reaches_the_receiver_signed_and_in_order(served: Rig) 
     assert "signoff_delivery_latency_seconds_count" in metrics
 
 
+@pytest.mark.slow
 def test_a_receiver_down_for_a_while_gets_everything_in_order(served: Rig) -> None:
     served.receiver.down()
     made: list[str] = []
@@ -149,6 +151,7 @@ def test_a_receiver_down_for_a_while_gets_everything_in_order(served: Rig) -> No
     assert len(served.receiver.unique()) == 11
 
 
+@pytest.mark.slow
 def test_sigkill_mid_delivery_then_restart_loses_nothing(served: Rig) -> None:
     served.receiver.mode = "hang"
     with served.client("bot") as bot:
@@ -177,6 +180,7 @@ def test_sigkill_mid_delivery_then_restart_loses_nothing(served: Rig) -> None:
     assert len(log) == 2
 
 
+@pytest.mark.slow
 def test_two_servers_on_one_postgres_deliver_each_event_once(tmp_path: Path) -> None:
     with rig("postgres", tmp_path) as two:
         other = two.start()

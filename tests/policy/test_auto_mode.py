@@ -95,6 +95,7 @@ def test_the_corpus_is_large() -> None:
     assert len(COMMANDS) > 2500
 
 
+@pytest.mark.slow
 def test_auto_never_approves_a_concern(policies: list[Policy]) -> None:
     approved = 0
     for policy in policies:

@@ -188,6 +188,7 @@ def test_evaluate_equals_the_full_evaluation(data: st.DataObject, text: str, cal
     assert _same(policy.evaluate_turn([call], context)[0], full)
 
 
+@pytest.mark.slow
 def test_the_quick_path_was_exercised() -> None:
     """A property that never took the quick path would prove nothing (run it here if the
     test order did not run it first)."""

@@ -44,6 +44,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     assert done.returncode == 141
 
 
+@pytest.mark.slow
 def test_a_server_table_of_the_wrong_type_is_a_typed_error(tmp_path: Path) -> None:
     run("init", "signoff.toml", "--root", str(tmp_path), cwd=tmp_path)
     policy = tmp_path / "signoff.toml"
@@ -60,6 +61,7 @@ def test_a_server_table_of_the_wrong_type_is_a_typed_error(tmp_path: Path) -> No
     assert not (tmp_path / "x.db").exists()  # refused before any database was opened
 
 
+@pytest.mark.slow
 def test_a_database_url_signoff_does_not_speak_is_named(tmp_path: Path) -> None:
     done = run("requests", "list", "--db", "mysql://root@127.0.0.1/test", cwd=tmp_path)
     assert done.returncode == 2 and "[unsupported_database]" in done.stderr
@@ -95,6 +97,7 @@ def test_a_postgres_database_that_does_not_exist_is_named_at_once(tmp_path: Path
     assert took < 10, f"took {took:.1f}s to say the database is missing"
 
 
+@pytest.mark.slow
 def test_the_schema_outdated_hint_migrates_the_database_it_names(empty_pg: str,
                                                                  tmp_path: Path) -> None:
     done = run("requests", "list", "--db", empty_pg, cwd=tmp_path)

@@ -77,6 +77,7 @@ CALLS = [
 PROMPT = 2.0  # seconds: /healthz waits for no judgement
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_hostile_arguments_are_judged_while_healthz_answers(backend: str,
                                                             tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[procs.
             server.stop()
 
 
+@pytest.mark.slow
 def test_a_human_approval_completes_within_a_second_while_45_reviews_are_in_flight(
         rig: tuple[procs.Live, ChatServer]) -> None:
     live, chat = rig

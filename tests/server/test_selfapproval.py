@@ -159,6 +159,7 @@ def self_service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Liv
         yield running
 
 
+@pytest.mark.slow
 def test_self_service_modes_raise_ones_own_thread_but_never_approve(
         self_service: Live) -> None:
     live = self_service

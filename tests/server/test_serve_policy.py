@@ -14,10 +14,12 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 EXE = Path(sys.executable).with_name("signoff")
 
 
+@pytest.mark.slow
 def test_serve_refuses_to_start_without_a_policy(tmp_path: Path) -> None:
     done = subprocess.run([str(EXE), "serve", "--port", "0", "--db", str(tmp_path / "x.db")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
@@ -30,6 +32,7 @@ def test_serve_refuses_to_start_without_a_policy(tmp_path: Path) -> None:
     assert not (tmp_path / "x.db").exists()  # nothing was opened or created
 
 
+@pytest.mark.slow
 def test_serve_prints_and_reports_its_policy(tmp_path: Path) -> None:
     subprocess.run([str(EXE), "init", "policy.toml", "--root", str(tmp_path)], cwd=tmp_path,
                    check=True, capture_output=True, timeout=60)

@@ -69,6 +69,7 @@ def _bodies(schema: dict[str, Any], base: dict[str, Any]) -> Iterator[Any]:
             yield {**base, name: junk}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
         backend: str, tmp_path: Path) -> None:

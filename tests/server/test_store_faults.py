@@ -79,6 +79,7 @@ def _serve_fails(db: str, cwd: Path, timeout: float = 60) -> dict[str, Any]:
     return error
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_503_store_full_writes_nothing_half_and_recovers(
         tmp_path: Path) -> None:
     small = tmp_path / "small"
@@ -185,6 +186,7 @@ def limited_role(admin: str, directory: Path) -> Iterator[tuple[str, str, Any]]:
             conn.execute(f"DROP ROLE IF EXISTS {role}")
 
 
+@pytest.mark.slow
 def test_a_saturated_postgresql_is_503_store_busy_and_the_server_recovers(
         tmp_path: Path) -> None:
     admin = pg_admin_dsn()

@@ -291,6 +291,7 @@ def test_one_approval_per_approver_and_hash(store: Store) -> None:
 # ---- audit ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_audit_chain_indexes_links_and_verifies(store: Store) -> None:
     request = insert(store, make_request())
     with store.transaction() as tx:
@@ -758,6 +759,7 @@ def _raw_append(store: Store) -> None:
         conn.execute("INSERT INTO threads (id, review_mode, updated_at) VALUES ('z', 'auto', 1)")
 
 
+@pytest.mark.slow
 def test_postgres_notifications_stay_in_their_schema(postgres_store: Store,
                                                      tmp_path: Any) -> None:
     store = postgres_store

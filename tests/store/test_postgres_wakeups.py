@@ -36,6 +36,7 @@ def test_the_triggers_name_the_channel_as_python_does(postgres_store: Store,
     assert row is not None and row[0] == channel_for(schema)
 
 
+@pytest.mark.slow
 def test_request_events_and_memory_writes_notify(postgres_store: Store) -> None:
     store = postgres_store
     listener = _listener(store)

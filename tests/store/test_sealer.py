@@ -55,6 +55,7 @@ def sealed_kinds(store: Store) -> list[str]:
         return [r[0] for r in conn.execute("SELECT kind FROM audit ORDER BY idx").fetchall()]
 
 
+@pytest.mark.slow
 def test_a_transaction_that_commits_late_holds_later_events_back_and_is_sealed_first(
         postgres_store: Store) -> None:
     store = postgres_store
@@ -304,6 +305,7 @@ def test_a_pass_does_not_wait_for_its_own_flush_and_leaves_the_session_as_it_was
     assert sealed_kinds(store) == ["e"] * 2 and store.verify_audit().ok
 
 
+@pytest.mark.slow
 def test_audit_verify_reports_events_a_running_transaction_holds_back(
         postgres_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
