@@ -62,8 +62,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     """Say what the run found: the tests of whatever is missing skip (``-ra`` counts them)."""
     pg = (f"PostgreSQL: {redacted_dsn()} (SIGNOFF_TEST_PG)" if not _PG_PROBLEM else
           f"PostgreSQL: none; its tests skip ({_PG_PROBLEM}). Set SIGNOFF_TEST_PG")
-    browser = (f"Chromium: {CHROMIUM} (SIGNOFF_CHROMIUM)" if CHROMIUM.exists() else
-               f"Chromium: none at {CHROMIUM}; the browser tests skip. `apt-get install "
+    browser = (f"Chromium: {CHROMIUM} (SIGNOFF_CHROMIUM), for the browser tests (slow)"
+               if CHROMIUM.exists() else
+               f"Chromium: none at {CHROMIUM}; the browser tests (slow) skip. `apt-get install "
                "chromium`, or set SIGNOFF_CHROMIUM")
     marks = config.option.markexpr
     left = (f"Selected: -m {marks!r}; `pytest -m ''` runs every test (as CI does)" if marks
