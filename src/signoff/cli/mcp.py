@@ -171,14 +171,15 @@ def _serve_http(args: argparse.Namespace, app: Any, url: str, sock: socket.socke
 
     from signoff.server.graceful import GRACE, GracefulServer  # noqa: PLC0415
 
-    if args.json:
-        print(json.dumps({"url": url}), flush=True)
-    else:
-        print(f"signoff mcp-proxy: serving MCP at {url}", file=sys.stderr, flush=True)
     server = GracefulServer(uvicorn.Config(app, log_level=args.log_level,
                                            timeout_graceful_shutdown=GRACE))
     server.on_stopping = lambda: stopping.stop(server.stopped_by or "SIGTERM")
-    server.run(sockets=[sock])
+    with server.stop_signals():  # before the announcement: from here a signal only asks
+        if args.json:
+            print(json.dumps({"url": url}), flush=True)
+        else:
+            print(f"signoff mcp-proxy: serving MCP at {url}", file=sys.stderr, flush=True)
+        server.run(sockets=[sock])
     return server.stopped_by
 
 

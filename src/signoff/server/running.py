@@ -71,7 +71,18 @@ def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = s
         sock = listen(settings.host, settings.port)
     settings = settings.with_port(sock.getsockname()[1])
     app.state.signoff.settings = settings  # links the app makes name the port really bound
-    token = first_admin(gate, ttl=settings.limits.link_ttl)
+    server = GracefulServer(_config(app, log_level), on_stopping=app.state.signoff.feed.drain)
+    with server.stop_signals():  # before the announcement: from here a signal only asks
+        token = first_admin(gate, ttl=settings.limits.link_ttl)
+        _announce(gate, settings, token, out=out, as_json=as_json)
+        _freeze_heap()
+        server.run(sockets=[sock])
+    return server.stopped_by
+
+
+def _announce(gate: Gate, settings: ServerSettings, token: str | None, *, out: TextIO,
+              as_json: bool) -> None:
+    """Where to go: the URL, the policy, the first admin's login link (if just made)."""
     config = gate.policy.config
     if as_json:
         print(json.dumps({"url": settings.base_url, "backend": gate.store.backend,
@@ -92,10 +103,6 @@ def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = s
             print(f"sign in at {settings.base_url}/login with a link from "
                   "`signoff users login NAME` or a token from `signoff users add`", file=out)
     out.flush()
-    server = GracefulServer(_config(app, log_level), on_stopping=app.state.signoff.feed.drain)
-    _freeze_heap()
-    server.run(sockets=[sock])
-    return server.stopped_by
 
 
 def _freeze_heap() -> None:
