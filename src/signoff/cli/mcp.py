@@ -86,6 +86,14 @@ def add_mcp_proxy(commands: Any) -> None:
 
 
 def cmd_mcp_proxy(args: argparse.Namespace) -> int:
+    """Proxy until the client leaves, or Ctrl-C or SIGTERM: calls waiting for a human
+    answered, one goodbye line, exit 0 (docs/mcp.md)."""
+    with stoppable("signoff mcp-proxy") as stop:  # from the start: imports take a while
+        stop.signal = _mcp_proxy(args)
+    return 0
+
+
+def _mcp_proxy(args: argparse.Namespace) -> str | None:
     with needs("mcp", "signoff mcp-proxy"):
         import anyio  # noqa: PLC0415
 
@@ -135,21 +143,17 @@ def cmd_mcp_proxy(args: argparse.Namespace) -> int:
                                  stopping=stopping)
     upstream = proxy.upstream_url(args.upstream) if args.upstream else proxy.upstream_command(
         command[0], command[1:], cwd=args.cwd or (workspace.root if workspace else None))
-    with stoppable("signoff mcp-proxy") as stop:
-        try:
-            if sock is not None:
-                host, port = args.listen.rpartition(":")[0], sock.getsockname()[1]
-                guard = proxy.HostGuard.for_listen(host, port, extra_hosts=args.allow_host,
-                                                   extra_origins=args.allow_origin)
-                stop.signal = _serve_http(args, proxy.http_app(gate, options, upstream,
-                                                               guard=guard),
-                                          f"http://{host}:{port}/mcp", sock, stopping)
-            else:
-                anyio.run(proxy.run_stdio, gate, options, upstream)
-                stop.signal = stopping.signal
-        finally:
-            gate.close()
-    return 0
+    try:
+        if sock is not None:
+            host, port = args.listen.rpartition(":")[0], sock.getsockname()[1]
+            guard = proxy.HostGuard.for_listen(host, port, extra_hosts=args.allow_host,
+                                               extra_origins=args.allow_origin)
+            return _serve_http(args, proxy.http_app(gate, options, upstream, guard=guard),
+                               f"http://{host}:{port}/mcp", sock, stopping)
+        anyio.run(proxy.run_stdio, gate, options, upstream)
+        return stopping.signal
+    finally:
+        gate.close()
 
 
 def _listen(listen: str) -> socket.socket:
