@@ -101,6 +101,30 @@ def test_a_signal_stops_serve_with_one_goodbye_line(running: Running,
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_right_after_the_start_line_stops_serve(tmp_path: Path,
+                                                         sig: signal.Signals) -> None:
+    """The stop handlers are in place before the start-up line: a signal sent as soon as
+    it is read (what a supervisor's quick restart does) stops the server too — it once
+    met the event loop's own Ctrl-C handler and the server never stopped."""
+    cwd = site(tmp_path)
+    proc = subprocess.Popen([str(EXE), "serve", "--db", str(cwd / "signoff.db"), "--port",
+                             "0", "--json"], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["url"]
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert err.splitlines() == [f"{GOODBYE} ({sig.name})"], err
+    assert proc.returncode == 0
+
+
+@pytest.mark.slow
 def test_a_long_poll_and_an_event_stream_in_flight_are_answered_on_ctrl_c(
         running: Running) -> None:
     """A stop answers the agent's long-poll with the call's state (still pending) and ends
