@@ -1,10 +1,11 @@
 """Shared fixtures: a policy for kernel tests and a store per backend.
 
-``store`` is parametrised over SQLite and PostgreSQL. PostgreSQL tests talk to
-the real server at ``SIGNOFF_TEST_PG`` (default 127.0.0.1:5432, user
-postgres); each test gets its own schema, dropped afterwards. Without a
-reachable server those tests skip and say why. A finished test's schema is emptied and
-reused by the next test of the same process when its structure is untouched (``kit``).
+``store`` is parametrised over SQLite and PostgreSQL. PostgreSQL tests talk to the real
+server at ``SIGNOFF_TEST_PG`` (default 127.0.0.1:5432, user postgres); each test gets a
+schema of its own, as migration left it: a finished test's schema is emptied and reused by
+the next test of the same process when its structure is untouched, else dropped (``kit``).
+Without a reachable server those tests skip and say why; the run's header says what was
+found.
 """
 
 from __future__ import annotations
