@@ -101,6 +101,50 @@ def open_store(where: Mapping[str, Any], *, max_size: int = 8, min_size: int = 1
                          min_size=min_size, timeout=POOL_WAIT)
 
 
+# One test at a time, server-wide, opens dozens of PostgreSQL connections (a 40-connection
+# racing pool, or 32 children with a few each): two at once do not fit in a stock server's
+# 100, and each would wait for the other's. An advisory lock on the server orders them, in
+# this run (parallel workers) and in any other suite sharing the server.
+MANY_CONNECTIONS = 0x5160C0AA
+_held = [0]  # this process holds the lock (re-entrant here)
+
+
+@contextlib.contextmanager
+def many_connections(where: Mapping[str, Any], *, wait: float = 1800.0) -> Iterator[None]:
+    """Hold the server-wide turn to open many connections while the block runs."""
+    if where.get("backend") != "postgres" or _held[0]:
+        _held[0] += 1
+        try:
+            yield
+        finally:
+            _held[0] -= 1
+        return
+    import time
+
+    import psycopg
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            conn = psycopg.connect(where["dsn"], autocommit=True, connect_timeout=10)
+            break
+        except psycopg.OperationalError:  # at the server's connection limit: wait for a slot
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    with conn:
+        while not conn.execute("SELECT pg_try_advisory_lock(%s)",
+                               (MANY_CONNECTIONS,)).fetchone()[0]:  # type: ignore[index]
+            assert time.monotonic() < deadline, "no turn to open many connections"
+            time.sleep(0.2)
+        _held[0] += 1
+        try:
+            yield
+        finally:
+            _held[0] -= 1
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MANY_CONNECTIONS,))
+
+
 @dataclass
 class Site:
     """Everything a process needs to act on one test database."""
@@ -189,6 +233,9 @@ class Children:
     def __init__(self, mode: str, configs: Sequence[Mapping[str, Any]], *,
                  tokens: Sequence[str | None] | None = None, timeout: float = 300.0) -> None:
         self.procs: list[subprocess.Popen[str]] = []
+        self._turn = contextlib.ExitStack()
+        where = configs[0].get("where", {}) if configs else {}
+        self._turn.enter_context(many_connections(where))
         tokens = tokens if tokens is not None else [None] * len(configs)
         for config, token in zip(configs, tokens, strict=True):
             env = dict(os.environ)
@@ -250,6 +297,7 @@ class Children:
                 proc.wait()
             errors.append(err or "")
         self._watchdog.cancel()
+        self._turn.close()
         return errors
 
     def close(self) -> None:

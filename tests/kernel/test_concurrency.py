@@ -35,6 +35,7 @@ from _worker import (
     execute_call,
     ledger_lines,
     make_site,
+    many_connections,
     open_store,
     race,
 )
@@ -70,11 +71,12 @@ def gate(site: Site, store: Store) -> Gate:
 @pytest.fixture
 def racing(site: Site) -> Iterator[Gate]:
     """A second gate on the same database whose pool lets 40 threads in at once."""
-    racing_gate = build_gate(site, store=open_store(site.where, max_size=40))
-    try:
-        yield racing_gate
-    finally:
-        racing_gate.store.close()
+    with many_connections(site.where):
+        racing_gate = build_gate(site, store=open_store(site.where, max_size=40))
+        try:
+            yield racing_gate
+        finally:
+            racing_gate.store.close()
 
 
 def add_users(gate: Gate, prefix: str, count: int,
