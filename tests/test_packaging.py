@@ -79,6 +79,8 @@ try:
 except ModuleNotFoundError as exc:
     results["import langchain adapter"] = [1, "", str(exc)]
 import signoff.client
+exec("from signoff import *")  # the public API's star import needs no extra
+results["star"] = [0, " ".join(sorted(k for k in dir() if k in ("Gate", "SqliteStore"))), ""]
 results["loaded"] = [0, " ".join(sorted(m for m in sys.modules if m.split(".")[0] in HIDE)), ""]
 print(json.dumps(results))
 """
@@ -108,6 +110,7 @@ def test_the_core_runs_with_every_optional_library_hidden(tmp_path: Path) -> Non
     assert json.loads(results["check"][1])["effect"] == "allow"
     assert "no requests" in results["requests"][1]
     assert "audit ok" in results["audit"][1]
+    assert results["star"][1] == "Gate SqliteStore"
     for command, extra in (("serve", "server"), ("demo", "server"), ("requests pg", "postgres"),
                            ("mcp-proxy", "mcp")):
         code, out, err = results[command]

@@ -62,7 +62,7 @@ from signoff.policy import Memory, Policy, trusted_context, untrusted_context
 from signoff.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:
-    from signoff.store.postgres import PostgresStore
+    from signoff.store.postgres import PostgresStore as PostgresStore
 
 
 def __getattr__(name: str) -> Any:
@@ -77,6 +77,9 @@ def __getattr__(name: str) -> Any:
 
 __version__ = "0.1.0"
 
+# ``PostgresStore`` needs the postgres extra: it is imported by name
+# (``from signoff import PostgresStore``), never by ``from signoff import *``,
+# so a core install's star import works.
 __all__ = [
     "ApprovalRequest",
     "ArgsChanged",
@@ -107,7 +110,6 @@ __all__ = [
     "PathError",
     "Policy",
     "PolicyError",
-    "PostgresStore",
     "Proposal",
     "ProposalKind",
     "Reason",
