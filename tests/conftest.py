@@ -10,6 +10,7 @@ found.
 
 from __future__ import annotations
 
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,6 +72,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     left = (f"Selected: -m {marks!r}; `pytest -m ''` runs every test (as CI does)" if marks
             else "Selected: every test")
     return [pg, browser, left]
+
+
+@pytest.fixture
+def busy() -> Iterator[int]:
+    """A port this test's own process holds, bound and listening (a port in use)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        yield int(held.getsockname()[1])
 
 
 @pytest.fixture

@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +46,6 @@ def site(tmp_path: Path) -> Site:
     subprocess.run([str(EXE), "db", "migrate", "--db", str(made.db)], cwd=tmp_path,
                    capture_output=True, check=True, timeout=60)
     return made
-
-
-@pytest.fixture
-def busy() -> Iterator[int]:
-    """A port this test's own process holds, bound and listening."""
-    with socket.socket() as held:
-        held.bind(("127.0.0.1", 0))
-        held.listen()
-        yield int(held.getsockname()[1])
 
 
 def start(site: Site, *extra: str) -> subprocess.Popen[str]:

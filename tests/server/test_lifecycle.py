@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -79,15 +78,6 @@ def running(tmp_path: Path) -> Iterator[Running]:
 def serve_once(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(EXE), "serve", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=60, check=False)
-
-
-@pytest.fixture
-def busy() -> Iterator[int]:
-    """A port this test's own process holds, bound and listening."""
-    with socket.socket() as held:
-        held.bind(("127.0.0.1", 0))
-        held.listen()
-        yield int(held.getsockname()[1])
 
 
 @pytest.mark.slow

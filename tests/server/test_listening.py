@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,6 @@ from signoff.server.holders import port_holder
 from signoff.server.listening import listen
 
 linux = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
-
-
-@pytest.fixture
-def busy() -> Iterator[int]:
-    with socket.socket() as held:
-        held.bind(("127.0.0.1", 0))
-        held.listen()
-        yield int(held.getsockname()[1])
 
 
 @linux
