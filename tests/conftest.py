@@ -69,8 +69,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
                f"Chromium: none at {CHROMIUM}; the browser tests (slow) skip. `apt-get install "
                "chromium`, or set SIGNOFF_CHROMIUM")
     marks = config.option.markexpr
-    left = (f"Selected: -m {marks!r}; CI runs the default, then `-m slow`; `-m ''` runs every test" if marks
-            else "Selected: every test")
+    left = (f"Selected: -m {marks!r}; CI runs the default, then `-m slow`; `-m ''` runs "
+            "every test" if marks else "Selected: every test")
     return [pg, browser, left]
 
 
