@@ -55,6 +55,14 @@ def test_pages_filters_and_search_over_http(live: Live) -> None:
         assert ids(tool="execute", status="pending") == set(builds + cleans)
         assert ids(since="4102444800") == set()  # 2100-01-01: nothing yet
         assert ids(until="4102444800") == set(builds + cleans)
+        # The CLI's time forms: an ISO date or time, an age.
+        assert ids(since="2100-01-01") == set()
+        assert ids(until="2100-01-01T00:00Z") == set(builds + cleans)
+        assert ids(since="1h") == set(builds + cleans)
+        for bad in ("yesterday", "-5", "9" * 40):
+            refused = boss.get("/api/v1/requests", params={"since": bad})
+            assert refused.status_code == 422, (bad, refused.text)
+            assert refused.json()["code"] == "invalid_time", refused.text
         for bad in ("nonsense", "W10", "²", "A" * 401):
             refused = boss.get("/api/v1/requests", params={"cursor": bad})
             assert refused.status_code in (400, 422), (bad, refused.text)

@@ -3,6 +3,7 @@ thread modes."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Annotated, Any
 
@@ -27,6 +28,7 @@ from signoff.server.bodies import (
 from signoff.server.state import state_of
 from signoff.server.threads import set_mode, thread_view
 from signoff.store.pages import CURSOR_MAX, RequestQuery, cursor_of, parse_cursor
+from signoff.times import TIME_HELP, parse_time
 
 router = APIRouter()
 
@@ -39,10 +41,11 @@ async def list_requests(request: Request, *,
                         tool: Annotated[schemas.ToolName | None, Query()] = None,
                         requester: Annotated[schemas.Identifier | None, Query(
                             description="the principal or agent who asked")] = None,
-                        since: Annotated[float | None, Query(
-                            ge=0, le=1e11, description="created at or after (epoch s)")] = None,
-                        until: Annotated[float | None, Query(
-                            ge=0, le=1e11, description="created before (epoch s)")] = None,
+                        since: Annotated[str | None, Query(
+                            max_length=64, description="created at or after: "
+                            f"{TIME_HELP}")] = None,
+                        until: Annotated[str | None, Query(
+                            max_length=64, description=f"created before: {TIME_HELP}")] = None,
                         q: Annotated[schemas.SearchText | None, Query(
                             description="text in the id, tool, summary, description or "
                             "thread id (case-insensitive)")] = None,
@@ -56,8 +59,11 @@ async def list_requests(request: Request, *,
     identity = await authenticate(state.gate, request)
     own = principal_filter(identity, requester)
     after = parse_cursor(cursor) if cursor is not None else None
+    now = time.time()  # the same forms as the CLI's --since/--until (``signoff.times``)
     query = RequestQuery(status=status, thread_id=thread_id, risk=risk, tool=tool,
-                         requester=requester, principal=own, since=since, until=until,
+                         requester=requester, principal=own,
+                         since=None if since is None else parse_time("since", since, now=now),
+                         until=None if until is None else parse_time("until", until, now=now),
                          text=q or None)
     found = await run_in_threadpool(lambda: state.gate.store.list_requests(
         query=query, after=after, limit=limit + 1))
