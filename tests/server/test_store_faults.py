@@ -40,12 +40,12 @@ def mounted(target: Path, *options: str) -> Iterator[Path]:
 
 
 def _fill(path: Path) -> None:
-    """Write ``path`` until the filesystem holding it has no space left."""
-    with path.open("wb") as out:
+    """Write ``path`` until the filesystem holding it has no space left. Unbuffered: a
+    buffered file would try the refused bytes again when it closes, and fail there."""
+    with path.open("wb", buffering=0) as out:
         try:
             while True:
                 out.write(b"\0" * 65536)
-                out.flush()
         except OSError:
             pass
 
