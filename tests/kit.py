@@ -4,6 +4,7 @@ a test folder has a conftest of its own."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import uuid
@@ -211,7 +212,7 @@ def _seeds(conn: psycopg.Connection[Any], schema: str) -> dict[
 def release_store(store: Store) -> None:
     """Close a ``make_store`` store; a PostgreSQL schema whose structure is untouched is
     emptied and kept for the next test, any other is dropped."""
-    store.close()  # a PostgreSQL store nudges its own listener: no half-second wait
+    _close_promptly(store)
     schema = getattr(store, "schema", None)
     if schema is None:
         return
@@ -220,6 +221,33 @@ def release_store(store: Store) -> None:
         return
     _FRESH.pop(schema, None)
     store.drop_schema()  # type: ignore[attr-defined]
+
+
+def _close_promptly(store: Store) -> None:
+    """``store.close()``. A PostgreSQL store's listener notices the close between two
+    waits for notifications (half a second, or 64 notifications), and close waits for it:
+    64 notifications on its channel, sent once the close has begun, end that wait at once
+    (half a second saved on each of hundreds of tests)."""
+    listener = getattr(store, "_listener", None)
+    closing = getattr(store, "_closing", None)
+    if listener is None or closing is None or not listener.is_alive():
+        store.close()
+        return
+
+    def nudge() -> None:
+        if closing.wait(10):
+            with contextlib.suppress(psycopg.Error), psycopg.connect(
+                    PG_DSN, autocommit=True) as conn:
+                conn.execute("SELECT pg_notify(%s, ':closing ' || n) FROM generate_series(1, 64) n",
+                             (store.channel,))  # type: ignore[attr-defined]
+
+    nudging = threading.Thread(target=nudge, daemon=True)
+    nudging.start()
+    try:
+        store.close()
+    finally:
+        closing.set()
+        nudging.join()
 
 
 def _reset(schema: str, fresh: Fresh) -> bool:

@@ -375,8 +375,6 @@ class PostgresStore(SqlStore):
                     self._wake(memory=True)
                     while not self._closing.is_set():
                         for notice in conn.notifies(timeout=0.5, stop_after=64):
-                            if self._closing.is_set():
-                                break  # ``close`` nudged us (``_nudge_listener``)
                             if notice.payload == ACCOUNTS_NOTICE:
                                 self._accounts_heard += 1
                             else:
@@ -448,20 +446,10 @@ class PostgresStore(SqlStore):
                 self.sealer.seal(wait=0.5)  # what this store committed, sealed before it goes
         self._closing.set()
         if self._listener is not None:
-            if self._listener.is_alive() and not self.outage.down:
-                self._nudge_listener()
             self._listener.join(timeout=2)
         with contextlib.suppress(psycopg.Error):
             self.pool.close()
             self.read_pool.close()
-
-    def _nudge_listener(self) -> None:
-        """One notification on our channel ends the listener's wait for notifications now,
-        not at its half-second poll: a closing store (a stopping server) does not linger.
-        Other listeners on the channel take it for one more change and read again."""
-        with contextlib.suppress(psycopg.Error, StoreError), \
-                self.pool.connection(timeout=1.0) as conn:
-            conn.execute("SELECT pg_notify(%s, ':closing')", (self.channel,))
 
     def drop_schema(self) -> None:
         """Tests: remove the whole schema (only when one was given)."""
