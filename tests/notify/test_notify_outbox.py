@@ -14,6 +14,7 @@ from signoff import Gate, Policy, RunContext, ToolCall
 from signoff.identity import Identity
 from signoff.kernel.proposing import ProposalKind
 from signoff.model import Decision, DecisionKind
+from signoff.notify import admin
 from signoff.notify.config import Filters, NotifyConfig, Retry, WebhookEndpoint, new_secret
 from signoff.notify.notifier import Notifier
 from signoff.store.base import Store
@@ -263,3 +264,37 @@ def test_a_new_channel_hears_only_what_happens_after_it(store: Store,
     kit.notifier.tick()
     assert receiver.types_of(later) == ["request.created"]
     kit.notifier.stop()
+
+
+def test_a_registered_endpoint_hears_what_follows_its_registration_however_late_seen(
+        store: Store, receiver: Receiver) -> None:
+    """Registered, then a call, then the notifier's first look: the call is told (a channel
+    that started where the notifier first saw it lost it). Removed and registered again,
+    it starts afresh: nothing from while it was gone."""
+    kit = Kit(store, receiver)
+    kit.notifier.tick()
+    config = NotifyConfig(retry=kit.retry, allow_private_targets=True)
+    notifier = Notifier(store, config, base_url=lambda: "http://inbox.test", clock=kit.clock)
+    desk = Receiver("")
+
+    def register() -> None:
+        _, desk.secret = admin.add_endpoint(store, config, name="desk", url=desk.url,
+                                            filters=Filters(), actor="boss", now=kit.clock())
+    try:
+        register()
+        first = kit.ask()
+        notifier.tick()
+        assert desk.types_of(first) == ["request.created"]
+        admin.remove_endpoint(store, config, "desk", actor="boss", now=kit.clock())
+        gone = kit.ask(service="db")
+        notifier.tick()
+        register()
+        back = kit.ask(service="cache")
+        notifier.tick()
+        assert desk.types_of(gone) == []
+        assert desk.types_of(back) == ["request.created"]
+        assert all(a.verified for a in desk.arrivals)
+    finally:
+        notifier.stop()
+        kit.notifier.stop()
+        desk.close()

@@ -52,9 +52,13 @@ def add_endpoint(store: Store, config: NotifyConfig, *, name: str, url: str, fil
     secret = new_secret()
     stored = StoredEndpoint(name=name, url=url, secret=secret, filters=filters.to_dict(),
                             created_at=now, created_by=actor)
+    # Sealed first: what was committed before this registration is under the head its
+    # channel starts at (PostgreSQL numbers events when it seals them), so it is not told.
+    store.seal()
     with store.transaction() as tx:
         if not tx.insert_endpoint(stored):
             raise Conflict(f"webhook {name!r} exists", code="webhook_exists")
+        tx.start_channel_cursor(f"webhook:{name}")
         tx.append_audit("webhook.added", at_us=to_us(now), request_id=None, actor=actor,
                         data={"name": name, "url": url, **filters.to_dict()})
     return WebhookEndpoint(name=name, url=url, secret=secret, filters=filters,
@@ -69,6 +73,7 @@ def remove_endpoint(store: Store, config: NotifyConfig, name: str, *, actor: str
     with store.transaction() as tx:
         if not tx.delete_endpoint(name):
             raise NotFound(f"no webhook {name!r}", code="webhook_not_found")
+        tx.drop_channel_cursor(f"webhook:{name}")
         tx.append_audit("webhook.removed", at_us=to_us(now), request_id=None, actor=actor,
                         data={"name": name})
 

@@ -131,6 +131,20 @@ class DeliveryRows:
     def set_channel_cursor(self, channel: str, index: int) -> None:
         self._defer("UPDATE notify_cursor SET idx = ? WHERE name = ?", (index, channel))
 
+    def start_channel_cursor(self, channel: str) -> None:
+        """Start ``channel`` at the audit's head now, in this transaction: an endpoint
+        registered hears everything committed after its registration, however late a
+        notifier first sees it (starting at first sight lost the events in between), and
+        one registered again under an old name starts afresh. On PostgreSQL an event
+        committed but not yet sealed is numbered above the head and told too: the caller
+        seals first, so only one committed in that moment can be, and never one fewer."""
+        self._exec("INSERT INTO notify_cursor (name, idx) SELECT ?, idx FROM audit_head "
+                   "WHERE id = 1 ON CONFLICT (name) DO UPDATE SET idx = excluded.idx",
+                   (channel,))
+
+    def drop_channel_cursor(self, channel: str) -> None:
+        self._exec("DELETE FROM notify_cursor WHERE name = ?", (channel,))
+
     def insert_delivery(self, delivery: Delivery) -> None:
         self._exec(f"INSERT INTO deliveries ({_COLUMNS}) VALUES "
                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
