@@ -14,30 +14,19 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from signoff.audit import GENESIS, Verification, verify
 from signoff.errors import ConfigurationError, StoreError
+from signoff.store.records import Backup
 from signoff.store.rows import audit_from_row
+
+__all__ = ["PAGES_PER_STEP", "PG_DUMP", "Backup", "backup_sqlite"]
 
 PAGES_PER_STEP = 1024  # pages copied between yields to writers (4 MiB at 4 KiB pages)
 
 PG_DUMP = ("pg_dump --format=custom --file=signoff.dump 'postgresql://…'  "
            "(restore: pg_restore --dbname='postgresql://…' signoff.dump)")
-
-
-@dataclass(frozen=True, slots=True)
-class Backup:
-    path: str
-    bytes: int
-    audit_events: int
-    audit_head: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "bytes": self.bytes, "audit_events": self.audit_events,
-                "audit_head": self.audit_head}
 
 
 def backup_sqlite(source: str, destination: str | Path) -> Backup:

@@ -1,4 +1,6 @@
-"""The storage contract: a ``Store`` hands out transactions; a ``Tx`` reads and writes rows.
+"""The storage contract's core: a ``Store`` hands out transactions; a ``Tx`` reads and writes
+rows. Every backend implements both; what only some do is a named capability
+(``signoff.store.capabilities``), listed in ``Store.capabilities``.
 
 Stores only store. The rules (who may decide, quorum, re-validation) live in
 the gate, which runs them inside one store transaction, so a check and the
@@ -7,43 +9,41 @@ A transaction that locks a request (``get_request(..., lock=True)``) holds
 that row until commit: SQLite by ``BEGIN IMMEDIATE``, PostgreSQL by
 ``SELECT … FOR UPDATE``.
 
-Every backend passes ``tests/store/test_conformance.py``.
+The values the contract speaks in are ``signoff.model``'s and ``signoff.store.records``'s;
+it imports no backend. Every backend passes the conformance suite,
+``tests/store/conformance`` (docs/internals/store.md: running it for a new backend).
+
+The package, module by module: ``base`` and ``capabilities`` (the contract), ``records``
+(its values); ``sqlite`` and ``postgres`` (the backends) over ``common`` (their shared
+reads) and ``sqltx`` (their shared transaction, with ``accounts`` and ``deliveries``
+rows and ``rows`` codecs); ``schema`` (migrations);
+``groupcommit`` and ``fifo`` (SQLite's writers), ``pgbatch``, ``sealer`` and ``outage``
+(PostgreSQL's round trips, chain and outages); ``recall`` (thread memory kept between
+reads), ``pages`` (keyset pages), ``faults`` (typed errors), ``retention`` and ``backup``
+(``signoff db purge`` and ``backup``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from signoff.audit import AuditEvent, Verification
 from signoff.identity import Account, Identity, Session
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 from signoff.policy.memory import RecalledCall
-from signoff.store.deliveries import Delivery, StoredEndpoint
+from signoff.store.capabilities import Capability, GuardsUnread, GuardsUnreadTx
 from signoff.store.pages import RequestQuery
+from signoff.store.records import Approvals, Delivery, Event, StoredEndpoint, ThreadMemory
 
-# An audit event as a write carries it: ``(kind, at_us, actor, data)``.
-Event = tuple[str, int, str | None, Mapping[str, Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class Approvals:
-    """Who approved a request's hash to run, each as stored then (``None``: no such user),
-    read with the request and without holding it; ``stamp`` is that reading as the
-    database writes it, so that a claim sending it back is refused inside the database
-    when any of it changed since (``Tx.claim_request``)."""
-
-    of: list[tuple[str, Identity | None]]
-    stamp: str
-
-if TYPE_CHECKING:
-    from signoff.store.recall import ThreadMemory
+__all__ = ["Approvals", "Event", "Store", "Tx"]
 
 
-class Tx(Protocol):
-    """One open transaction. Every write a gate makes goes through one of these."""
+class Tx(GuardsUnreadTx, Protocol):
+    """One open transaction. Every write a gate makes goes through one of these. (The
+    ``GuardsUnread`` capability's two methods are inherited: the kernel calls them once
+    ``Store.guards_unread`` says so; other stores refuse them.)"""
 
     def get_request(self, request_id: str, *, lock: bool = False) -> ApprovalRequest | None: ...
 
@@ -79,23 +79,12 @@ class Tx(Protocol):
         """Append the claim's event and compare-and-set ``request`` with ``changes``, its
         fencing token the event's number; the token, or ``None`` if the request moved.
         ``commit``: nothing follows in this transaction (PostgreSQL commits with it).
-        ``approvals`` (PostgreSQL, with ``commit``; the row not held): the claim also
-        requires the row's arguments and hashes, and its approvals, to be as read."""
+        ``approvals`` (``GUARDS_UNREAD`` stores only, with ``commit``; the row not held):
+        the claim also requires the row's arguments and hashes, and its approvals, to be
+        as read."""
         ...
 
     def insert_decision(self, decision: DecisionRecord) -> None: ...
-
-    def expect_no_thread_memory(self, thread_id: str) -> None:
-        """Commit only if the thread has no stored mode, rejection or own grant; else write
-        nothing (``changed_underneath``). PostgreSQL only."""
-        ...
-
-    def expect_as_known(self, request: ApprovalRequest, user: Identity) -> None:
-        """Take ``request`` as held, unread: the transaction's compare-and-set of it then
-        also requires it to be pending with the arguments known, and ``user`` to be stored
-        as given — or nothing is written (``changed_underneath``). The transaction must
-        move it. PostgreSQL only."""
-        ...
 
     def decisions(self, request_id: str) -> list[DecisionRecord]: ...
 
@@ -254,10 +243,14 @@ class Tx(Protocol):
     def first_use_of_signature(self, signature: str, *, at: float, keep: float) -> bool: ...
 
 
-class Store(Protocol):
-    """A database signoff keeps its state in. Implements ``DecisionMemory`` too."""
+class Store(GuardsUnread, Protocol):
+    """A database signoff keeps its state in. Implements ``DecisionMemory`` too. (The
+    ``GuardsUnread`` capability's members are inherited, as ``Tx``'s are: on a store
+    without it ``guards_unread`` is ``False``.)"""
 
     backend: str
+    # What this store does beyond the core (``signoff.store.capabilities``).
+    capabilities: frozenset[Capability]
 
     def migrate(self) -> int:
         """Apply pending migrations; return the schema version."""
@@ -281,8 +274,9 @@ class Store(Protocol):
 
     def request_to_run(self, request_id: str
                        ) -> tuple[ApprovalRequest | None, Approvals | None]:
-        """The request, and where a claim can use them (PostgreSQL: one round trip less
-        than holding the row first), its approvals as read in the same statement."""
+        """The request, and where a claim can use them (``GUARDS_UNREAD``: one round trip
+        less than holding the row first), its approvals as read in the same statement;
+        else ``None`` for them."""
         ...
 
     def list_requests(self, *, status: RequestStatus | None = None,
@@ -299,11 +293,8 @@ class Store(Protocol):
         ...
 
     def seal(self, *, wait: float = 1.0) -> bool:
-        """Chain what was committed before the call; ``False``: some still held."""
-        ...
-
-    def unsealed(self) -> tuple[int, int | None]:
-        """Committed events not sealed yet: how many, and the oldest one's ``at_us``."""
+        """Chain what was committed before the call; ``False``: some still held. Nothing to
+        do (``True``) unless the store ``SEALS_AFTER_COMMIT``."""
         ...
 
     def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None: ...
@@ -347,15 +338,6 @@ class Store(Protocol):
         reads the database (for callers that must not wait on it)."""
         ...
 
-    # Whether a transaction's writes can require, inside the database, what the process
-    # took for granted instead of reading it (``Tx.expect_no_thread_memory``,
-    # ``Tx.expect_as_known``): PostgreSQL, where a read is a round trip.
-    guards_unread: bool
-
-    def assuming_no_thread_memory(self, thread_id: str) -> AbstractContextManager[None]:
-        """In this context, ``thread_memory(thread_id)`` is empty without a read."""
-        ...
-
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]: ...
 
     def count_requests(self) -> dict[str, int]:
@@ -396,7 +378,8 @@ class Store(Protocol):
 
     def accounts_token(self) -> object | None:
         """An opaque marker that changes when any process may have changed an account: take
-        it *before* reading one; ``None``: this store cannot tell."""
+        it *before* reading one; ``None``: this store cannot tell (always, unless it
+        ``HEARS_OTHER_PROCESSES``)."""
         ...
 
     def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:

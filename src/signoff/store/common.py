@@ -14,7 +14,7 @@ from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountReads
-from signoff.store.base import Approvals, Event
+from signoff.store.capabilities import Capability, SealsAfterCommit
 from signoff.store.deliveries import DeliveryReads
 from signoff.store.pages import RequestQuery, after_key
 from signoff.store.recall import (
@@ -24,6 +24,7 @@ from signoff.store.recall import (
     read_session,
     read_thread,
 )
+from signoff.store.records import Approvals, Event
 from signoff.store.rows import audit_from_row, request_from_row
 from signoff.store.sqltx import _SELECT_REQUEST, SqlTx
 
@@ -41,6 +42,7 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
     (accounts and sessions: ``AccountReads``; notifications: ``DeliveryReads``)."""
 
     backend = "sql"
+    capabilities: frozenset[Capability] = frozenset()
 
     @abc.abstractmethod
     def _reader(self) -> AbstractContextManager[SqlTx]:
@@ -101,10 +103,6 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
         ``False``: some are still held by a running transaction after ``wait`` seconds."""
         return True
 
-    def unsealed(self) -> tuple[int, int | None]:
-        """How many committed events are not sealed yet, and the oldest one's ``at_us``."""
-        return 0, None
-
     def audit_events(self, *, after: int = 0, limit: int | None = None,
                      seal: bool = True) -> Iterator[AuditEvent]:
         """Sealed events with index > ``after``, in order, fetched a page at a time;
@@ -156,7 +154,7 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
         anchor = self.audit_anchor()
         result = verify(self.audit_events(after=anchor[0], seal=False),
                         head=self.audit_head(), anchor=anchor)
-        count, since = self.unsealed()
+        count, since = self.unsealed() if isinstance(self, SealsAfterCommit) else (0, None)
         if count:
             result = dataclasses.replace(result, unsealed=count, unsealed_since_us=since)
         return result

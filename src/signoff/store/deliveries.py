@@ -15,75 +15,28 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from signoff.store.records import (
+    DEAD,
+    DELIVERED,
+    PENDING,
+    Delivery,
+    StoredEndpoint,
+    delivery_id,
+    event_id,
+)
 
 if TYPE_CHECKING:
     from signoff.store.sqltx import Dialect, SqlTx
 
-PENDING, DELIVERED, DEAD = "pending", "delivered", "dead"
+# The values moved to ``signoff.store.records`` (the contract's vocabulary), still named here.
+__all__ = ["DEAD", "DELIVERED", "PENDING", "Delivery", "DeliveryReads", "DeliveryRows",
+           "StoredEndpoint", "delivery_from_row", "delivery_id", "event_id"]
+
 _COLUMNS = ("id, channel, event_index, event_type, request_key, payload, status, attempts, "
             "next_at, lease_until, lease_owner, event_at, created_at, delivered_at, "
             "last_status, last_error")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Delivery:
-    id: str  # "<channel>/<event id>"
-    channel: str  # "webhook:<name>", "slack", "email:<name>"
-    event_index: int
-    event_type: str
-    request_key: str  # the request's id ('' for none): the unit of ordering
-    payload: str  # JSON text, as sent
-    status: str = PENDING
-    attempts: int = 0
-    next_at: float
-    lease_until: float | None = None
-    lease_owner: str | None = None
-    event_at: float
-    created_at: float
-    delivered_at: float | None = None
-    last_status: int | None = None
-    last_error: str | None = None
-
-    @property
-    def event_id(self) -> str:
-        """The event's id, the same on every channel and every attempt: the idempotency key
-        (Standard Webhooks' ``webhook-id``)."""
-        return event_id(self.event_index)
-
-    def to_dict(self, *, payload: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id, "event_id": self.event_id, "channel": self.channel,
-            "event_index": self.event_index,
-            "type": self.event_type, "request_id": self.request_key or None,
-            "status": self.status, "attempts": self.attempts, "next_at": self.next_at,
-            "event_at": self.event_at, "created_at": self.created_at,
-            "delivered_at": self.delivered_at, "last_status": self.last_status,
-            "last_error": self.last_error}
-        if payload:
-            out["payload"] = json.loads(self.payload)
-        return out
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredEndpoint:
-    """A webhook endpoint an admin registered over the API or the CLI."""
-
-    name: str
-    url: str
-    secret: str
-    filters: dict[str, Any]
-    created_at: float
-    created_by: str | None
-
-
-def event_id(index: int) -> str:
-    return f"evt_{index}"
-
-
-def delivery_id(channel: str, index: int) -> str:
-    return f"{channel}/{event_id(index)}"
 
 
 def delivery_from_row(row: Sequence[Any]) -> Delivery:

@@ -35,11 +35,12 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from signoff.errors import Conflict, StoreError
-from signoff.store.base import Event
+from signoff.store.capabilities import Capability
 from signoff.store.common import SqlStore
 from signoff.store.faults import classify, reraise
 from signoff.store.outage import Outage
 from signoff.store.pgbatch import Batch
+from signoff.store.records import Event
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sealer import Sealer, lock_key, pending
 from signoff.store.sqltx import POSTGRES, SqlTx
@@ -157,6 +158,8 @@ def quiet_pool_warnings() -> None:
 
 class PostgresStore(SqlStore):
     backend = "postgres"
+    capabilities = frozenset({Capability.SEALS_AFTER_COMMIT, Capability.GUARDS_UNREAD,
+                              Capability.HEARS_OTHER_PROCESSES})
     guards_unread = True
 
     def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,

@@ -25,12 +25,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from signoff.model import Grant
+from signoff.store.records import ThreadMemory
 from signoff.store.rows import grant_from_row
 from signoff.store.sqltx import SqlTx
+
+__all__ = ["MAX_KEPT", "SESSION_SQL", "THREAD_SQL", "Recall", "ThreadMemory", "merged_grants",
+           "read_session", "read_thread"]
 
 _GRANT = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
           "created_by, args_hash, definition_hash, created_at")
@@ -58,20 +61,6 @@ THREAD_SQL = (
 SESSION_SQL = f"SELECT {_GRANT} FROM grants WHERE scope = 'session' AND session_id = ?"
 MAX_KEPT = 4096  # threads (and sessions) kept per token; more starts over
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadMemory:
-    mode: str | None  # the review mode stored for the thread
-    rejected: frozenset[str]  # tools with a remembered rejection in it
-    grants: tuple[tuple[float, Grant], ...]  # (created_at, grant), oldest first
-    # (request id, run id) of each request pending on the thread when this was read:
-    # new requests do not drop what is remembered, so only a fresh read
-    # (``thread_memory(…, fresh=True)``, as a run's start does) may be trusted with it.
-    pending: tuple[tuple[str, str | None], ...] = ()
-    mode_by: str | None = None  # who set the stored mode (None: trusted code, or no mode)
-    mode_at: float | None = None  # when it was set
-    mode_run: str | None = None  # the run that was waiting on the thread when it was set
 
 
 def read_thread(tx: SqlTx, thread_id: str) -> ThreadMemory:

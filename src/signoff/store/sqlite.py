@@ -25,10 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from signoff.errors import ConfigurationError
+from signoff.store.backup import backup_sqlite
+from signoff.store.capabilities import Capability
 from signoff.store.common import SqlStore
 from signoff.store.faults import reraise, store_error
 from signoff.store.fifo import FifoLock
 from signoff.store.groupcommit import Group, Transaction, rollback
+from signoff.store.records import Backup
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqltx import SQLITE, SqlTx
 
@@ -83,6 +86,7 @@ def missing(path: str, *, create: bool) -> None:
 
 class SqliteStore(SqlStore):
     backend = "sqlite"
+    capabilities = frozenset({Capability.ONLINE_BACKUP})
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL", busy_timeout: float = 30.0,
                  migrate: bool = True, create: bool = True) -> None:
@@ -210,6 +214,10 @@ class SqliteStore(SqlStore):
         except BaseException:
             rollback(conn)
             raise
+
+    def backup(self, destination: str | Path) -> Backup:
+        """A consistent, checked copy while servers write (``signoff.store.backup``)."""
+        return backup_sqlite(self.path, destination)
 
     # ---- waking ------------------------------------------------------------------------------
 

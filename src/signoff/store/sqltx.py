@@ -27,9 +27,9 @@ from signoff.model import (
 )
 from signoff.policy.memory import RecalledCall
 from signoff.store.accounts import AccountRows
-from signoff.store.base import Approvals, Event
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.faults import classify
+from signoff.store.records import Approvals, Event
 from signoff.store.rows import (
     AUDIT_COLUMNS,
     DECISION_COLUMNS,
