@@ -15,8 +15,9 @@ import pytest
 
 from signoff.errors import StoreError
 from signoff.store import groupcommit
+from signoff.store.dialect import SQLITE
 from signoff.store.sqlite import SqliteStore
-from signoff.store.sqltx import SQLITE, SqlTx
+from signoff.store.sqltx import SqlTx
 
 
 def _other(store: SqliteStore) -> sqlite3.Connection:

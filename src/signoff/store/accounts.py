@@ -1,4 +1,4 @@
-"""Rows of the user lifecycle: accounts, login links and sessions, for both SQL stores.
+"""Rows of the user lifecycle: users, accounts, login links and sessions, for both SQL stores.
 
 ``AccountRows`` is mixed into ``SqlTx`` (writes and reads inside a transaction),
 ``AccountReads`` into ``SqlStore`` (short reads). Every check of a credential
@@ -14,9 +14,11 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from signoff.identity import Account, Identity, IdentityKind, Session
+from signoff.store.rows import identity_from_row
 
 if TYPE_CHECKING:
-    from signoff.store.sqltx import Dialect, SqlTx
+    from signoff.store.dialect import Dialect
+    from signoff.store.sqltx import SqlTx
 
 _ACCOUNT = ("SELECT name, kind, roles, disabled, created_at, "
             "COALESCE(token_issued_at, created_at), token_expires_at, removed_at FROM users")
@@ -54,6 +56,39 @@ class AccountRows:
 
     def _lock(self) -> str:
         return self.dialect.lock_suffix
+
+    # ---- users -------------------------------------------------------------------------------
+
+    def insert_user(self, identity: Identity, *, token_hash: str, at: float,
+                    expires_at: float | None = None) -> None:
+        self._exec("INSERT INTO users (name, kind, roles, token_hash, disabled, created_at, "
+                   "token_issued_at, token_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (identity.name, identity.kind.value, json.dumps(list(identity.roles)),
+                    token_hash, int(identity.disabled), at, at, expires_at))
+
+    def _user(self, where: str, value: str) -> Identity | None:
+        row = self._one(f"SELECT name, kind, roles, disabled FROM users WHERE {where} = ?",
+                        (value,))
+        return None if row is None else identity_from_row(*row)
+
+    def get_user(self, name: str) -> Identity | None:
+        return self._user("name", name)
+
+    def user_by_token(self, token_hash: str) -> Identity | None:
+        return self._user("token_hash", token_hash)
+
+    def set_user(self, name: str, *, roles: tuple[str, ...] | None = None,
+                 disabled: bool | None = None) -> bool:
+        changed = False
+        if roles is not None:
+            cursor = self._exec("UPDATE users SET roles = ? WHERE name = ?",
+                                (json.dumps(list(roles)), name))
+            changed = cursor.rowcount == 1
+        if disabled is not None:
+            cursor = self._exec("UPDATE users SET disabled = ? WHERE name = ?",
+                                (int(disabled), name))
+            changed = cursor.rowcount == 1
+        return changed
 
     # ---- accounts ------------------------------------------------------------------------------
 

@@ -15,8 +15,9 @@ it imports no backend. Every backend passes the conformance suite,
 
 The package, module by module: ``base`` and ``capabilities`` (the contract), ``records``
 (its values); ``sqlite`` and ``postgres`` (the backends) over ``common`` (their shared
-reads) and ``sqltx`` (their shared transaction, with ``accounts`` and ``deliveries``
-rows and ``rows`` codecs); ``schema`` (migrations);
+reads) and ``sqltx`` (their shared transaction: ``dialect``, the ``auditlog`` it holds,
+``accounts``, ``threadrows`` and ``deliveries`` rows, ``rows`` codecs); ``schema``
+(migrations);
 ``groupcommit`` and ``fifo`` (SQLite's writers), ``pgbatch``, ``sealer`` and ``outage``
 (PostgreSQL's round trips, chain and outages); ``recall`` (thread memory kept between
 reads), ``pages`` (keyset pages), ``faults`` (typed errors), ``retention`` and ``backup``

@@ -28,7 +28,8 @@ from signoff.store.records import (
 )
 
 if TYPE_CHECKING:
-    from signoff.store.sqltx import Dialect, SqlTx
+    from signoff.store.dialect import Dialect
+    from signoff.store.sqltx import SqlTx
 
 # The values moved to ``signoff.store.records`` (the contract's vocabulary), still named here.
 __all__ = ["DEAD", "DELIVERED", "PENDING", "Delivery", "DeliveryReads", "DeliveryRows",

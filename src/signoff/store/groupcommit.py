@@ -33,8 +33,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from signoff.errors import Conflict, StoreError
+from signoff.store.dialect import SQLITE
 from signoff.store.faults import CODES, classify, reraise, store_error
-from signoff.store.sqltx import SQLITE, SqlTx
+from signoff.store.sqltx import SqlTx
 
 if TYPE_CHECKING:
     from signoff.store.sqlite import SqliteStore

@@ -37,13 +37,14 @@ from psycopg_pool import ConnectionPool
 from signoff.errors import Conflict, StoreError
 from signoff.store.capabilities import Capability
 from signoff.store.common import SqlStore
+from signoff.store.dialect import POSTGRES
 from signoff.store.faults import classify, reraise
 from signoff.store.outage import Outage
 from signoff.store.pgbatch import Batch
 from signoff.store.records import Event
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sealer import Sealer, lock_key, pending
-from signoff.store.sqltx import POSTGRES, SqlTx
+from signoff.store.sqltx import SqlTx
 
 CHANNEL = "signoff_requests"
 POOL_TIMEOUT = 5.0  # seconds to wait for a connection before answering store_busy

@@ -1,49 +1,42 @@
 """The SQL both backends share: one ``SqlTx`` over a DB-API cursor, with a dialect.
 
 Statements are written once with ``?`` placeholders; the PostgreSQL dialect
-rewrites them to ``%s`` and adds ``FOR UPDATE`` / ``SKIP LOCKED`` where rows
-must be held. Arguments and audit data are stored as TEXT so the canonical
-bytes come back exactly as they went in.
+(``signoff.store.dialect``) rewrites them to ``%s`` and adds ``FOR UPDATE`` /
+``SKIP LOCKED`` where rows must be held. Arguments and audit data are stored as TEXT
+so the canonical bytes come back exactly as they went in.
+
+Here: requests, decisions, idempotency keys and the moves that guard them. The audit
+events a transaction appends are an object it holds (``signoff.store.auditlog``); the
+other row groups are mixed in (``accounts``, ``threadrows``, ``deliveries``).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from signoff.audit import AuditEvent, canonical_data, chain_hash
-from signoff.errors import InvalidInput
+from signoff.audit import AuditEvent, canonical_data
 from signoff.identity import Identity
-from signoff.model import (
-    ApprovalRequest,
-    DecisionRecord,
-    Grant,
-    Rejection,
-    RequestStatus,
-)
-from signoff.policy.memory import RecalledCall
+from signoff.model import ApprovalRequest, DecisionRecord, RequestStatus
 from signoff.store.accounts import AccountRows
+from signoff.store.auditlog import AuditLog
 from signoff.store.deliveries import DeliveryRows
-from signoff.store.faults import classify
+from signoff.store.dialect import Dialect, typed
 from signoff.store.records import Approvals, Event
 from signoff.store.rows import (
-    AUDIT_COLUMNS,
     DECISION_COLUMNS,
     ENCODERS,
-    GRANT_COLUMNS,
     REQUEST_COLUMNS,
     audit_from_row,
     decision_from_row,
-    dumps_sorted,
     encode,
     identity_from_row,
     replaced,
     request_from_row,
 )
+from signoff.store.threadrows import ThreadRows
 
 _SELECT_REQUEST = f"SELECT {', '.join(REQUEST_COLUMNS)} FROM requests"
 # A request and one user, one statement: what a decision reads under the request's lock.
@@ -65,12 +58,6 @@ _SELECT_REQUEST_TO_RUN = (
     "FROM requests r LEFT JOIN decisions d ON d.request_id = r.id "
     "AND d.kind IN ('approve', 'edit') AND d.args_hash = COALESCE(r.approved_hash, r.args_hash) "
     "LEFT JOIN users u ON u.name = d.approver WHERE r.id = ? ORDER BY d.created_at, d.id")
-# Raises (``signoff_expect_one``) unless a thread has no mode, rejection or own grant.
-_NO_THREAD_MEMORY = (
-    "SELECT signoff_expect_one(CASE WHEN EXISTS (SELECT 1 FROM threads WHERE id = ?) "
-    "OR EXISTS (SELECT 1 FROM rejections WHERE thread_id = ?) "
-    "OR EXISTS (SELECT 1 FROM grants WHERE scope != 'session' AND thread_id = ?) "
-    "THEN 0 ELSE 1 END, ?)")
 # The arguments a request was written with, as a guard on a move that did not read them.
 _ARGS_AS_WRITTEN = ("AND requests.args = ? AND requests.args_hash = ? "
                     "AND requests.approved_args IS NOT DISTINCT FROM ? "
@@ -84,33 +71,6 @@ _AS_KNOWN = ("AND requests.status = 'pending' " + _ARGS_AS_WRITTEN
              "AND users.roles = ? AND users.disabled = 0)")
 
 
-def _typed(exc: Exception) -> Exception:
-    if isinstance(exc, UnicodeEncodeError):  # a lone surrogate cannot be UTF-8
-        return InvalidInput("a value holds a lone surrogate", code="lone_surrogate")
-    typed = classify(exc)
-    return exc if typed is None else typed
-
-
-@dataclass(frozen=True, slots=True)
-class Dialect:
-    name: str
-    placeholder: str  # "?" or "%s"
-    lock_suffix: str  # " FOR UPDATE" or ""
-    skip_locked_suffix: str  # " FOR UPDATE SKIP LOCKED" or ""
-    returning: bool = True  # UPDATE … RETURNING (SQLite from 3.35)
-    # Events go to audit_pending and are chained after commit (signoff.store.sealer)
-    # instead of being chained inside the transaction, under the database's write lock.
-    seals_later: bool = False
-
-    def sql(self, statement: str) -> str:
-        return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
-
-
-SQLITE = Dialect("sqlite", "?", "", "", returning=sqlite3.sqlite_version_info >= (3, 35))
-POSTGRES = Dialect("postgres", "%s", " FOR UPDATE", " FOR UPDATE SKIP LOCKED",
-                   seals_later=True)
-
-
 _INSERT_REQUEST = (f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}) "
                    f"VALUES ({', '.join('?' for _ in REQUEST_COLUMNS)})")
 
@@ -120,16 +80,6 @@ assert DECISION_COLUMNS == ("id", "request_id", "kind", "approver", "created_at"
                              "reason", "alternatives", "args", "message", "scope")
 
 
-_INSERT_AUDIT = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-_INSERT_PENDING = ("INSERT INTO audit_pending (at_us, kind, request_id, actor, data) "
-                   "VALUES (?, ?, ?, ?, ?)")
-# Appends only if the head is still (idx, hash), holding the head row while it looks
-# (PostgreSQL's FOR UPDATE waits out a concurrent append, then re-checks the head as that
-# committed it: a stale guess inserts nothing instead of racing for the index).
-_INSERT_AUDIT_IF_HEAD = (f"INSERT INTO audit ({AUDIT_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ? "
-                         "FROM audit_head WHERE id = 1 AND idx = ? AND hash = ?")
-
-
 @functools.lru_cache(maxsize=64)
 def _update_sql(names: tuple[str, ...]) -> str:
     """The compare-and-set UPDATE for one set of changed columns (the text built once)."""
@@ -137,9 +87,12 @@ def _update_sql(names: tuple[str, ...]) -> str:
             "WHERE id = ? AND version = ?")
 
 
-class SqlTx(AccountRows, DeliveryRows):
-    """A transaction over one DB-API cursor, in one dialect (accounts, links and sessions:
-    ``AccountRows``; notifications: ``DeliveryRows``)."""
+class SqlTx(AccountRows, ThreadRows, DeliveryRows):
+    """A transaction over one DB-API cursor, in one dialect. It holds its audit events
+    (``self.audit``, an ``AuditLog``); the stateless row groups are mixed in, since the
+    ``Tx`` contract is one flat surface: users, accounts, links and sessions
+    (``AccountRows``), thread memory and modes (``ThreadRows``), notifications
+    (``DeliveryRows``)."""
 
     def __init__(self, cursor: Any, dialect: Dialect,
                  head_hint: tuple[int, str] | None = None) -> None:
@@ -148,11 +101,7 @@ class SqlTx(AccountRows, DeliveryRows):
         self.notified: list[str] = []
         # Wrote what ``signoff.store.recall`` remembers (a mode, rejection, grant or use).
         self.memory_changed = False
-        self._head: tuple[int, str] | None = None
-        # The audit head as this store last committed it (a hint, checked when used).
-        self.head_hint = head_hint
-        self.appended = False  # wrote audit events (the sealer is poked after commit)
-        self._later: list[tuple[int, str, str | None, str | None, str]] = []  # record_audit
+        self.audit = AuditLog(self, head_hint)  # the events it appends (signoff.store.auditlog)
         # PostgreSQL's ``Batch`` keeps writes for the next round trip (signoff.store.pgbatch).
         self._batch: Any = cursor if hasattr(cursor, "defer") else None
         self._held: set[str] = set()  # request rows this transaction holds (FOR UPDATE)
@@ -168,10 +117,10 @@ class SqlTx(AccountRows, DeliveryRows):
                 return self.cursor
             self.cursor.execute(self.dialect.sql(statement), tuple(params))
         except Exception as exc:  # a database failure or refusal: typed (signoff.store.faults)
-            typed = _typed(exc)
-            if typed is exc:
+            found = typed(exc)
+            if found is exc:
                 raise
-            raise typed from exc
+            raise found from exc
         return self.cursor
 
     def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
@@ -190,15 +139,15 @@ class SqlTx(AccountRows, DeliveryRows):
         if self._known:  # nothing would have checked what was taken for granted
             raise RuntimeError(f"request {next(iter(self._known))} was taken as known but "
                                "not moved: its writes were checked against nothing")
-        self.flush_audit()
+        self.audit.flush()
         if self._batch is not None:
             try:
                 self._batch.commit()
             except Exception as exc:
-                typed = _typed(exc)
-                if typed is exc:
+                found = typed(exc)
+                if found is exc:
                     raise
-                raise typed from exc
+                raise found from exc
 
     def audit_after(self, index: int, limit: int) -> list[AuditEvent]:
         """Up to ``limit`` audit events after ``index``, in order, read in this transaction."""
@@ -262,16 +211,6 @@ class SqlTx(AccountRows, DeliveryRows):
                 for name, kind, roles, disabled in (row[width + 1:] for row in rows)
                 if name is not None],
             stamp=str(rows[0][width]))
-
-    def expect_no_thread_memory(self, thread_id: str) -> None:
-        """This transaction commits only if ``thread_id`` has no memory — no stored mode, no
-        rejection, no grant of its own (``recall.THREAD_SQL``'s rows but the pending
-        requests) — or it writes nothing (``changed_underneath``). PostgreSQL only: kept
-        back, it travels with the writes."""
-        if not self.dialect.seals_later:
-            raise ValueError("only a PostgreSQL transaction takes thread memory unread")
-        self._defer(_NO_THREAD_MEMORY, (thread_id, thread_id, thread_id,
-                                        f"thread {thread_id} has memory"))
 
     def expect_as_known(self, request: ApprovalRequest, user: Identity) -> None:
         """``Tx.expect_as_known``: the request counts as held, and its next compare-and-set,
@@ -353,8 +292,8 @@ class SqlTx(AccountRows, DeliveryRows):
                   "WHERE id = ? AND fencing_token = ? AND status = 'executing'")
         if event is not None and self.dialect.seals_later:
             kind, at_us, actor, data = event
-            self.flush_audit()  # the events recorded before this one come first
-            self.appended = True
+            self.audit.flush()  # the events recorded before this one come first
+            self.audit.appended = True
             cursor = self._exec(
                 f"WITH moved AS ({update} RETURNING id) INSERT INTO audit_pending "
                 "(at_us, kind, request_id, actor, data) SELECT ?, ?, id, ?, ? FROM moved",
@@ -391,8 +330,8 @@ class SqlTx(AccountRows, DeliveryRows):
             return None if moved is None else token
         if approvals is not None and not (commit and self._batch is not None):
             raise ValueError("a claim without the row held must commit with it")
-        self.flush_audit()
-        self.appended = True
+        self.audit.flush()
+        self.audit.appended = True
         changes["version"] = request.version + 1
         assignments = ", ".join(f"{name} = ?" for name in changes)
         event_cte = ("WITH event AS (INSERT INTO audit_pending (at_us, kind, request_id, actor, "
@@ -452,196 +391,38 @@ class SqlTx(AccountRows, DeliveryRows):
         return [(name, None if kind is None else identity_from_row(name, kind, roles, disabled))
                 for name, kind, roles, disabled in rows]
 
-    # ---- audit -------------------------------------------------------------------------------
+    # ---- audit (``signoff.store.auditlog``) ---------------------------------------------------
 
     def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> int:
-        """Append one event; returns its number — unique, and increasing among the
-        transactions that one row lock orders (a fencing token): on SQLite the event's
-        index in the chain, on PostgreSQL its sequence number in ``audit_pending`` (its
-        index is given when it is sealed, after commit)."""
-        text = canonical_data(data)
-        self.appended = True
-        if self.dialect.seals_later:
-            self.flush_audit()  # the events recorded before this one come first
-            row = self._one(_INSERT_PENDING + " RETURNING seq",
-                            (at_us, kind, request_id, actor, text))
-            return int(row[0])
-        hint = self.head_hint if self._head is None else None
-        if hint is not None:
-            # The head as this store last committed it, if it is still the head: the insert
-            # checks that itself, holding the head (SQLite: BEGIN IMMEDIATE already holds
-            # the database; PostgreSQL: FOR UPDATE), which saves reading the head first.
-            index, prev = hint[0] + 1, hint[1]
-            digest = chain_hash(prev, index=index, at_us=at_us, kind=kind,
-                                request_id=request_id, actor=actor, data=text)
-            cursor = self._exec(_INSERT_AUDIT_IF_HEAD + self.dialect.lock_suffix, (
-                index, at_us, kind, request_id, actor, text, prev, digest, *hint))
-            if cursor.rowcount != 1:
-                hint = None  # someone else appended since: read the head
-        if hint is None:
-            if self._head is None:  # read (and lock) once per transaction, then follow it
-                row = self._one(f"SELECT idx, hash FROM audit_head WHERE id = 1"
-                                f"{self.dialect.lock_suffix}")
-                self._head = (int(row[0]), str(row[1]))
-            index = self._head[0] + 1
-            prev = self._head[1]
-            digest = chain_hash(prev, index=index, at_us=at_us, kind=kind,
-                                request_id=request_id, actor=actor, data=text)
-            self._exec(_INSERT_AUDIT, (index, at_us, kind, request_id, actor, text, prev,
-                                       digest))
-        self._head = (index, digest)
-        return index
+        """``AuditLog.append``: the event's number (SQLite: its index in the chain)."""
+        return self.audit.append(kind, at_us=at_us, request_id=request_id, actor=actor,
+                                 data=data)
 
     def record_audit(self, kind: str, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> None:
-        """Append one event whose number nobody needs. PostgreSQL keeps it until the next
-        append or the commit and writes those together, in order, in one statement: a round
-        trip less for each event after the first (a decision records two). SQLite chains it
-        at once, as ``append_audit``."""
-        if not self.dialect.seals_later:
-            self.append_audit(kind, at_us=at_us, request_id=request_id, actor=actor, data=data)
-            return
-        self.appended = True
-        self._later.append((at_us, kind, request_id, actor, canonical_data(data)))
+        """``AuditLog.record``: an event whose number nobody needs."""
+        self.audit.record(kind, at_us=at_us, request_id=request_id, actor=actor, data=data)
 
     def flush_audit(self) -> None:
-        """Write the events ``record_audit`` kept (the store calls it before committing)."""
-        if self._later:
-            rows, self._later = self._later, []
-            marks = ", ".join(["(?, ?, ?, ?, ?)"] * len(rows))
-            self._defer("INSERT INTO audit_pending (at_us, kind, request_id, actor, data) "
-                       f"VALUES {marks}", [value for row in rows for value in row])
+        self.audit.flush()
 
     def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
                       ) -> None:
-        """Append many events without a request, ``(kind, at_us, actor, data)`` each, in
-        order: the head read once, the chain computed here, one ``executemany`` (what the
-        verdict log flushes every 50 ms; ``append_audit`` one by one cost a statement's
-        overhead per event)."""
-        if not events:
-            return
-        self.appended = True
-        if self.dialect.seals_later:
-            self.flush_audit()
-            self.cursor.executemany(self.dialect.sql(_INSERT_PENDING), [
-                (at_us, kind, None, actor, canonical_data(data))
-                for kind, at_us, actor, data in events])
-            return
-        if self._head is None:
-            row = self._one(f"SELECT idx, hash FROM audit_head WHERE id = 1"
-                            f"{self.dialect.lock_suffix}")
-            self._head = (int(row[0]), str(row[1]))
-        index, prev = self._head
-        rows = []
-        for kind, at_us, actor, data in events:
-            index += 1
-            text = canonical_data(data)
-            digest = chain_hash(prev, index=index, at_us=at_us, kind=kind, request_id=None,
-                                actor=actor, data=text)
-            rows.append((index, at_us, kind, None, actor, text, prev, digest))
-            prev = digest
-        self.cursor.executemany(self.dialect.sql(_INSERT_AUDIT), rows)
-        self._head = (index, prev)
+        """``AuditLog.append_many``: events without a request, in order."""
+        self.audit.append_many(events)
+
+    @property
+    def appended(self) -> bool:
+        """It wrote audit events (PostgreSQL pokes the sealer after commit)."""
+        return self.audit.appended
 
     @property
     def head(self) -> tuple[int, str] | None:
         """The audit head after this transaction's events (``None``: it never looked)."""
-        return self._head
+        return self.audit.head
 
-    # ---- memory: rejections and grants -----------------------------------------------------------
-
-    def put_rejection(self, rejection: Rejection, *, at: float) -> None:
-        self.memory_changed = True
-        self._defer("INSERT INTO rejections (thread_id, tool, args_hash, reason, alternatives, "
-                   "request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                   "ON CONFLICT (thread_id, tool, args_hash) DO UPDATE SET "
-                   "reason = excluded.reason, alternatives = excluded.alternatives, "
-                   "request_id = excluded.request_id, created_at = excluded.created_at",
-                   (rejection.thread_id, rejection.tool, rejection.args_hash, rejection.reason,
-                    json.dumps(list(rejection.alternatives)), rejection.request_id, at))
-
-    def recall_call(self, thread_id: str, call_id: str) -> RecalledCall | None:
-        rows = self._exec(
-            "SELECT 'request', args_hash, review FROM requests WHERE thread_id = ? AND "
-            "call_id = ? UNION ALL SELECT 'review', args_hash, record FROM reviews "
-            "WHERE thread_id = ? AND call_id = ?", (thread_id, call_id, thread_id, call_id)
-        ).fetchall()
-        if not rows:
-            return None
-        found = {kind: (hash_, record) for kind, hash_, record in rows}
-        hash_, record = found.get("request") or found["review"]
-        record = record or found.get("review", (None, None))[1]
-        return RecalledCall(args_hash=hash_, requested="request" in found,
-                            review=json.loads(record) if record else None)
-
-    def put_review(self, thread_id: str, call_id: str, *, args_hash: str,
-                   record: Mapping[str, Any], at: float) -> None:
-        """Keep a call's auto review (the first one kept stands: a call is reviewed once)."""
-        self._defer("INSERT INTO reviews (thread_id, call_id, args_hash, record, created_at) "
-                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (thread_id, call_id) DO NOTHING",
-                   (thread_id, call_id, args_hash, dumps_sorted(dict(record)), at))
-
-    def rejection_for(self, thread_id: str, tool: str, args_hash: str) -> Rejection | None:
-        row = self._one("SELECT reason, alternatives, request_id FROM rejections "
-                        "WHERE thread_id = ? AND tool = ? AND args_hash = ?",
-                        (thread_id, tool, args_hash))
-        if row is None:
-            return None
-        return Rejection(thread_id=thread_id, tool=tool, args_hash=args_hash, reason=row[0],
-                         alternatives=tuple(json.loads(row[1])), request_id=row[2])
-
-    def insert_grant(self, grant: Grant, *, at: float, request_id: str | None) -> None:
-        self.memory_changed = True
-        self._defer(f"INSERT INTO grants ({GRANT_COLUMNS}, created_at, request_id) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (grant.id, grant.scope.value, grant.tool,
-                    json.dumps(dict(grant.args), sort_keys=True), grant.thread_id,
-                    grant.session_id, grant.expires_at, grant.max_uses, grant.uses,
-                    grant.created_by, grant.args_hash, grant.definition_hash, at,
-                    request_id))
-
-    def use_grant(self, grant_id: str) -> bool:
-        self.memory_changed = True
-        cursor = self._exec("UPDATE grants SET uses = uses + 1 WHERE id = ? AND "
-                            "(uses < COALESCE(max_uses, CASE scope WHEN 'once' THEN 1 END) "
-                            "OR (max_uses IS NULL AND scope != 'once'))", (grant_id,))
-        return bool(cursor.rowcount == 1)
-
-    # ---- users -------------------------------------------------------------------------------
-
-    def insert_user(self, identity: Identity, *, token_hash: str, at: float,
-                    expires_at: float | None = None) -> None:
-        self._exec("INSERT INTO users (name, kind, roles, token_hash, disabled, created_at, "
-                   "token_issued_at, token_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (identity.name, identity.kind.value, json.dumps(list(identity.roles)),
-                    token_hash, int(identity.disabled), at, at, expires_at))
-
-    def _user(self, where: str, value: str) -> Identity | None:
-        row = self._one(f"SELECT name, kind, roles, disabled FROM users WHERE {where} = ?",
-                        (value,))
-        return None if row is None else identity_from_row(*row)
-
-    def get_user(self, name: str) -> Identity | None:
-        return self._user("name", name)
-
-    def user_by_token(self, token_hash: str) -> Identity | None:
-        return self._user("token_hash", token_hash)
-
-    def set_user(self, name: str, *, roles: tuple[str, ...] | None = None,
-                 disabled: bool | None = None) -> bool:
-        changed = False
-        if roles is not None:
-            cursor = self._exec("UPDATE users SET roles = ? WHERE name = ?",
-                                (json.dumps(list(roles)), name))
-            changed = cursor.rowcount == 1
-        if disabled is not None:
-            cursor = self._exec("UPDATE users SET disabled = ? WHERE name = ?",
-                                (int(disabled), name))
-            changed = cursor.rowcount == 1
-        return changed
-
-    # ---- idempotency, threads, wake-ups ---------------------------------------------------------
+    # ---- idempotency, held requests, wake-ups ---------------------------------------------
 
     def idempotent_response(self, key: str) -> tuple[str, str, str] | None:
         row = self._one("SELECT request_id, body_hash, response FROM idempotency WHERE key = ?",
@@ -653,30 +434,6 @@ class SqlTx(AccountRows, DeliveryRows):
         self._defer("INSERT INTO idempotency (key, request_id, body_hash, response, created_at) "
                    "VALUES (?, ?, ?, ?, ?)", (key, request_id, body_hash, response, at))
 
-    def thread_mode(self, thread_id: str) -> str | None:
-        row = self._one("SELECT review_mode FROM threads WHERE id = ?", (thread_id,))
-        return row[0] if row else None
-
-    def set_thread_mode(self, thread_id: str, mode: str, *, at: float,
-                        by: str | None = None) -> None:
-        """Store the mode, and the run waiting on the thread now (if any): that run takes
-        the mode when it resumes."""
-        self.memory_changed = True
-        row = self._one("SELECT run_id FROM requests WHERE thread_id = ? AND status = 'pending' "
-                        "AND run_id IS NOT NULL ORDER BY created_at LIMIT 1", (thread_id,))
-        # One upsert: two transactions setting one thread's first mode at once (nothing
-        # orders them any more but this row) must not both insert it.
-        self._exec("INSERT INTO threads (id, review_mode, updated_at, set_by, waiting_run) "
-                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                   "review_mode = excluded.review_mode, updated_at = excluded.updated_at, "
-                   "set_by = excluded.set_by, waiting_run = excluded.waiting_run",
-                   (thread_id, mode, at, by, row[0] if row else None))
-
-    def thread_executing(self, thread_id: str) -> bool:
-        """A call of the thread is executing: its mode must not change under it."""
-        return self._one("SELECT 1 FROM requests WHERE thread_id = ? AND status = 'executing' "
-                         "LIMIT 1", (thread_id,)) is not None
-
     def pending_to_hold(self, thread_id: str, but: str) -> list[ApprovalRequest]:
         """The thread's other pending requests, held until commit — skipping any another
         transaction holds (it is deciding them; waiting could deadlock on its lock of ours)."""
@@ -686,12 +443,6 @@ class SqlTx(AccountRows, DeliveryRows):
         held = [request_from_row(r) for r in rows]
         self._held.update(r.id for r in held)
         return held
-
-    def thread_parties(self, thread_id: str) -> frozenset[str]:
-        """Every principal and agent that ever asked for a call on the thread."""
-        rows = self._exec("SELECT DISTINCT principal, agent FROM requests WHERE thread_id = ?",
-                          (thread_id,)).fetchall()
-        return frozenset(name for row in rows for name in row if name)
 
     def notify(self, request_id: str) -> None:
         """Wake this process's waiters on commit (SQLite; PostgreSQL's triggers send a
