@@ -144,7 +144,8 @@ class Client:
             "thread_id": context.thread_id, "run_id": context.run_id,
             "session_id": context.session_id, "intent": context.intent})
         request_id = data.get("request_id")
-        return Proposal(kind=ProposalKind(data["status"]), verdict=verdict_of(data["verdict"]),
+        return Proposal(kind=ProposalKind(data["status"]),
+                        verdict=verdict_of(data["verdict"], call),
                         request=self.store_get(request_id) if request_id else None)
 
     def outcome(self, request_id: str, *, wait: float = 0.0) -> Outcome:

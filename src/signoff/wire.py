@@ -17,6 +17,7 @@ from signoff.model import (
     ReviewMode,
     Risk,
     Step,
+    ToolCall,
     Verdict,
 )
 
@@ -30,19 +31,21 @@ def outcome_of(data: Mapping[str, Any]) -> Outcome:
                    message=data.get("message"), args=data.get("args") or {})
 
 
-def verdict_of(data: Mapping[str, Any]) -> Verdict:
-    """A ``Verdict`` from the API's ``Verdict`` body (``Verdict.to_dict``)."""
+def verdict_of(data: Mapping[str, Any], call: ToolCall) -> Verdict:
+    """A ``Verdict`` from the API's ``Verdict`` body for ``call``: what the body does not
+    show (its source, decision id, interaction mode…) is the call's or left unsaid."""
     reasons = tuple(
         Reason(step=Step(r["step"]), text=str(r.get("text") or ""), rule=r.get("rule"),
                effect=Effect(r["effect"]) if r.get("effect") else None, code=r.get("code"))
         for r in data.get("reasons") or ())
     return Verdict(
         effect=Effect(data["effect"]), code=str(data["code"]), message=str(data["message"]),
-        reasons=reasons, risk=Risk(data["risk"]), source=str(data["source"]),
-        policy_version=str(data["policy_version"]), decision_id=str(data["decision_id"]),
-        call_id=data.get("call_id"), tool=str(data["tool"]), args_hash=data.get("args_hash"),
+        reasons=reasons, risk=Risk(data["risk"]), source=str(data.get("source") or ""),
+        policy_version=str(data["policy_version"]),
+        decision_id=str(data.get("decision_id") or ""),
+        call_id=call.id, tool=call.name, args_hash=data.get("args_hash"),
         review_mode=ReviewMode(data["review_mode"]),
-        interaction_mode=InteractionMode(data["interaction_mode"]),
+        interaction_mode=InteractionMode(data.get("interaction_mode") or "interactive"),
         roles=tuple(data.get("roles") or ()), approvals=int(data.get("approvals") or 1),
         expires_in=data.get("expires_in"), mandatory=bool(data.get("mandatory")),
         grant_id=data.get("grant_id"))
@@ -50,8 +53,8 @@ def verdict_of(data: Mapping[str, Any]) -> Verdict:
 
 def request_of(data: Mapping[str, Any]) -> ApprovalRequest:
     """An ``ApprovalRequest`` from the API's ``Request`` body: the fields the API shows (the
-    canonical texts byte for byte, so hashes still match); what it does not show —
-    results, leases, fencing tokens — stays unset."""
+    canonical texts byte for byte, so hashes still match; a single request's ``changes``);
+    what it does not show — results, leases, fencing tokens — stays unset."""
     return ApprovalRequest(
         id=str(data["id"]), call_id=str(data["call_id"]), tool=str(data["tool"]),
         args=str(data["args_canonical"]), args_hash=str(data["args_hash"]),
@@ -67,4 +70,5 @@ def request_of(data: Mapping[str, Any]) -> ApprovalRequest:
         requires=tuple((str(role), int(n)) for role, n in data.get("requires") or ()),
         approved_args=data.get("approved_args_canonical"),
         approved_hash=data.get("approved_hash"), outcome_code=data.get("outcome_code"),
-        outcome_reason=data.get("outcome_reason"))
+        outcome_reason=data.get("outcome_reason"),
+        changes=tuple(data.get("changes") or ()))
