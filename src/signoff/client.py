@@ -107,21 +107,21 @@ class Client:
                 evidence: Sequence[str] = ()) -> CallAnswer: ...
 
     @overload
-    def propose(self, tool: ToolCall, args: RunContext | None = None, *,
+    def propose(self, tool: ToolCall, context: RunContext | None = None, *,
                 evidence: Sequence[str] = ()) -> Proposal: ...
 
-    def propose(self, tool: str | ToolCall,
-                args: Mapping[str, Any] | RunContext | None = None, *,
-                call_id: str | None = None, thread_id: str | None = None,
-                run_id: str | None = None, session_id: str | None = None,
-                description: str | None = None,
-                evidence: Sequence[str] = ()) -> CallAnswer | Proposal:
+    def propose(self, tool: str | ToolCall, *given: Any, **named: Any) -> CallAnswer | Proposal:
         """``propose(tool, args, call_id=…)``: the server's answer as it sent it;
         ``propose(ToolCall, RunContext)``: a ``Proposal``, as ``Gate.propose`` returns."""
         if isinstance(tool, ToolCall):
-            context = args if isinstance(args, RunContext) else RunContext()
-            return self._propose_call(tool, context, evidence)
-        assert call_id is not None and not isinstance(args, RunContext)
+            context = given[0] if given else named.pop("context", None)
+            return self._propose_call(tool, context or RunContext(), **named)
+        return self._propose_tool(tool, *given, **named)
+
+    def _propose_tool(self, tool: str, args: Mapping[str, Any] | None = None, *,
+                      call_id: str, thread_id: str | None = None, run_id: str | None = None,
+                      session_id: str | None = None, description: str | None = None,
+                      evidence: Sequence[str] = ()) -> CallAnswer:
         data = self._post_call(tool, args, call_id, description=description,
                                evidence=evidence, context={
             "thread_id": thread_id, "run_id": run_id, "session_id": session_id})
@@ -136,8 +136,8 @@ class Client:
                 "context": {k: v for k, v in context.items() if v is not None}}
         return self._call("POST", "/api/v1/calls", json=body)
 
-    def _propose_call(self, call: ToolCall, context: RunContext,
-                      evidence: Sequence[str]) -> Proposal:
+    def _propose_call(self, call: ToolCall, context: RunContext, *,
+                      evidence: Sequence[str] = ()) -> Proposal:
         args = call.args if isinstance(call.args, Mapping) else parse_args(call.args)
         data = self._post_call(call.name, args, call.id or "", description=call.description,
                                evidence=evidence, context={

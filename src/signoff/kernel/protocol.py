@@ -41,9 +41,10 @@ class GateProtocol(Protocol):
         """The context with the thread's review mode, when it has none of its own."""
         ...
 
-    def propose(self, call: ToolCall, context: RunContext | None = None, *,
+    def propose(self, call: ToolCall, /, context: RunContext | None = None, *,
                 evidence: Sequence[str] = ()) -> Proposal:
-        """The verdict, and for an ask the durable request (found again for the same call)."""
+        """The verdict, and for an ask the durable request (found again for the same call).
+        The call is passed by position (``Client.propose`` names it ``tool``)."""
         ...
 
     def outcome(self, request_id: str) -> Outcome:
