@@ -10,22 +10,36 @@ claim (the server re-validates and hands back exactly the approved — maybe
 edited — arguments and a fencing token), run those, report the result. A
 rejection comes back as data (``reason``, ``alternatives``). Errors arrive as
 the same ``SignoffError`` subclasses, with the same codes, as in-process.
+
+A ``Client`` is also a gate for adapters (``signoff.kernel.protocol.GateProtocol``):
+``propose(ToolCall, RunContext)``, ``outcome``, ``wait``, ``claim``, ``report``,
+``cancel(…, actor=, reason=)`` and the thread reads answer with the in-process
+``Gate``'s types, so ``SignoffMiddleware(client)`` gates an agent on a remote server.
+The server fixes each run's review mode and interaction mode itself (trusted context
+never crosses the wire), and the adapter's own checks read ``policy=``, the policy
+the server runs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 from urllib.parse import quote
 
 import httpx
 
 from signoff import errors, inputs
-from signoff.canonical import canonical_text
+from signoff.canonical import canonical_text, parse_args
 from signoff.kernel.execution import Execution
-from signoff.kernel.outcomes import Outcome, OutcomeKind
+from signoff.kernel.outcomes import Outcome, OutcomeKind, Proposal, ProposalKind
+from signoff.model import ApprovalRequest, ReviewMode, RunContext, ToolCall
+from signoff.policy import Policy
+from signoff.store.recall import ThreadMemory
+from signoff.wire import outcome_of, request_of, verdict_of
 
 _BY_STATUS: dict[int, type[errors.SignoffError]] = {
     400: errors.ConfigurationError, 401: errors.Unauthenticated, 403: errors.Forbidden,
@@ -46,15 +60,37 @@ class CallAnswer:
     stripped: tuple[str, ...] = ()
 
 
+_UNSET: Any = object()
+
+
 class Client:
     def __init__(self, base_url: str, token: str, *, timeout: float = 10.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None,
+                 policy: Policy | None = None) -> None:
+        """``policy``: the policy the server runs, for an adapter's checks before it
+        proposes (``SignoffMiddleware``); the server judges every call by its own."""
         self.http = httpx.Client(base_url=base_url.rstrip("/"), transport=transport,
                                  headers={"Authorization": f"Bearer {token}"},
                                  timeout=httpx.Timeout(timeout, read=LONG_POLL + timeout))
+        self._policy = policy
+        self._on_close: list[Callable[[], None]] = []
+
+    @property
+    def policy(self) -> Policy:
+        if self._policy is None:
+            raise errors.ConfigurationError(
+                "this Client was made without policy=: an adapter needs the policy the "
+                "server runs (Policy.load of the same signoff.toml)", code="no_policy")
+        return self._policy
 
     def close(self) -> None:
         self.http.close()
+        hooks, self._on_close = self._on_close, []
+        for hook in hooks:
+            hook()
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        self._on_close.append(hook)
 
     def __enter__(self) -> Client:
         return self
@@ -64,25 +100,57 @@ class Client:
 
     # ---- the agent's side ---------------------------------------------------------------------
 
+    @overload
     def propose(self, tool: str, args: Mapping[str, Any] | None = None, *, call_id: str,
                 thread_id: str | None = None, run_id: str | None = None,
                 session_id: str | None = None, description: str | None = None,
-                evidence: Sequence[str] = ()) -> CallAnswer:
-        context = {k: v for k, v in (("thread_id", thread_id), ("run_id", run_id),
-                                     ("session_id", session_id)) if v is not None}
-        body = {"tool": tool, "args": dict(args or {}), "call_id": call_id,
-                "description": description, "evidence": list(evidence), "context": context}
-        data = self._call("POST", "/api/v1/calls", json=body)
+                evidence: Sequence[str] = ()) -> CallAnswer: ...
+
+    @overload
+    def propose(self, tool: ToolCall, context: RunContext | None = None, *,
+                evidence: Sequence[str] = ()) -> Proposal: ...
+
+    def propose(self, tool: str | ToolCall, *given: Any, **named: Any) -> CallAnswer | Proposal:
+        """``propose(tool, args, call_id=…)``: the server's answer as it sent it;
+        ``propose(ToolCall, RunContext)``: a ``Proposal``, as ``Gate.propose`` returns."""
+        if isinstance(tool, ToolCall):
+            context = given[0] if given else named.pop("context", None)
+            return self._propose_call(tool, context or RunContext(), **named)
+        return self._propose_tool(tool, *given, **named)
+
+    def _propose_tool(self, tool: str, args: Mapping[str, Any] | None = None, *,
+                      call_id: str, thread_id: str | None = None, run_id: str | None = None,
+                      session_id: str | None = None, description: str | None = None,
+                      evidence: Sequence[str] = ()) -> CallAnswer:
+        data = self._post_call(tool, args, call_id, description=description,
+                               evidence=evidence, context={
+            "thread_id": thread_id, "run_id": run_id, "session_id": session_id})
         return CallAnswer(status=data["status"], request_id=data.get("request_id"),
                           verdict=data.get("verdict", {}), stripped=tuple(data["stripped"]))
 
+    def _post_call(self, tool: str, args: Mapping[str, Any] | None, call_id: str, *,
+                   description: str | None, evidence: Sequence[str],
+                   context: Mapping[str, str | None]) -> dict[str, Any]:
+        body = {"tool": tool, "args": dict(args or {}), "call_id": call_id,
+                "description": description, "evidence": list(evidence),
+                "context": {k: v for k, v in context.items() if v is not None}}
+        return self._call("POST", "/api/v1/calls", json=body)
+
+    def _propose_call(self, call: ToolCall, context: RunContext, *,
+                      evidence: Sequence[str] = ()) -> Proposal:
+        args = call.args if isinstance(call.args, Mapping) else parse_args(call.args)
+        data = self._post_call(call.name, args, call.id or "", description=call.description,
+                               evidence=evidence, context={
+            "thread_id": context.thread_id, "run_id": context.run_id,
+            "session_id": context.session_id, "intent": context.intent})
+        request_id = data.get("request_id")
+        return Proposal(kind=ProposalKind(data["status"]),
+                        verdict=verdict_of(data["verdict"], call),
+                        request=self.store_get(request_id) if request_id else None)
+
     def outcome(self, request_id: str, *, wait: float = 0.0) -> Outcome:
         data = self._call("GET", f"/api/v1/calls/{_segment(request_id)}", params={"wait": wait})
-        return Outcome(kind=OutcomeKind(data["kind"]), request_id=data.get("request_id"),
-                       result=data.get("result"), error=data.get("error"),
-                       code=data.get("code"), reason=data.get("reason"),
-                       alternatives=tuple(data.get("alternatives") or ()),
-                       message=data.get("message"), args=data.get("args") or {})
+        return outcome_of(data)
 
     def wait(self, request_id: str, *, timeout: float = 3600.0) -> Outcome:
         """Long-poll until the request is decided or ``timeout`` seconds pass."""
@@ -93,8 +161,15 @@ class Client:
             if outcome.kind is not OutcomeKind.PENDING or remaining <= 0:
                 return outcome
 
-    def claim(self, request_id: str) -> Execution:
-        data = self._call("POST", f"/api/v1/calls/{_segment(request_id)}/claim")
+    def claim(self, request_id: str) -> Execution | Outcome:
+        """The ``Execution`` to run, or — as ``Gate.claim`` — the ``Outcome`` that says why
+        the request cannot be claimed (decided otherwise, invalidated, held by another)."""
+        try:
+            data = self._call("POST", f"/api/v1/calls/{_segment(request_id)}/claim")
+        except errors.Conflict as exc:
+            if exc.status is None:  # not the request's state: contention, say
+                raise
+            return self.outcome(request_id)
         return Execution(data["request_id"], int(data["fencing_token"]), dict(data["args"]))
 
     def report(self, execution: Execution, *, result: Any = None,
@@ -124,6 +199,8 @@ class Client:
             execution = self.claim(answer.request_id)
         except errors.Conflict:
             return self.outcome(answer.request_id)
+        if isinstance(execution, Outcome):
+            return execution
         try:
             result = fn(**execution.args)
         except Exception as exc:
@@ -168,11 +245,80 @@ class Client:
         return self._call("POST", f"/api/v1/requests/{_segment(request_id)}/decisions",
                           json=body, headers=headers)
 
-    def cancel(self, request_id: str, reason: str) -> dict[str, Any]:
+    @overload
+    def cancel(self, request_id: str, reason: str) -> dict[str, Any]: ...
+
+    @overload
+    def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome: ...
+
+    def cancel(self, request_id: str, reason: str | None = None, *,
+               actor: str | None = _UNSET) -> dict[str, Any] | Outcome:
         """Withdraw a request this identity asked for (an admin: any); the waiting agent
-        reads ``reason``. Returns the cancelled request."""
-        return self._call("POST", f"/api/v1/requests/{request_id}/cancel",
+        reads ``reason``. Returns the cancelled request; with ``actor=`` (as
+        ``Gate.cancel``; the server takes this client's identity as the actor), its
+        ``Outcome``."""
+        assert reason is not None
+        if actor is not _UNSET:
+            return self._withdraw(request_id, reason)
+        return self._call("POST", f"/api/v1/requests/{_segment(request_id)}/cancel",
                           json={"reason": reason})
+
+    def _withdraw(self, request_id: str, reason: str) -> Outcome:
+        """``Gate.cancel``: a pending request is cancelled; one decided meanwhile keeps its
+        decision, and the outcome says which."""
+        outcome = self.outcome(request_id)
+        if outcome.kind is not OutcomeKind.PENDING:
+            return outcome
+        with contextlib.suppress(errors.Conflict):  # moved on meanwhile: the outcome says
+            self._call("POST", f"/api/v1/requests/{_segment(request_id)}/cancel",
+                       json={"reason": reason})
+        return self.outcome(request_id)
+
+    # ---- a gate's reads, for adapters (``signoff.kernel.protocol``) --------------------------
+
+    def start_run(self, context: RunContext) -> RunContext:
+        """``Gate.start_run`` from the thread as the server shows it: ``thread_waiting``
+        while another run's request of this identity waits on it; the review mode the
+        thread's calls get. (The server fixes both again at each proposal.)"""
+        if context.thread_id and not context.parent_call:
+            waiting = [r for r in self.pending_on_thread(context.thread_id)
+                       if r.run_id != context.run_id]
+            if waiting:
+                raise errors.Conflict(
+                    f"thread {context.thread_id} is waiting for {len(waiting)} decision(s) "
+                    f"({waiting[0].id}); resolve them first", code="thread_waiting")
+        return self.context_for(context)
+
+    def context_for(self, context: RunContext | None) -> RunContext:
+        context = context or RunContext()
+        if context.review_mode is not None:
+            return context
+        if context.thread_id:
+            mode = ReviewMode(self.thread(context.thread_id)["review_mode"])
+        else:
+            mode = self.policy.config.default_review_mode
+        return dataclasses.replace(context, review_mode=mode)
+
+    def store_get(self, request_id: str) -> ApprovalRequest:
+        return request_of(self.request(request_id))
+
+    def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:
+        """The thread as the server shows this identity: its stored mode and who set it,
+        and the requests pending on it (this identity's own, for an agent). Rejections,
+        grants and when the mode was set stay the server's."""
+        view = self.thread(thread_id)
+        pending = tuple((str(r["id"]), r.get("run_id")) for r in view["pending"])
+        return ThreadMemory(mode=view["review_mode"] if view["stored"] else None,
+                            rejected=frozenset(), grants=(), pending=pending,
+                            mode_by=view.get("set_by"))
+
+    def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]:
+        return self.thread_requests(thread_id, status="pending")
+
+    def thread_requests(self, thread_id: str, *, limit: int = 500,
+                        status: str | None = None) -> list[ApprovalRequest]:
+        return [request_of(r) for r in self.requests(status=status, thread_id=thread_id,
+                                                     limit=limit)]
 
     def thread(self, thread_id: str) -> dict[str, Any]:
         return self._call("GET", f"/api/v1/threads/{_segment(thread_id)}")

@@ -16,3 +16,17 @@ def h(tmp_path: Path) -> Iterator[Harness]:
     for conn in made.agents:
         conn.close()
     made.gate.store.close()
+
+
+@pytest.fixture(params=["gate", pytest.param("client", marks=pytest.mark.slow)])
+def either(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    """A harness whose middleware gate is an in-process ``Gate``, or a ``Client`` talking
+    to a real ``signoff serve`` (a subprocess: slow); a module takes it as its ``h``."""
+    made = harness(tmp_path, remote=request.param == "client")
+    yield made
+    for conn in made.agents:
+        conn.close()
+    if made.remote:
+        made.gate.close()
+    else:
+        made.gate.store.close()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -82,6 +83,7 @@ class Harness:
     alice: Identity
     tmp: Path
     agents: list[Any] = field(default_factory=list)
+    remote: bool = False  # the middleware's gate is a Client of a real server (lc_remote)
 
     def ran(self) -> list[str]:
         return self.ledger.read_text().splitlines() if self.ledger.exists() else []
@@ -137,13 +139,28 @@ class Harness:
         return agent, model
 
 
-def harness(tmp_path: Path, *, extra: str = "", reviewer: Any = None) -> Harness:
-    """``extra``: lines added to the ``[policy]`` table; ``reviewer``: the auto reviewer."""
+def harness(tmp_path: Path, *, extra: str = "", reviewer: Any = None,
+            remote: bool = False) -> Harness:
+    """``extra``: lines added to the ``[policy]`` table; ``reviewer``: the auto reviewer;
+    ``remote``: the middleware's gate is a ``Client`` of a real ``signoff serve``
+    (``lc_remote``)."""
     root = tmp_path / "ws"
     root.mkdir()
     text = POLICY.format(root=root).replace('version = "lc-1"\n', f'version = "lc-1"\n{extra}\n')
     policy = Policy.from_toml(text, source="lc.toml", reviewer=reviewer)
+    if remote:
+        from lc_remote import RemoteGate  # only the remote variant needs it
+
+        client = RemoteGate(text, policy, tmp_path)
+        return Harness(gate=client, ledger=tmp_path / "ledger.txt",  # type: ignore[arg-type]
+                       alice=client.alice, tmp=tmp_path, remote=True)
     gate = Gate(policy, SqliteStore(tmp_path / "signoff.db"), agent="agent-bot")
     _, token = gate.add_user("alice")
     return Harness(gate=gate, ledger=tmp_path / "ledger.txt",
                    alice=gate.authenticate(token), tmp=tmp_path)
+
+
+def in_process_only(h: Harness, why: str) -> None:
+    """Skip the remote variant of a test about what only an in-process gate does."""
+    if h.remote:
+        pytest.skip(f"in-process gate only: {why}")

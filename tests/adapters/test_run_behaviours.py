@@ -43,6 +43,13 @@ class FlipReviewer:
 
 
 @pytest.fixture
+def h(either: Harness) -> Harness:
+    """The tests taking ``h`` run with an in-process ``Gate`` and with a ``Client`` of a real
+    ``signoff serve`` as the middleware's gate (``lc_remote``)."""
+    return either
+
+
+@pytest.fixture
 def flip(tmp_path: Path) -> Iterator[tuple[Harness, FlipReviewer]]:
     reviewer = FlipReviewer()
     made = harness(tmp_path, reviewer=reviewer)

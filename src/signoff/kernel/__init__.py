@@ -17,4 +17,6 @@ events:
   the safe way and the version a request binds it by.
 
 ``lifecycle`` is the one table of legal moves every transition goes through.
+``protocol`` is the gate as adapters see it (``GateProtocol``: the ``Gate`` here,
+``signoff.client.Client`` over HTTP); ``reads`` the thread reads it adds to the ``Gate``.
 """

@@ -52,6 +52,7 @@ from signoff.kernel.outcomes import (
     StillPending,
 )
 from signoff.kernel.proposing import Proposing
+from signoff.kernel.reads import ThreadReads
 from signoff.kernel.recovery import Recovering
 from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.kernel.verdicts import VerdictLog
@@ -71,7 +72,7 @@ R = TypeVar("R")
 DEFAULT_WAIT = 3600.0
 
 
-class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
+class Gate(Proposing, Deciding, Recovering, Administering, Cancelling, ThreadReads):
     def __init__(
         self,
         policy: Policy,

@@ -102,6 +102,7 @@ from signoff.errors import Conflict
 from signoff.kernel.execution import Execution, _current
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
+from signoff.kernel.protocol import GateProtocol
 from signoff.model import (
     InteractionMode,
     RequestStatus,
@@ -156,7 +157,8 @@ class _Claimed:
 class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
     state_schema = SignoffState
 
-    def __init__(self, gate: Gate, *, interaction_mode: InteractionMode | str = "interactive",
+    def __init__(self, gate: GateProtocol, *,
+                 interaction_mode: InteractionMode | str = "interactive",
                  principal: str | None = None, subagent_wait: float = 300.0,
                  clarification_tool: str | None = None,
                  gated_subagents: Iterable[str] = (),
@@ -185,6 +187,12 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         self._through: dict[tuple[str | None, str], None] = {}
         # id(tool) → (tool, the deepagents backend it runs on, checked against the policy)
         self._backends: dict[int, tuple[Any, Any]] = {}
+
+    def _deciding(self) -> Gate:
+        """The in-process gate a resume value's decision is taken through
+        (``resume_decisions_as`` is refused for any other)."""
+        assert isinstance(self.gate, Gate)
+        return self.gate
 
     # ---- the model turn ---------------------------------------------------------------------
 
@@ -275,7 +283,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if not thread or last is None or all(
                 (thread, str(c.get("id"))) in self._through for c in last.tool_calls):
             return
-        pending = self.gate.store.thread_memory(thread, fresh=True).pending
+        pending = self.gate.thread_memory(thread, fresh=True).pending
         if pending:
             raise Conflict(f"thread {thread} is waiting for {len(pending)} decision(s) "
                            f"({pending[0][0]}); resolve them first", code="thread_waiting")
@@ -499,10 +507,10 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                 value = pause(shown, schema)
             except GraphInterrupt:  # raised, not replayed: what it shows is what is decided
                 if self.resume_decisions_as is not None:
-                    note_shown(self.gate, request_id, delivery, shown["args_hash"])
+                    note_shown(self._deciding(), request_id, delivery, shown["args_hash"])
                 raise
             if self.resume_decisions_as is not None:
-                note = take_resumed(self.gate, self.resume_decisions_as, request_id, call,
+                note = take_resumed(self._deciding(), self.resume_decisions_as, request_id, call,
                                     tool=tool, value=value, delivery=delivery)
             delivery += 1
 
@@ -511,7 +519,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                note: str | None = None) -> dict[str, Any]:
         """The interrupt value: signoff's own keys, and LangChain's HITL shapes for the call."""
         request = self.gate.store_get(request_id)
-        waiting = [r.id for r in self.gate.store.pending_on_thread(context.thread_id)
+        waiting = [r.id for r in self.gate.pending_on_thread(context.thread_id)
                    if r.run_id == context.run_id] if context.thread_id else [request_id]
         own: dict[str, Any] = {
             "request_id": request_id, "call_id": call["id"], "tool": request.tool,
@@ -535,7 +543,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             return None
         ids = {c["id"] for c in message.tool_calls}
         edits: dict[str, Any] = {}
-        for req in self.gate.store.list_requests(thread_id=context.thread_id, limit=500):
+        for req in self.gate.thread_requests(context.thread_id, limit=500):
             if req.call_id in ids and req.approved_args is not None:
                 edits[req.call_id] = json.loads(req.approved_args)
         return with_edited_args(message, edits)

@@ -25,6 +25,7 @@ from signoff.adapters.langchain.hitl import resume_decision
 from signoff.errors import ConfigurationError, InvalidDecision, NotFound, SignoffError
 from signoff.identity import IdentityKind
 from signoff.kernel.gate import Gate
+from signoff.kernel.protocol import GateProtocol
 from signoff.model import DecisionKind, RequestStatus
 
 log = logging.getLogger("signoff.adapters.langchain")
@@ -110,9 +111,10 @@ def _shown(gate: Gate, request_id: str, delivery: int) -> str:
     return request.args_hash
 
 
-def resume_identity(gate: Gate, name: str | None) -> str | None:
+def resume_identity(gate: GateProtocol, name: str | None) -> str | None:
     """The opt-in's user name, checked now as far as it can be (the store is asked again at
-    every decision): never the agent's own identity, never an agent."""
+    every decision): never the agent's own identity, never an agent. Only an in-process
+    gate takes decisions this way: over HTTP, approvers decide through the API."""
     if name is None:
         return None
     if not isinstance(name, str):
@@ -120,6 +122,10 @@ def resume_identity(gate: Gate, name: str | None) -> str | None:
                                  "read from the store at each decision",
                                  code="invalid_resume_identity")
     inputs.identifier("resume_decisions_as", name)
+    if not isinstance(gate, Gate):
+        raise ConfigurationError("resume_decisions_as takes decisions through an in-process "
+                                 "Gate; with a remote gate, approvers decide through the "
+                                 "server's API", code="resume_needs_local_gate")
     if name == gate.agent:
         raise ConfigurationError(f"{name} is the agent's own identity: it never decides",
                                  code="agent_cannot_decide")

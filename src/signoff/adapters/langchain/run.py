@@ -41,6 +41,7 @@ from langgraph.types import Command
 from signoff.errors import InvalidDecision
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
+from signoff.kernel.protocol import GateProtocol
 from signoff.model import (
     ApprovalRequest,
     ApproveScope,
@@ -104,7 +105,7 @@ def intent_of(messages: list[BaseMessage]) -> str | None:
     return None
 
 
-def start(gate: Gate, state: Mapping[str, Any], config: Mapping[str, Any] | None,
+def start(gate: GateProtocol, state: Mapping[str, Any], config: Mapping[str, Any] | None,
           trusted: SignoffContext | None, default: SignoffContext
           ) -> tuple[RunContext, dict[str, Any]]:
     """Begin a run: refuse it while the thread waits on decisions (``thread_waiting``) and
@@ -138,7 +139,7 @@ def run_entry(context: RunContext, *, mode_from: str = "thread",
             "mode_from": mode_from, "mode_at": mode_at, "mode_setter": context.mode_setter}
 
 
-def refixed(gate: Gate, run: RunContext, entry: Mapping[str, Any]
+def refixed(gate: GateProtocol, run: RunContext, entry: Mapping[str, Any]
             ) -> tuple[RunContext, dict[str, Any]] | None:
     """The run with its mode fixed again, if the thread's mode was chosen while this run
     waited on it ("auto-approve this thread" applies to the run it resumes);
@@ -146,7 +147,7 @@ def refixed(gate: Gate, run: RunContext, entry: Mapping[str, Any]
     its mode, changes nothing: the mode is fixed per run, and re-fixed only at a resume."""
     if entry.get("mode_from", "thread") != "thread" or not run.thread_id or not run.run_id:
         return None
-    memory = gate.store.thread_memory(run.thread_id)
+    memory = gate.thread_memory(run.thread_id)
     if memory.mode_run != run.run_id or memory.mode_at is None \
             or memory.mode_at == entry.get("mode_at"):
         return None
@@ -173,10 +174,10 @@ def _text(value: Any) -> str | None:
 
 # The gates of this process's middlewares: where a knocked-over pause's requests are looked up
 # when the caller does not name a gate.
-GATES: weakref.WeakSet[Gate] = weakref.WeakSet()
+GATES: weakref.WeakSet[GateProtocol] = weakref.WeakSet()
 
 
-def keep_gate(gate: Gate) -> None:
+def keep_gate(gate: GateProtocol) -> None:
     """Remember ``gate`` for the helpers that look for a pause without being given one,
     until its store closes: a closed store (an earlier application, an earlier test, a
     PostgreSQL database dropped since) is no place to look, however long the garbage
@@ -184,16 +185,14 @@ def keep_gate(gate: Gate) -> None:
     if gate in GATES:
         return
     GATES.add(gate)
-    register = getattr(gate.store, "on_close", None)
-    if callable(register):
-        ref = weakref.ref(gate)
+    ref = weakref.ref(gate)
 
-        def forget() -> None:
-            kept = ref()
-            if kept is not None:
-                GATES.discard(kept)
+    def forget() -> None:
+        kept = ref()
+        if kept is not None:
+            GATES.discard(kept)
 
-        register(forget)
+    gate.on_close(forget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +206,7 @@ class KnockedOver:
     unanswered: tuple[str, ...]  # every call id of the message without a ToolMessage
 
 
-def knocked_over(gate: Gate, state: Mapping[str, Any],
+def knocked_over(gate: GateProtocol, state: Mapping[str, Any],
                  thread_id: str | None) -> KnockedOver | None:
     """LangGraph writes new input before any node runs, and a paused step's interrupts (and
     the results of calls that finished beside them) are dropped with it: the history has a
@@ -236,8 +235,8 @@ def knocked_over(gate: Gate, state: Mapping[str, Any],
         return None
     # One read: the paused calls are the thread's latest requests.
     wanted = set(unanswered)
-    requests = {r.call_id: r for r in gate.store.list_requests(
-        thread_id=thread_id, limit=max(100, 2 * len(wanted)))
+    requests = {r.call_id: r for r in gate.thread_requests(
+        thread_id, limit=max(100, 2 * len(wanted)))
         if r.call_id in wanted and r.run_id == run_id}
     if not requests:
         return None
@@ -249,7 +248,7 @@ def _proposes(message: BaseMessage) -> bool:
 
 
 def _knocked_over_of(agent: Any, config: Mapping[str, Any], state: Any,
-                     gate: Gate | None) -> KnockedOver | None:
+                     gate: GateProtocol | None) -> KnockedOver | None:
     thread = _text(configurable(config).get("thread_id"))
     values = state.values if isinstance(state.values, Mapping) else {}
     for candidate in ([gate] if gate is not None else list(GATES)):
@@ -262,7 +261,7 @@ def _knocked_over_of(agent: Any, config: Mapping[str, Any], state: Any,
 # ---- waking a paused run ---------------------------------------------------------------------
 
 def pending_request_ids(agent: Any, config: Mapping[str, Any], *,
-                        gate: Gate | None = None) -> list[str]:
+                        gate: GateProtocol | None = None) -> list[str]:
     """The request ids a paused run waits on: from its interrupts, or — when new input
     knocked the pause over and was refused — from the store (``gate``, else the gates of
     this process's middlewares)."""
@@ -281,7 +280,7 @@ def pending_request_ids(agent: Any, config: Mapping[str, Any], *,
 
 
 def resume_command(agent: Any, config: Mapping[str, Any], *,
-                   gate: Gate | None = None) -> Command[Any] | None:
+                   gate: GateProtocol | None = None) -> Command[Any] | None:
     """A ``Command`` that wakes every interrupt of the paused run (or a pause new input
     knocked over), or ``None`` if it is not paused. The values are only a wake-up:
     decisions are read from the store."""
@@ -293,7 +292,7 @@ def resume_command(agent: Any, config: Mapping[str, Any], *,
     return Command(resume={item.id: {"wake": True} for item in state.interrupts})
 
 
-def wait_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
+def wait_and_resume(agent: Any, gate: GateProtocol, config: Mapping[str, Any], *,
                     timeout: float = 3600.0) -> Any:
     """Block until every request the run waits on is decided (in the inbox, the CLI, the
     API), then resume it; returns what ``invoke`` returns, or ``None`` on timeout."""
@@ -312,7 +311,7 @@ def wait_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
         gate.wait(undecided[0], timeout=remaining)
 
 
-async def await_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
+async def await_and_resume(agent: Any, gate: GateProtocol, config: Mapping[str, Any], *,
                            timeout: float = 3600.0) -> Any:
     """``wait_and_resume`` for asyncio applications (waits off the event loop)."""
     deadline = time.monotonic() + timeout
