@@ -16,8 +16,8 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reasons
 from signoff import Effect, Policy, ReviewMode
-from signoff.policy.commands import Tree
-from signoff.policy.commands.find import listing
+from signoff.shell.commands import Tree
+from signoff.shell.commands.find import listing
 
 
 @pytest.mark.parametrize("command", [

@@ -17,9 +17,9 @@ import pytest
 from kit import assert_human_decides, judge_shell, reasons, search_workspace
 from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.policy import trees
-from signoff.policy.commands import Tree
 from signoff.policy.sensitive import DEFAULT_SECRETS
 from signoff.policy.starter import starter_toml
+from signoff.shell.commands import Tree
 
 
 def _secret(verdict: Verdict) -> list[str]:

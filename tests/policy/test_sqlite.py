@@ -15,8 +15,8 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reader_policy, reasons, secrets_workspace
 from signoff import Effect, Policy, ReviewMode
-from signoff.policy import commands
 from signoff.policy.shell import analyze
+from signoff.shell import commands
 
 
 @pytest.fixture

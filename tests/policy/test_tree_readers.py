@@ -16,7 +16,7 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reader_policy, secrets_workspace
 from signoff import Effect, Policy, ReviewMode
-from signoff.policy.commands.servers import UNKNOWN, served
+from signoff.shell.commands.servers import UNKNOWN, served
 
 _TOOLS = ["python *", "python3 *", "php *", "ruby *", "busybox *", "npx *", "diff *",
           "git *", "echo *", "curl *", "http-server *"]

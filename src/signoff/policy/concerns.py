@@ -43,12 +43,12 @@ from __future__ import annotations
 import re
 
 from signoff.model import Risk
-from signoff.policy.commands import Concern, Kind
-from signoff.policy.commands.records import STDIN_PROGRAM
 from signoff.policy.shell import ShellAnalysis, SimpleCommand
 from signoff.policy.shellfeed import UNKNOWN_WORDS
 from signoff.policy.shellopaque import CODE as OPAQUE
 from signoff.policy.shellopaque import OPAQUE_FINDINGS
+from signoff.shell.commands import Concern, Kind
+from signoff.shell.commands.records import STDIN_PROGRAM
 
 # Concerns that are mandatory asks whatever ``[policy] always_ask`` says.
 MANDATORY = frozenset({OPAQUE})

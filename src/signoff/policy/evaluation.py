@@ -178,7 +178,7 @@ class Evaluation(Asking):
         For a shell call every command (a wrapper's command too, but not the argument
         suffixes shown to deny rules) needs an allow rule that admits it: its pattern
         matches and its command model finds nothing the pattern does not name
-        (``signoff.policy.commands.admit``); and every redirection that writes needs a
+        (``signoff.policy.admit``); and every redirection that writes needs a
         matching allow rule whose ``writes`` covers the path.
         """
         assert self.view is not None

@@ -40,7 +40,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from signoff.model import Effect, Reason, Risk, Step
-from signoff.policy.commands.records import Tree
 from signoff.policy.globmeet import can_name
 from signoff.policy.guarded import Guarded, escape
 from signoff.policy.harnesses import describe
@@ -55,6 +54,7 @@ from signoff.policy.shellwrites import (
     worktree_deletes,
 )
 from signoff.policy.wordglob import word_glob
+from signoff.shell.commands.records import Tree
 
 if TYPE_CHECKING:
     from signoff.policy.asking import Asking

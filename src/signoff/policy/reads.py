@@ -18,8 +18,6 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from signoff.policy.commands import Kind, Tree
-from signoff.policy.commands.git import object_path
 from signoff.policy.globmeet import can_name
 from signoff.policy.ignores import repository_top
 from signoff.policy.scope import ScopeResult
@@ -29,6 +27,8 @@ from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import ToolSpec
 from signoff.policy.trees import Budget, secret_under
 from signoff.policy.wordglob import word_glob
+from signoff.shell.commands import Kind, Tree
+from signoff.shell.commands.git import object_path
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons

@@ -40,7 +40,6 @@ import tree_sitter
 import tree_sitter_bash
 
 from signoff.policy import (
-    commands,
     shellchain,
     shellfeed,
     shellnested,
@@ -59,6 +58,7 @@ from signoff.policy.shelltypes import (
     SimpleCommand,
     Walk,
 )
+from signoff.shell import commands
 
 __all__ = ["MAX_NESTED_SCRIPTS", "MAX_SHELL_BYTES", "MAX_SIMPLE_COMMANDS", "Finding", "PathRef",
            "ShellAnalysis", "SimpleCommand", "analyze"]

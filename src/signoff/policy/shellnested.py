@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from signoff.policy import codecommands, commands, shellopaque
+from signoff.policy import codecommands, shellopaque
 from signoff.policy import shellwords as sw
-from signoff.policy.commands.awkprogram import awk_commands
-from signoff.policy.commands.find import listing
-from signoff.policy.commands.records import ARGUMENT_OF, STDIN_PROGRAM
-from signoff.policy.commands.sqlite import statements_of
 from signoff.policy.shellfeed import NO_FEED, Feed
 from signoff.policy.shellpaths import PathRef, listed_reads, reads_marked
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
+from signoff.shell import commands
+from signoff.shell.commands.awkprogram import awk_commands
+from signoff.shell.commands.find import listing
+from signoff.shell.commands.records import ARGUMENT_OF, STDIN_PROGRAM
+from signoff.shell.commands.sqlite import statements_of
 
 Script = Callable[[str, Walk], None]
 

@@ -34,10 +34,11 @@ from typing import Protocol
 
 import tree_sitter
 
-from signoff.policy import commands, execenv
+from signoff.policy import execenv
 from signoff.policy import shellwords as sw
 from signoff.policy.shellpaths import PathRef
 from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, Walk
+from signoff.shell import commands
 
 Script = Callable[[str, Walk], None]
 

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from signoff.policy import commands
 from signoff.policy import shellwords as sw
-from signoff.policy.commands import Invocation, Kind, Tree
-from signoff.policy.commands.git import object_path
-from signoff.policy.commands.records import Listing
-from signoff.policy.commands.servers import UNKNOWN as SERVED_UNKNOWN
-from signoff.policy.commands.servers import served
+from signoff.shell import commands
+from signoff.shell.commands import Invocation, Kind, Tree
+from signoff.shell.commands.git import object_path
+from signoff.shell.commands.records import Listing
+from signoff.shell.commands.servers import UNKNOWN as SERVED_UNKNOWN
+from signoff.shell.commands.servers import served
 
 if TYPE_CHECKING:
     from signoff.policy.shelltypes import SimpleCommand

@@ -23,8 +23,8 @@ import tree_sitter
 
 from signoff.policy import shellfeed
 from signoff.policy import shellwords as sw
-from signoff.policy.commands.records import Listing
 from signoff.policy.shellredirects import REDIRECTS
+from signoff.shell.commands.records import Listing
 
 if TYPE_CHECKING:
     from signoff.policy.shelltypes import Walk

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from signoff.policy.commands.find import VALUED as FIND_VALUED
+from signoff.shell.commands.find import VALUED as FIND_VALUED
 
 # Commands that run code given as a string or file, which nothing here can judge.
 EVALUATORS = frozenset({"eval", "source", ".", "exec", "trap", "alias", "coproc"})

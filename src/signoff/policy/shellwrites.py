@@ -17,8 +17,8 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from signoff.policy.commands import find as find_model
-from signoff.policy.commands.records import Kind, Listing, Tree
+from signoff.shell.commands import find as find_model
+from signoff.shell.commands.records import Kind, Listing, Tree
 
 if TYPE_CHECKING:
     from signoff.policy.shell import ShellAnalysis

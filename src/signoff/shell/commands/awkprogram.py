@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from signoff.policy.commands.records import Kind
-from signoff.policy.commands.text_util import delimited
+from signoff.shell.commands.records import Kind
+from signoff.shell.commands.text_util import delimited
 
 _AWK_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _AWK_OPERAND_END = set(")]$") | set("0123456789")

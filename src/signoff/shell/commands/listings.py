@@ -11,8 +11,8 @@ level with ``-R``, and the operands themselves with ``-d``. Whatever the format
 
 from __future__ import annotations
 
-from signoff.policy.commands import find, invocation
-from signoff.policy.commands.records import Listing, Tree
+from signoff.shell.commands import find, invocation
+from signoff.shell.commands.records import Listing, Tree
 
 _HIDDEN = frozenset({"-a", "-A", "-f", "--all", "--almost-all"})
 

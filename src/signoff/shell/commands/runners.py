@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from signoff.model import Risk
-from signoff.policy.commands.grammar import parse
-from signoff.policy.commands.records import (
+from signoff.shell.commands.grammar import parse
+from signoff.shell.commands.records import (
     ARGUMENT_OF,
     STDIN_PROGRAM,
     Kind,

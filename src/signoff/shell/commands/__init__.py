@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from signoff.policy.commands import (
+from signoff.shell.commands import (
     archive,
     containers,
     git,
@@ -26,10 +26,10 @@ from signoff.policy.commands import (
     wrappers,
     writers,
 )
-from signoff.policy.commands.find import parse_find
-from signoff.policy.commands.grammar import parse
-from signoff.policy.commands.records import Concern, Invocation, Kind, Model, Part, Tree
-from signoff.policy.commands.sqlite import parse_sqlite
+from signoff.shell.commands.find import parse_find
+from signoff.shell.commands.grammar import parse
+from signoff.shell.commands.records import Concern, Invocation, Kind, Model, Part, Tree
+from signoff.shell.commands.sqlite import parse_sqlite
 
 __all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "Tree", "invocation", "model_for",
            "modelled_names"]

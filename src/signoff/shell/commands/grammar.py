@@ -11,14 +11,14 @@ unless the command stops at its first operand) and classifies every word.
 Anything the model does not know — an option it does not list, an ambiguous
 prefix, a value on a flag, a word whose value is not known before the shell
 runs it and could be an option — is ``unknown``; an allow rule never admits
-an unknown part it does not name (see ``signoff.policy.commands.admit``).
+an unknown part it does not name (see ``signoff.policy.admit``).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from signoff.policy.commands.records import (
+from signoff.shell.commands.records import (
     NONE,
     OPTIONAL,
     SCRIPT_JUDGES,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from signoff.policy.commands.records import Kind
-from signoff.policy.commands.text_util import delimited, end_of_line
+from signoff.shell.commands.records import Kind
+from signoff.shell.commands.text_util import delimited, end_of_line
 
 _SED_SIMPLE = set("=dDgGhHlnNpPqQxzF") | {"{", "}"}
 _SED_TO_EOL = set("aic")  # text follows, to the end of the line

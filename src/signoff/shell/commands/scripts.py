@@ -7,9 +7,9 @@ and the commands it runs; a script with none of those is inert.
 
 from __future__ import annotations
 
-from signoff.policy.commands.awkprogram import awk_effects
-from signoff.policy.commands.records import SCRIPT_JUDGES, Kind, Part
-from signoff.policy.commands.sedscript import sed_effects
+from signoff.shell.commands.awkprogram import awk_effects
+from signoff.shell.commands.records import SCRIPT_JUDGES, Kind, Part
+from signoff.shell.commands.sedscript import sed_effects
 
 
 def judge_script(language: str, text: str, literal: bool, word: str, index: int) -> list[Part]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from signoff.policy.commands.grammar import long_option
-from signoff.policy.commands.records import Invocation, Kind, Model, Part
 from signoff.policy.patterns import CommandPattern
+from signoff.shell.commands.grammar import long_option
+from signoff.shell.commands.records import Invocation, Kind, Model, Part
 
 HARMLESS = frozenset({Kind.INERT, Kind.READ})
 # Writing to these is printing: standard output and error, the bit bucket ("-": stdout).

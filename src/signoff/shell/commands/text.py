@@ -2,15 +2,15 @@
 
 The first operand of sed, awk and grep is a script or a pattern (data), unless
 an option supplied it; the rest are files. A sed script and an awk program are
-read for the commands they hide (``signoff.policy.commands.scripts``).
+read for the commands they hide (``signoff.shell.commands.scripts``).
 """
 
 from __future__ import annotations
 
 import re
 
-from signoff.policy.commands.records import Kind, Model, Opt, Part, State, Tree, model
-from signoff.policy.commands.scripts import judge_script
+from signoff.shell.commands.records import Kind, Model, Opt, Part, State, Tree, model
+from signoff.shell.commands.scripts import judge_script
 
 R, W, X, I = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.INERT  # noqa: E741
 

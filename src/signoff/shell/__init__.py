@@ -1,0 +1,1 @@
+"""The bash analyser and the command models: what a shell command line does, as data."""
