@@ -19,11 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from signoff import Policy, ReviewMode, RunContext, ToolCall, Verdict
-from signoff.policy import execenv
-from signoff.policy.shell import analyze
-from signoff.policy.shellopaque import OPAQUE_FINDINGS
 from signoff.policy.starter import starter_toml
 from signoff.review import ReviewOutcome, ReviewRequest
+from signoff.shell import analyze, execenv
+from signoff.shell.opaque import OPAQUE_FINDINGS
 
 MODES = (ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import signoff
-from signoff.policy.shell import MAX_SHELL_BYTES, MAX_SIMPLE_COMMANDS, PathRef, analyze
+from signoff.shell import MAX_SHELL_BYTES, MAX_SIMPLE_COMMANDS, PathRef, analyze
 
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 NO_RM = "no-rm"

@@ -4,7 +4,7 @@
 substitution made the call a review, but ``full`` mode passes reviews, and a
 credential read is a human's in every mode. The line is read again with the
 values written in; only the paths of that reading count
-(``signoff.policy.shellvars``).
+(``signoff.shell.variables``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reader_policy
 from signoff import Effect, Policy, ReviewMode
-from signoff.policy.shell import analyze
 from signoff.policy.wordglob import word_glob
+from signoff.shell import analyze
 
 
 def _policy(workspace: Path) -> Policy:

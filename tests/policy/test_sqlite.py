@@ -15,8 +15,7 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reader_policy, reasons, secrets_workspace
 from signoff import Effect, Policy, ReviewMode
-from signoff.policy.shell import analyze
-from signoff.shell import commands
+from signoff.shell import analyze, commands
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reader_policy
 from signoff import Effect, Policy, ReviewMode, Verdict
-from signoff.policy.shell import analyze
+from signoff.shell import analyze
 
 _READERS = ["cat *", "xargs *", "git cat-file *", "tar *", "echo *", "printf *",
             "timeout *", "ls *", "rm *"]

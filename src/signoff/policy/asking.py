@@ -20,9 +20,9 @@ from signoff.policy.concerns import MANDATORY
 from signoff.policy.matching import ToolView, grant_applies
 from signoff.policy.memory import RecalledCall
 from signoff.policy.modes import clamp
-from signoff.policy.shell import ShellAnalysis
 from signoff.policy.spec import CONCERN_CODES, Rule
 from signoff.review import ReviewOutcome, ReviewRequest, beyond_reviewer
+from signoff.shell import ShellAnalysis
 
 if TYPE_CHECKING:
     from signoff.policy.engine import Policy

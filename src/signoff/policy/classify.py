@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from signoff.model import Risk
-from signoff.policy.shell import ShellAnalysis, SimpleCommand
+from signoff.shell import ShellAnalysis, SimpleCommand
 
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "xh"})
 _RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3",

@@ -26,7 +26,7 @@ concerns among the verdict's reasons. The codes:
 * ``executes_written`` — a tool reads a file written earlier in the same command
   line (``echo … > conftest.py && pytest``);
 * ``opaque`` — a part of the line whose effect cannot be known from its text
-  (``signoff.policy.shellopaque``): a mandatory ask in every review mode, whatever
+  (``signoff.shell.opaque``): a mandatory ask in every review mode, whatever
   ``always_ask`` says (``MANDATORY``);
 * ``unknown_option`` — an option, subcommand or word a modelled command's model does
   not know (``git apply``, ``ls --frobnicate``, awk's ``ARGV``): the reviewer cannot
@@ -43,12 +43,12 @@ from __future__ import annotations
 import re
 
 from signoff.model import Risk
-from signoff.policy.shell import ShellAnalysis, SimpleCommand
-from signoff.policy.shellfeed import UNKNOWN_WORDS
-from signoff.policy.shellopaque import CODE as OPAQUE
-from signoff.policy.shellopaque import OPAQUE_FINDINGS
+from signoff.shell import ShellAnalysis, SimpleCommand
 from signoff.shell.commands import Concern, Kind
 from signoff.shell.commands.records import STDIN_PROGRAM
+from signoff.shell.feed import UNKNOWN_WORDS
+from signoff.shell.opaque import CODE as OPAQUE
+from signoff.shell.opaque import OPAQUE_FINDINGS
 
 # Concerns that are mandatory asks whatever ``[policy] always_ask`` says.
 MANDATORY = frozenset({OPAQUE})

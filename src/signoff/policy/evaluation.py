@@ -41,9 +41,9 @@ from signoff.policy.protected import protected_reasons
 from signoff.policy.reads import as_list, secret_reads
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
 from signoff.policy.sensitive import is_sensitive
-from signoff.policy.shell import ShellAnalysis, SimpleCommand, analyze
-from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import Rule
+from signoff.shell import ShellAnalysis, SimpleCommand, analyze
+from signoff.shell.paths import has_glob
 
 _MAX_MEMO = 4096
 

@@ -25,8 +25,8 @@ from signoff.policy.patterns import (
     tool_matches,
     value_text,
 )
-from signoff.policy.shell import ShellAnalysis, SimpleCommand
 from signoff.policy.spec import ArgRule, PolicyConfig, Rule, ToolSpec
+from signoff.shell import ShellAnalysis, SimpleCommand
 from signoff.shell.commands import Part, model_for
 
 _MISSING = object()

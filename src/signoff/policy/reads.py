@@ -22,13 +22,13 @@ from signoff.policy.globmeet import can_name
 from signoff.policy.ignores import repository_top
 from signoff.policy.scope import ScopeResult
 from signoff.policy.sensitive import is_secret
-from signoff.policy.shell import ShellAnalysis
-from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import ToolSpec
 from signoff.policy.trees import Budget, secret_under
 from signoff.policy.wordglob import word_glob
+from signoff.shell import ShellAnalysis
 from signoff.shell.commands import Kind, Tree
 from signoff.shell.commands.git import object_path
+from signoff.shell.paths import has_glob
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons

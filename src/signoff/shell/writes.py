@@ -21,7 +21,7 @@ from signoff.shell.commands import find as find_model
 from signoff.shell.commands.records import Kind, Listing, Tree
 
 if TYPE_CHECKING:
-    from signoff.policy.shell import ShellAnalysis
+    from signoff.shell.results import ShellAnalysis
 
 # Commands that put a file into a directory operand under its own name (cp x DIR).
 _INTO = frozenset({"cp", "mv", "ln", "install"})

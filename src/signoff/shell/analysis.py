@@ -39,29 +39,18 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
-from signoff.policy import (
-    shellchain,
-    shellfeed,
-    shellnested,
-    shellopaque,
-    shellpaths,
-    shellredirects,
-    shellvars,
-)
-from signoff.policy import shellwords as sw
-from signoff.policy.shellpaths import PathRef
-from signoff.policy.shelltypes import (
+from signoff.shell import chain, commands, opaque, redirects, variables
+from signoff.shell import feed as feeds
+from signoff.shell import nested as nesting
+from signoff.shell import paths as pathrefs
+from signoff.shell import words as sw
+from signoff.shell.results import (
     MAX_NESTED_SCRIPTS,
     MAX_SIMPLE_COMMANDS,
-    Finding,
     ShellAnalysis,
     SimpleCommand,
     Walk,
 )
-from signoff.shell import commands
-
-__all__ = ["MAX_NESTED_SCRIPTS", "MAX_SHELL_BYTES", "MAX_SIMPLE_COMMANDS", "Finding", "PathRef",
-           "ShellAnalysis", "SimpleCommand", "analyze"]
 
 MAX_SHELL_BYTES = 64 * 1024
 
@@ -73,7 +62,7 @@ _CONTAINERS = frozenset(
      "compound_statement", "negated_command", "comment"}
 )
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
-_REDIRECTS = shellredirects.REDIRECTS
+_REDIRECTS = redirects.REDIRECTS
 # Characters bash keeps inside a word but tree-sitter-bash splits words on (\v, \f, \r), and
 # other C0 controls: the parse would no longer be what bash runs, or what an approver sees.
 _CONTROL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
@@ -96,10 +85,10 @@ def _analyze_cached(command: str) -> ShellAnalysis:
         walk.find("too_deep", "command nests too deeply to judge")
     if len(walk.commands) > MAX_SIMPLE_COMMANDS:
         walk.find("too_many_commands", f"more than {MAX_SIMPLE_COMMANDS} simple commands")
-    chained = shellchain.executes_written(walk.commands, walk.paths)
+    chained = chain.executes_written(walk.commands, walk.paths)
     if chained is not None:
         walk.find("executes_written", chained)
-    paths = shellchain.settle_ignores(walk.commands, walk.paths, sequential=not (
+    paths = chain.settle_ignores(walk.commands, walk.paths, sequential=not (
         walk.concurrent or {"compound", "function_definition"} & walk.findings.keys()))
     return ShellAnalysis(
         source=command,
@@ -136,14 +125,14 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
     if "$" in command:  # no expansion without one: spare the second walk of the tree
         walk.variables.extend(_expanded_names(root))
     if walk.arithmetic:
-        shellopaque.settle_arithmetic(walk.arithmetic, walk.assigned, walk)
+        opaque.settle_arithmetic(walk.arithmetic, walk.assigned, walk)
         walk.arithmetic = []
     if "{" in command:
-        shellopaque.brace_formed(command, walk, start, broken=root.has_error,
+        opaque.brace_formed(command, walk, start, broken=root.has_error,
                                  analyze_into=_analyze_into)
     if walk.assigned or walk.outputs:  # F=.env; cat $F reads .env
         (assigned, walk.assigned), (outputs, walk.outputs) = (walk.assigned, {}), (walk.outputs, {})
-        for variant in shellvars.substituted(command, assigned, outputs):
+        for variant in variables.substituted(command, assigned, outputs):
             _nested_script(variant, walk, paths_only=True)
     if "\\\n" in command and not joined:
         _line_continuations(command, walk, start)
@@ -209,40 +198,40 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
         kind = current.type
         if current.is_error or current.is_missing:
             walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
-        if kind in shellopaque.ARITHMETIC_KINDS and shellopaque.arithmetic_node(current):
-            walk.arithmetic.extend(shellopaque.arithmetic_names(current))
+        if kind in opaque.ARITHMETIC_KINDS and opaque.arithmetic_node(current):
+            walk.arithmetic.extend(opaque.arithmetic_names(current))
         if kind == "command":
             _command(current, walk, nested=is_nested, pipeline=pipe, parent=above)
             continue
         if kind == "coproc_statement" or (kind == "&" and not current.is_named):
             walk.concurrent = True
         if kind in ("for_statement", "while_statement"):  # for f in .env; do cat $f
-            shellvars.record_loop(current, above, walk)
+            variables.record_loop(current, above, walk)
         if kind in _SUBSTITUTIONS:
             walk.find("substitution", f"{kind.replace('_', ' ')} {sw.node_text(current)[:40]!r}")
             if kind == "command_substitution":
-                shellvars.record_output(current, walk.outputs)
-                shellfeed.record_listing(current, walk.listed)
+                variables.record_output(current, walk.outputs)
+                feeds.record_listing(current, walk.listed)
             is_nested = True
         elif kind == "arithmetic_expansion":
             walk.find("arithmetic", "arithmetic expansion can run code through array subscripts")
         elif kind == "expansion" and not sw.plain_expansion(current):
             walk.find("parameter_expansion", f"parameter expansion {sw.node_text(current)[:40]!r}")
-            shellopaque.expansion(sw.node_text(current), walk)
+            opaque.expansion(sw.node_text(current), walk)
             _backticks(current, walk)
         elif kind == "heredoc_body" and above is not None and sw.heredoc_expands(above):
             _backticks(current, walk)
         elif kind in ("variable_assignment", "variable_assignments"):
             walk.find("assignment", f"variable assignment {sw.node_text(current)[:40]!r}")
             if kind == "variable_assignment":
-                shellvars.record(current, walk)
-                shellopaque.assignment(current, walk, _nested_script)
+                variables.record(current, walk)
+                opaque.assignment(current, walk, _nested_script)
         elif kind == "function_definition":
             walk.find("function_definition", "defines a shell function (could shadow a command)")
         elif kind in _REDIRECTS:
-            shellredirects.record(current, walk)
+            redirects.record(current, walk)
         elif kind == "redirected_statement":
-            shellredirects.attach(current, walk)
+            redirects.attach(current, walk)
         elif kind == "pipeline":
             walk.pipelines += 1
             pipe = walk.pipelines
@@ -253,7 +242,7 @@ def _visit(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int | 
                 words = tuple(sw.node_text(c) for c in current.children)
                 if any(c.type != "variable_assignment" and ("$" in w or "`" in w)
                        for c, w in zip(current.children, words, strict=True)):
-                    shellopaque.find(walk, f"{words[0]} sets variables whose names are "
+                    opaque.find(walk, f"{words[0]} sets variables whose names are "
                                      "known only when the shell runs it")
                 walk.commands.append(SimpleCommand(
                     argv=words, literal=(True,) * len(words), name_plain=True, nested=True,
@@ -315,11 +304,11 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
             walk.find("assignment",
                       f"variable assignment {sw.node_text(child)[:40]!r} before a command")
             if kind == "variable_assignment":
-                shellvars.record(child, walk)
+                variables.record(child, walk)
             _scan_word(child, walk, nested=nested, pipeline=pipeline, parent=node)
         elif kind in _REDIRECTS:
             # the target is a path; a herestring's substitutions run; trailing words are args
-            extra.extend(shellredirects.trailing_words(child))
+            extra.extend(redirects.trailing_words(child))
             walk.collecting = True
             _visit(child, walk, nested=nested, pipeline=pipeline, parent=node)
             walk.collecting = False
@@ -339,13 +328,13 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
         walk.add_path(dataclasses.replace(ref, command=index))
     walk.pending_redirects.clear()
     _simple(words, walk, nested=nested, pipeline=pipeline, source=sw.node_text(node),
-            name_plain=name_plain, feed=shellfeed.feed_of(
+            name_plain=name_plain, feed=feeds.feed_of(
                 node, walk.redirects_of.pop(node.id, []), parent, walk.before),
             name_text=sw.node_text(node.children[0]) if node.children else "")
 
 
 def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: int, source: str,
-            name_plain: bool, feed: shellfeed.Feed, name_text: str) -> None:
+            name_plain: bool, feed: feeds.Feed, name_text: str) -> None:
     """Record one simple command: its model, its findings, its paths, what it wraps."""
     argv = tuple(w.text for w in words)
     literal = tuple(w.literal for w in words)
@@ -363,7 +352,7 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
     index = len(walk.commands)
     walk.commands.append(cmd)
     if "=" in argv[0]:  # time GIT_PAGER=… git log: the wrapped line's own assignments
-        shellopaque.leading_assignments(argv, literal, walk, _nested_script)
+        opaque.leading_assignments(argv, literal, walk, _nested_script)
     if not literal[0]:
         walk.find("dynamic_command_name", f"command name {argv[0][:40]!r} is not a plain word")
         if "IFS" in argv[0]:
@@ -371,9 +360,9 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
             _nested_script(_POSITIONAL.sub("", _IFS.sub(" ", cmd.source)), walk)
     elif not name_plain:
         walk.find("quoted_command_name", f"command name {name_text[:40]!r} is quoted")
-    if argv[0] in shellopaque.SETTERS:  # read PAGER, printf -v X, let x=y+1
-        shellopaque.reads_into(argv, walk)
-        walk.arithmetic.extend(shellopaque.let_names(argv))
+    if argv[0] in opaque.SETTERS:  # read PAGER, printf -v X, let x=y+1
+        opaque.reads_into(argv, walk)
+        walk.arithmetic.extend(opaque.let_names(argv))
     if "{" in argv[0] and literal[0]:
         walk.find("brace_expansion", f"command name {argv[0][:40]!r} uses brace expansion")
         for expanded in sw.brace_expand(argv[0]) or ():
@@ -381,32 +370,32 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                 argv=(expanded, *argv[1:]), literal=literal, name_plain=False, nested=True,
                 pipeline=pipeline, source=cmd.source))
     walk.current = index
-    shellpaths.paths_of(cmd, words, walk)
+    pathrefs.paths_of(cmd, words, walk)
     if walk.listed:  # cat $(find . -type f)
-        shellpaths.substituted_reads(argv, walk.listed, walk, index)
+        pathrefs.substituted_reads(argv, walk.listed, walk, index)
     if inv is not None:
-        shellnested.handed_names(inv, walk)
+        nesting.handed_names(inv, walk)
     if inv is not None and inv.stdin_names:
-        shellpaths.names_from_stdin(inv.stdin_names, shellfeed.lines(feed), feed.known, walk)
+        pathrefs.names_from_stdin(inv.stdin_names, feeds.lines(feed), feed.known, walk)
         if inv.stdin_names == "paths" and feed.listing is not None:  # find . | tar c -T -
-            shellpaths.listed_reads(feed.listing, walk, tuple(walk.cds), index)
+            pathrefs.listed_reads(feed.listing, walk, tuple(walk.cds), index)
     wrapped = inv is not None and inv.inner is not None
     before = len(walk.raised)
-    shellnested.judge_special(cmd, walk, stdin=feed.bodies, script=_nested_script, feed=feed,
+    nesting.judge_special(cmd, walk, stdin=feed.bodies, script=_nested_script, feed=feed,
                               modelled_wrapper=inv is not None and inv.modelled
                               and cmd.basename in sw.WRAPPERS)
     for code in walk.raised[before:]:  # this command's own findings, raised again or not
         walk.finding_commands.setdefault(code, set()).add(index)
-    shellnested.programs_named(cmd, inv, walk, script=_nested_script)
+    nesting.programs_named(cmd, inv, walk, script=_nested_script)
     walk.current = -1
     if wrapped and inv is not None and inv.inner is not None:
         inner = list(words[inv.inner:])
         runs = [inner]
         listing = None
         if inv.inner_tail:  # xargs: the words of its input, as far as the line says
-            runs = shellfeed.xargs_runs(inner, inv, feed)
+            runs = feeds.xargs_runs(inner, inv, feed)
             listing = feed.listing if inv.stdin_names else None  # find . | xargs cat
-            feed = shellfeed.NO_FEED  # xargs's command reads nothing from its input
+            feed = feeds.NO_FEED  # xargs's command reads nothing from its input
         for run in runs:
             if run and walk.spend(len(run)):
                 start = len(walk.commands)
@@ -414,9 +403,9 @@ def _simple(words: list[sw.WordValue], walk: Walk, *, nested: bool, pipeline: in
                         name_plain=run[0].plain or run[0].literal, feed=feed,
                         name_text=run[0].text)
                 if listing is not None and start < len(walk.commands) and \
-                        shellpaths.reads_marked(walk.commands[start].argv,
-                                                shellfeed.UNKNOWN_WORDS):
-                    shellpaths.listed_reads(listing, walk, tuple(walk.cds), start)
+                        pathrefs.reads_marked(walk.commands[start].argv,
+                                                feeds.UNKNOWN_WORDS):
+                    pathrefs.listed_reads(listing, walk, tuple(walk.cds), start)
                     if listing.paths:  # find . | xargs grep x: its words are paths
                         walk.listed_paths.add(start)
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from signoff.policy.shellpaths import PathRef
 from signoff.shell.commands import Invocation
 from signoff.shell.commands.records import Listing
+from signoff.shell.paths import PathRef
 
 MAX_SIMPLE_COMMANDS = 50
 MAX_NESTED_SCRIPTS = 3  # bash -c "bash -c '…'" depth we are willing to look into

@@ -13,9 +13,9 @@ import dataclasses
 
 import tree_sitter
 
-from signoff.policy import shellwords as sw
-from signoff.policy.shellpaths import PathRef
-from signoff.policy.shelltypes import Walk
+from signoff.shell import words as sw
+from signoff.shell.paths import PathRef
+from signoff.shell.results import Walk
 
 REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 # ">&" with a word that is not a descriptor is "&>": bash opens (and truncates) the file.

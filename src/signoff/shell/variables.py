@@ -12,7 +12,7 @@ what runs: only their paths count, never a deny. Only values that look like name
 put back (no quotes, ``$`` or blanks). A loop assigns too: ``for f in .env`` each of
 its words, ``… | while read f`` each name on its input; and a variable that holds
 what a ``find`` or ``ls`` lists (``F=$(find .)``, ``find . | while read f``) stands for
-those files (``shellfeed.substituted_listing``)."""
+those files (``feeds.substituted_listing``)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 
 import tree_sitter
 
-from signoff.policy import shellfeed
-from signoff.policy import shellwords as sw
-from signoff.policy.shellredirects import REDIRECTS
+from signoff.shell import feed as feeds
+from signoff.shell import words as sw
 from signoff.shell.commands.records import Listing
+from signoff.shell.redirects import REDIRECTS
 
 if TYPE_CHECKING:
-    from signoff.policy.shelltypes import Walk
+    from signoff.shell.results import Walk
 
 MAX_VALUES = 8  # per line: the values tried for each variable, and the variants made
 _NAME_LIKE = re.compile(r"[A-Za-z0-9._/:~@%+,=*?\[\]-]+")
@@ -61,9 +61,9 @@ def record_loop(node: tree_sitter.Node, above: tree_sitter.Node | None, walk: Wa
     if not names:
         return
     statement = above if above is not None and above.type == "redirected_statement" else node
-    feed = shellfeed.feed_of(statement, [], statement.parent, walk.before)
+    feed = feeds.feed_of(statement, [], statement.parent, walk.before)
     found = feed.listing
-    texts = [piece for line in shellfeed.lines(feed) for piece in (line.strip(), *line.split())]
+    texts = [piece for line in feeds.lines(feed) for piece in (line.strip(), *line.split())]
     for name in names:
         values = walk.assigned.setdefault(name, [])
         for text in texts:
@@ -75,7 +75,7 @@ def record_loop(node: tree_sitter.Node, above: tree_sitter.Node | None, walk: Wa
 def _bind(name: str, items: list[tree_sitter.Node], walk: Walk) -> None:
     values = walk.assigned.setdefault(name, [])
     for item in items:
-        found = shellfeed.substituted_listing(item) \
+        found = feeds.substituted_listing(item) \
             if item.type == "command_substitution" else None
         if found is not None:
             _bind_listing(name, found, walk)
@@ -91,7 +91,7 @@ def _keep(text: str, values: list[str]) -> None:
 
 def _bind_listing(name: str, found: Listing, walk: Walk) -> None:
     """``$f`` and ``${f}`` stand for the names a listing holds (``cat "$f"`` reads them)."""
-    if len(walk.listed) < shellfeed.MAX_LISTINGS:
+    if len(walk.listed) < feeds.MAX_LISTINGS:
         walk.listed[f"${name}"] = walk.listed[f"${{{name}}}"] = found
 
 
@@ -123,7 +123,7 @@ def record_output(node: tree_sitter.Node, outputs: dict[str, str]) -> None:
     named = [c for c in node.children if c.is_named]
     if len(named) != 1 or len(outputs) >= MAX_VALUES:
         return
-    texts, known = shellfeed.printed(named[0])
+    texts, known = feeds.printed(named[0])
     value = "".join(texts).rstrip("\n")  # a substitution drops trailing newlines
     if known and _NAME_LIKE.fullmatch(value):
         outputs[sw.node_text(node)] = value

@@ -6,7 +6,7 @@ hands tar an option the command line never shows. Setting one of these
 variables (``NAME=value cmd``, ``NAME=value`` alone, ``export``/``declare``/``local``,
 ``env NAME=value cmd``, ``read NAME``) changes what the command does in a way the
 command line does not spell: the shell analysis calls it *opaque*, a mandatory ask
-in every review mode (``signoff.policy.shellopaque``).
+in every review mode (``signoff.shell.opaque``).
 
 Each entry says how the value is read:
 

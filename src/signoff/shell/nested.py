@@ -13,16 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from signoff.policy import codecommands, shellopaque
-from signoff.policy import shellwords as sw
-from signoff.policy.shellfeed import NO_FEED, Feed
-from signoff.policy.shellpaths import PathRef, listed_reads, reads_marked
-from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
-from signoff.shell import commands
+from signoff.shell import codecommands, commands, opaque
+from signoff.shell import words as sw
 from signoff.shell.commands.awkprogram import awk_commands
 from signoff.shell.commands.find import listing
 from signoff.shell.commands.records import ARGUMENT_OF, STDIN_PROGRAM
 from signoff.shell.commands.sqlite import statements_of
+from signoff.shell.feed import NO_FEED, Feed
+from signoff.shell.paths import PathRef, listed_reads, reads_marked
+from signoff.shell.results import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
 
 Script = Callable[[str, Walk], None]
 
@@ -49,7 +48,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
     if name in sw.EVALUATORS:
         walk.find("eval", f"{name} runs code that cannot be judged here")
         if not all(cmd.literal[1:]) and name != "alias":  # eval "$x", source "$f", exec $X
-            shellopaque.find(walk, f"{name} runs code or a command known only when the "
+            opaque.find(walk, f"{name} runs code or a command known only when the "
                              "shell runs it")
         if name == "eval" and len(argv) > 1:
             script(" ".join(argv[1:]), walk)
@@ -69,7 +68,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         if inline is not None:
             walk.find("shell_inline", f"{name} -c runs an inline script")
             if not all(cmd.literal[1:]):  # bash -c "$x": the script is not on the line
-                shellopaque.find(walk, f"{name} -c runs a script known only when the shell "
+                opaque.find(walk, f"{name} -c runs a script known only when the shell "
                                  "runs it")
             for text in inline:
                 script(text, walk)
@@ -86,7 +85,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         if not modelled_wrapper:
             walk.find("wrapper", f"{name} runs another command")
         if name == "env":  # env GIT_PAGER=… git log
-            shellopaque.env_words(argv, cmd.literal, walk, script)
+            opaque.env_words(argv, cmd.literal, walk, script)
         scripts = sw.env_split_strings(argv) if name == "env" else sw.wrapper_scripts(argv)
         for text in scripts:  # env -S 'rm x', su -c 'rm x', ssh host 'rm x'
             script(text, walk)
@@ -112,7 +111,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         if any(p.kind is commands.Kind.EXEC and p.why == "runs inline code" for p in inv.parts):
             walk.find("inline_code", f"{name} runs inline code")
             if any(p.why == "runs inline code" and not p.literal for p in inv.parts):
-                shellopaque.find(walk, f"{name} runs code known only when the shell runs it")
+                opaque.find(walk, f"{name} runs code known only when the shell runs it")
             return  # the code is an exec part: handed_names reads it
         if not any(p.why == STDIN_PROGRAM for p in inv.parts):
             return
@@ -121,7 +120,7 @@ def judge_special(cmd: SimpleCommand, walk: Walk, *, script: Script,
         if finding is not None:
             walk.find(*finding)
             if not all(cmd.literal[1:]):  # perl -e "$x": the code is not on the line
-                shellopaque.find(walk, f"{name} runs code known only when the shell runs it")
+                opaque.find(walk, f"{name} runs code known only when the shell runs it")
             _code(" ".join(argv[1:]), walk)
             return
     if sw.is_interpreter(name) and sw.reads_stdin(argv):
@@ -140,9 +139,9 @@ def _program_input(name: str, stdin: tuple[str, ...], feed: Feed, walk: Walk) ->
     expansions the shell fills in first (``python - <<EOF … $CODE … EOF``). A file it is
     redirected from (``bash < setup.sh``) is a script it runs, as ``bash setup.sh`` is."""
     if stdin and feed.built:
-        shellopaque.find(walk, f"{name} runs a here-document the shell fills in when it runs")
+        opaque.find(walk, f"{name} runs a here-document the shell fills in when it runs")
     elif not stdin and not feed.from_file:
-        shellopaque.find(walk, f"{name} reads its program from its input")
+        opaque.find(walk, f"{name} reads its program from its input")
 
 
 def _sqlite(inv: commands.Invocation, walk: Walk, *, stdin: tuple[str, ...],
@@ -217,7 +216,7 @@ def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: Walk, *, scr
     if start:
         argv = argv[start:]
     if "$" in argv[0] or "`" in argv[0]:  # exec $X, sudo "$CMD", find -exec $X {} ;
-        shellopaque.find(walk, f"the command {argv[0][:40]!r} is known only when the shell "
+        opaque.find(walk, f"the command {argv[0][:40]!r} is known only when the shell "
                          "runs it")
     literal = (True,) * len(argv)
     inner = SimpleCommand(argv=argv, literal=literal, name_plain=False, nested=True,
@@ -232,7 +231,7 @@ def _nested_argv(argv: tuple[str, ...], outer: SimpleCommand, walk: Walk, *, scr
 
 _EXEC = commands.Kind.EXEC
 # What a string of code may be: only what says it runs something counts, never a parse error.
-_CODE_FINDINGS = frozenset({shellopaque.CODE, "dynamic_command_name", "interpreter_stdin"})
+_CODE_FINDINGS = frozenset({opaque.CODE, "dynamic_command_name", "interpreter_stdin"})
 
 
 def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Walk, *,
@@ -264,7 +263,7 @@ def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Wa
         if inv is not None and inv.model == "awk":
             found, computed = awk_commands(code)
             if computed:
-                shellopaque.find(walk, "awk runs a command it builds when it runs")
+                opaque.find(walk, "awk runs a command it builds when it runs")
             for text in found:
                 script(text, walk, deny_only=True)
             continue
@@ -277,19 +276,19 @@ def programs_named(cmd: SimpleCommand, inv: commands.Invocation | None, walk: Wa
         for index, word in enumerate(cmd.argv[1:], start=1):
             variable, eq, value = word.partition("=")
             if eq and variable.isidentifier():
-                shellopaque.variable(variable, value, cmd.literal[index], walk, script)
+                opaque.variable(variable, value, cmd.literal[index], walk, script)
 
 
 def _from_data(model: str, part: commands.Part, walk: Walk) -> bool:
     """A command taken from what the program reads, or a configuration that names files
     of programs (sed ``e`` alone, ``s///e``; git's ``core.hooksPath``): opaque."""
     if model == "sed" and part.value in (None, ""):
-        shellopaque.find(walk, f"sed {part.word[:40]!r} runs a command made of its input")
+        opaque.find(walk, f"sed {part.word[:40]!r} runs a command made of its input")
         return True
     if model.startswith("git") and (part.option == "--exec-path" or (
             part.option in ("-c", "--config") and (part.value or "").lower().startswith(
                 _GIT_FILE_KEYS))):
-        shellopaque.find(walk, f"git {part.show()[:60]!r} runs programs from files it names")
+        opaque.find(walk, f"git {part.show()[:60]!r} runs programs from files it names")
         return True
     return False
 

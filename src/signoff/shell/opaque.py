@@ -34,11 +34,10 @@ from typing import Protocol
 
 import tree_sitter
 
-from signoff.policy import execenv
-from signoff.policy import shellwords as sw
-from signoff.policy.shellpaths import PathRef
-from signoff.policy.shelltypes import MAX_NESTED_SCRIPTS, Walk
-from signoff.shell import commands
+from signoff.shell import commands, execenv
+from signoff.shell import words as sw
+from signoff.shell.paths import PathRef
+from signoff.shell.results import MAX_NESTED_SCRIPTS, Walk
 
 Script = Callable[[str, Walk], None]
 

@@ -18,9 +18,9 @@ import fnmatch
 import posixpath
 from collections.abc import Sequence
 
-from signoff.policy.shellpaths import PathRef
-from signoff.policy.shelltypes import SimpleCommand
 from signoff.shell.commands import Kind
+from signoff.shell.paths import PathRef
+from signoff.shell.results import SimpleCommand
 
 # Files a tool reads and executes or trusts without naming them on its command line.
 TRUSTS: dict[str, tuple[str, ...]] = {

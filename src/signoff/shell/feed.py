@@ -19,11 +19,11 @@ from collections.abc import Iterable, Iterator
 
 import tree_sitter
 
-from signoff.policy import shellwords as sw
-from signoff.policy.shellredirects import REDIRECTS
+from signoff.shell import words as sw
 from signoff.shell.commands import Invocation
 from signoff.shell.commands.listings import listing
 from signoff.shell.commands.records import Listing
+from signoff.shell.redirects import REDIRECTS
 
 # printf formats whose output is exactly their arguments, each followed by a separator
 _LIST_FORMATS = {"%s\\n": "\n", "%s\\0": "\x00", "%s ": " ", "%s\\t": "\t", "%s": ""}

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from signoff.policy import shellwords as sw
 from signoff.shell import commands
+from signoff.shell import words as sw
 from signoff.shell.commands import Invocation, Kind, Tree
 from signoff.shell.commands.git import object_path
 from signoff.shell.commands.records import Listing
@@ -25,7 +25,7 @@ from signoff.shell.commands.servers import UNKNOWN as SERVED_UNKNOWN
 from signoff.shell.commands.servers import served
 
 if TYPE_CHECKING:
-    from signoff.policy.shelltypes import SimpleCommand
+    from signoff.shell.results import SimpleCommand
 
 # A word that hands a program a file's content: @FILE, field@FILE, field=@FILE, f:=@FILE
 _AT_FILE = re.compile(r"(?:[\w.-]*(?::=|=)?)@(?P<file>[^@\s]+)")
