@@ -3,7 +3,7 @@
 ``git add -A`` copies every file ``.gitignore`` does not exclude into the object store,
 and ``git diff --cached`` prints them: with a ``.env`` that is not ignored, it was
 allowed in ``full`` mode. It is now a tree read, as ``tar c .`` is; ``git stash -u``
-too. The ignore files decide which files count (``signoff.policy.ignores``), for git
+too. The ignore files decide which files count (``signoff.shell.ignores``), for git
 and for rg, so an ignored ``.env`` costs no question — unless the line can have
 changed them before the tool reads them (``shellchain.settle_ignores``).
 """
@@ -17,7 +17,7 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reader_policy, secrets_workspace
 from signoff import Effect, Policy, ReviewMode
-from signoff.policy.ignores import Ignores, repository_top
+from signoff.shell.ignores import Ignores, repository_top
 
 _TOOLS = ["git *", "cd *", "rm *", "echo *", "rg *", "mv *"]
 

@@ -4,7 +4,7 @@
 $AWS_SECRET_ACCESS_KEY`` were allowed by the starter's read-only rule. A glob
 counts by what it expands to in the workspace, and one that cannot be expanded
 (no workspace, a prefix outside it) by the secrets it can name
-(``signoff.policy.globmeet``); a variable by its name.
+(``signoff.shell.globoverlap``); a variable by its name.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 
 from kit import judge_shell, reader_policy
 from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
-from signoff.policy.globmeet import can_name
 from signoff.policy.sensitive import DEFAULT_SECRETS
 from signoff.policy.starter import starter_toml
+from signoff.shell.globoverlap import can_name
 
 
 def _shell_policy(commands: list[str], *, writes: bool = False) -> Policy:

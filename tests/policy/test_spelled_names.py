@@ -15,8 +15,8 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reader_policy
 from signoff import Effect, Policy, ReviewMode
-from signoff.policy.wordglob import word_glob
 from signoff.shell import analyze
+from signoff.shell.wordglob import word_glob
 
 
 def _policy(workspace: Path) -> Policy:
@@ -94,7 +94,7 @@ def test_a_loop_over_no_secret_is_judged_as_before(workspace: Path, command: str
 def test_a_word_with_an_expansion_counts_by_what_it_can_name(
         workspace: Path, command: str, naming: str) -> None:
     """An expansion may be empty or anything; the text around it is known
-    (``signoff.policy.wordglob``). These were allowed in ``full`` mode."""
+    (``signoff.shell.wordglob``). These were allowed in ``full`` mode."""
     policy = reader_policy(workspace, ["cat *", "head *", "python *", "c$@at *"])
     assert_human_decides(policy, command, "secret_read", naming=naming)
 

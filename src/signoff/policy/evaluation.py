@@ -25,10 +25,7 @@ from signoff.canonical import parse_args
 from signoff.errors import InvalidArguments, InvalidInput
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
-from signoff.policy.classify import classify
-from signoff.policy.concerns import MANDATORY, shell_concerns
 from signoff.policy.definitions import changed_reason
-from signoff.policy.globmeet import can_name
 from signoff.policy.matching import (
     DEFAULT_ALLOW,
     ToolView,
@@ -43,6 +40,9 @@ from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
 from signoff.policy.sensitive import is_sensitive
 from signoff.policy.spec import Rule
 from signoff.shell import ShellAnalysis, SimpleCommand, analyze
+from signoff.shell.concerns import MANDATORY, shell_concerns
+from signoff.shell.dangers import classify
+from signoff.shell.globoverlap import can_name
 from signoff.shell.paths import has_glob
 
 _MAX_MEMO = 4096

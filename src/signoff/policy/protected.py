@@ -40,14 +40,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from signoff.model import Effect, Reason, Risk, Step
-from signoff.policy.globmeet import can_name
 from signoff.policy.guarded import Guarded, escape
 from signoff.policy.harnesses import describe
 from signoff.policy.patterns import glob_to_regex
 from signoff.policy.sensitive import is_sensitive
-from signoff.policy.wordglob import word_glob
 from signoff.shell.commands.records import Tree
+from signoff.shell.globoverlap import can_name
 from signoff.shell.paths import PATH_MAX
+from signoff.shell.wordglob import word_glob
 from signoff.shell.writes import (
     admits,
     find_writes,

@@ -7,8 +7,8 @@ an MCP tool's ``revision``), or by a recursive search of a directory that holds 
 (``grep -r TOKEN .``, ``signoff.policy.trees``): each counts. A glob counts by what it
 expands to in the workspace; one that was not expanded (no workspace, a prefix outside
 it), and a tool's path argument with glob characters, by what it can name
-(``signoff.policy.globmeet``).
-Variables that hold credentials are a shell concern (``signoff.policy.concerns``).
+(``signoff.shell.globoverlap``).
+Variables that hold credentials are a shell concern (``signoff.shell.concerns``).
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from signoff.policy.globmeet import can_name
-from signoff.policy.ignores import repository_top
 from signoff.policy.scope import ScopeResult
 from signoff.policy.sensitive import is_secret
 from signoff.policy.spec import ToolSpec
 from signoff.policy.trees import Budget, secret_under
-from signoff.policy.wordglob import word_glob
 from signoff.shell import ShellAnalysis
 from signoff.shell.commands import Kind, Tree
 from signoff.shell.commands.git import object_path
+from signoff.shell.globoverlap import can_name
+from signoff.shell.ignores import repository_top
 from signoff.shell.paths import has_glob
+from signoff.shell.wordglob import word_glob
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons

@@ -16,7 +16,7 @@ from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.review.config import ReviewConfig
 
 DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
-# Concerns (signoff.policy.concerns) that need a human whatever the review mode.
+# Concerns (signoff.shell.concerns) that need a human whatever the review mode.
 DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "secret_read", "env_dump",
                       "privilege", "system_install", "global_config")
 CONCERN_CODES = frozenset({"sensitive_write", "outside_write", "secret_read", "privilege",

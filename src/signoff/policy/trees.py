@@ -19,9 +19,9 @@ import re
 import stat
 from collections import deque
 
-from signoff.policy.ignores import Ignores
 from signoff.policy.sensitive import is_secret
 from signoff.shell.commands import Tree
+from signoff.shell.ignores import Ignores
 
 MAX_ENTRIES = 20_000  # for one call, however many directories it searches
 _PEM_HEAD = 1 << 16

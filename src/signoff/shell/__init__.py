@@ -11,7 +11,10 @@ Inside: ``analysis`` walks the syntax tree; ``words`` turns nodes into words;
 ``execenv`` what its assignments change; ``feed`` what a command reads on standard
 input; ``nested`` the scripts given to other programs (``codecommands`` finds them in
 inline code); ``opaque`` what the line hides; ``chain`` what one command means for
-those after it; ``results`` holds the records.
+those after it; ``results`` holds the records. Beside the analysis: ``dangers`` and
+``concerns`` name what a command does that raises its risk; ``wordglob`` and
+``globoverlap`` which paths a word with expansions or wildcards can name; ``ignores``
+how git and rg read ignore files.
 """
 
 from signoff.shell.analysis import MAX_SHELL_BYTES, analyze

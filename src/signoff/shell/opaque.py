@@ -20,7 +20,7 @@ forms, each found here or where the walk meets it (``shell.py``):
   "$x"``, ``source "$f"``), or a program read from a pipe (``… | base64 -d | sh``);
 * input the parser and bash read differently, or too much of it to judge
   (``unparseable``, ``line_continuation``, ``control_character``, ``nul_byte``,
-  ``too_large`` and the other limits): ``signoff.policy.concerns`` maps those
+  ``too_large`` and the other limits): ``signoff.shell.concerns`` maps those
   findings to ``opaque``.
 """
 

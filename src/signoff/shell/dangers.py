@@ -1,4 +1,4 @@
-"""A built-in classifier of dangerous shell commands, feeding a verdict's risk.
+"""Dangerous shell commands (a built-in classifier), feeding a verdict's risk.
 
 It does not allow or deny anything by itself: it raises the risk, so the
 auto reviewer sends these calls to a human and approvers see why. Patterns

@@ -5,7 +5,7 @@ credential when the expansion is empty or what its name says. Nothing static kno
 an expansion's value, but the text around it is known: each expansion (``$X``,
 ``${X}``, ``$(…)``, a backtick) may be any text, ``/`` and a leading dot included,
 and the quotes are the shell's, not part of the name. So the word becomes a glob in
-``globmeet``'s language — an expansion a ``**`` (which crosses ``/`` and, there, takes
+``globoverlap``'s language — an expansion a ``**`` (which crosses ``/`` and, there, takes
 no leading-dot rule), a quoted or escaped character a literal — and ``can_name``
 says which secrets it can name. The word must still spell part of the secret itself:
 ``cat $F`` alone names nothing in particular.

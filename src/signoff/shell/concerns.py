@@ -22,7 +22,7 @@ concerns among the verdict's reasons. The codes:
   default, like ``echo $AWS_SECRET_ACCESS_KEY``;
 * ``secret_read`` — expands a variable whose name says it holds a credential (``echo
   $AWS_SECRET_ACCESS_KEY``): the environment's counterpart of reading ``~/.aws/credentials``,
-  and a mandatory ask by default, like that read (``evaluation.py`` judges the files);
+  and a mandatory ask by default, like that read (``signoff.policy.evaluation`` judges the files);
 * ``executes_written`` — a tool reads a file written earlier in the same command
   line (``echo … > conftest.py && pytest``);
 * ``opaque`` — a part of the line whose effect cannot be known from its text
@@ -35,7 +35,7 @@ concerns among the verdict's reasons. The codes:
   expansion (``cat "$F"``, ``sort -o $(mktemp)``): known only when the shell runs it.
 
 Writes to sensitive paths and outside the workspace are judged with the
-workspace (``evaluation.py``), not here.
+workspace (``signoff.policy.evaluation``), not here.
 """
 
 from __future__ import annotations
