@@ -2,7 +2,7 @@
 
 ``grep -r TOKEN .`` prints the lines of ``.env`` as surely as ``grep TOKEN .env``, and
 the starter's read-only rule allowed it in every mode. A directory a search walks is
-now walked by the policy too (bounded, breadth first: ``signoff.policy.trees``), the
+now walked by the policy too (bounded, breadth first: ``signoff.shell.treewalk``), the
 way the tool walks it: grep -r reads dot-files, rg without ``--hidden`` does not,
 grep -R and rg -L follow linked directories.
 """
@@ -16,9 +16,9 @@ import pytest
 
 from kit import assert_human_decides, judge_shell, reasons, search_workspace
 from signoff import Effect, Policy, ReviewMode, RunContext, ToolCall, Verdict
-from signoff.policy import trees
 from signoff.policy.sensitive import DEFAULT_SECRETS
 from signoff.policy.starter import starter_toml
+from signoff.shell import treewalk as trees
 from signoff.shell.commands import Tree
 
 

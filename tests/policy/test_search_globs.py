@@ -15,7 +15,7 @@ import pytest
 
 from kit import assert_human_decides, judge_shell
 from signoff import Effect, Policy, ReviewMode
-from signoff.policy.trees import may_match, must_match
+from signoff.shell.treewalk import may_match, must_match
 
 
 @pytest.mark.parametrize("command", [

@@ -264,7 +264,7 @@ def test_a_written_glob_that_spells_nothing_sensitive_is_allowed() -> None:
     ("notes.txt~", None), ("Makefile.bak", None), (".envrc", None),
 ])
 def test_a_backup_copy_of_a_secret_is_a_secret(path: str, hit: str | None) -> None:
-    from signoff.policy.sensitive import is_secret
+    from signoff.globs.pathglob import is_secret
 
     assert is_secret(path, DEFAULT_SECRETS) == hit
 

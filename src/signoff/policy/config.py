@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from signoff.errors import PolicyError
+from signoff.globs.linear import Linear, LinearError
 from signoff.model import Effect, ReviewMode, Risk
 from signoff.policy.guarded import guard_policy_file
 from signoff.policy.harnesses import DEFAULT_PROTECTED, extra_pattern
 from signoff.policy.hints import parse_mcp
-from signoff.policy.linear import Linear, LinearError
 from signoff.policy.patterns import (
     CommandPattern,
     ValuePattern,

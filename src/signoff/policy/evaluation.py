@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from signoff import inputs
 from signoff.canonical import parse_args
 from signoff.errors import InvalidArguments, InvalidInput
+from signoff.globs.pathglob import is_sensitive
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
 from signoff.policy.definitions import changed_reason
@@ -37,7 +38,6 @@ from signoff.policy.memory import Memory
 from signoff.policy.protected import protected_reasons
 from signoff.policy.reads import as_list, secret_reads
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
-from signoff.policy.sensitive import is_sensitive
 from signoff.policy.spec import Rule
 from signoff.shell import ShellAnalysis, SimpleCommand, analyze
 from signoff.shell.concerns import MANDATORY, shell_concerns

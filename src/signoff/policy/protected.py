@@ -39,11 +39,10 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from signoff.globs.pathglob import glob_to_regex, is_sensitive
 from signoff.model import Effect, Reason, Risk, Step
 from signoff.policy.guarded import Guarded, escape
 from signoff.policy.harnesses import describe
-from signoff.policy.patterns import glob_to_regex
-from signoff.policy.sensitive import is_sensitive
 from signoff.shell.commands.records import Tree
 from signoff.shell.globoverlap import can_name
 from signoff.shell.paths import PATH_MAX

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from signoff.globs.linear import Linear
 from signoff.model import Effect, ReviewMode, Risk
 from signoff.policy.guarded import Guarded
 from signoff.policy.harnesses import DEFAULT_PROTECTED
 from signoff.policy.hints import McpConfig
-from signoff.policy.linear import Linear
 from signoff.policy.patterns import CommandPattern, ValuePattern
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.review.config import ReviewConfig

@@ -150,7 +150,7 @@ def _no_dot(token: Token) -> Token:
 
 
 def policy_tokens(pattern: str) -> list[tuple[Token, ...]]:
-    """A policy glob (``signoff.policy.patterns.glob_to_regex``) as the token lists of its
+    """A policy glob (``signoff.globs.pathglob.glob_to_regex``) as the token lists of its
     alternatives: ``**/`` is "nothing, or anything ending in ``/``", a final ``/**`` is
     "nothing, or ``/`` and anything"."""
     alternatives: list[list[Token]] = [[]]
@@ -232,7 +232,7 @@ def meet(word: tuple[Token, ...], pattern: tuple[Token, ...]) -> bool:
 
 
 def can_name(word: str, patterns: tuple[str, ...]) -> str | None:
-    """The first of ``patterns`` (``signoff.policy.sensitive`` semantics: a pattern with no
+    """The first of ``patterns`` (``signoff.globs.pathglob`` semantics: a pattern with no
     leading ``/`` matches at any depth) that a path the glob ``word`` names can match."""
     word = word.removeprefix("./")
     if len(word) > _MAX_WORD:

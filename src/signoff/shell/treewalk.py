@@ -19,7 +19,7 @@ import re
 import stat
 from collections import deque
 
-from signoff.policy.sensitive import is_secret
+from signoff.globs.pathglob import is_secret
 from signoff.shell.commands import Tree
 from signoff.shell.ignores import Ignores
 
