@@ -30,7 +30,7 @@ Each entry says how the value is read:
 
 ``ENV`` is left out: only an interactive ``sh`` reads it, and ``make deploy ENV=staging``
 is how people name a target environment. To add a variable: append an ``Entry`` below
-(a ``*`` in a name matches any text: ``GIT_CONFIG_*``); tests/policy/test_opaque.py tries
+(a ``*`` in a name matches any text: ``GIT_CONFIG_*``); tests/shell/test_opaque.py tries
 every entry of the table in every spelling.
 """
 

@@ -1,4 +1,4 @@
-"""Fixtures the policy tests share."""
+"""Fixtures the shell analysis tests share."""
 
 from __future__ import annotations
 
