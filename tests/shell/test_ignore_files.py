@@ -5,7 +5,7 @@ and ``git diff --cached`` prints them: with a ``.env`` that is not ignored, it w
 allowed in ``full`` mode. It is now a tree read, as ``tar c .`` is; ``git stash -u``
 too. The ignore files decide which files count (``signoff.shell.ignores``), for git
 and for rg, so an ignored ``.env`` costs no question — unless the line can have
-changed them before the tool reads them (``shellchain.settle_ignores``).
+changed them before the tool reads them (``signoff.shell.chain.settle_ignores``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ for both tools. The user's global excludes file is not read: a file only it
 ignores counts as read (a question, never a secret missed).
 
 Whether the files can be trusted at all — the line may rewrite them before the tool
-runs — is ``shellchain.settle_ignores``'s to say.
+runs — is ``signoff.shell.chain.settle_ignores``'s to say.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ inner commands become *nested* commands that deny rules see) and otherwise
 recorded as a finding. What they hand the code — the names it spells, the
 environment variables it reads — is kept for ``secret_read`` and ``env_dump``.
 ``script`` parses a nested script into the same walk; it is passed in by
-``shell.py``, which owns the parser.
+``analysis.py``, which owns the parser.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A part of a command line is *opaque* when its effect cannot be known from the
 text: the command it runs, the options it takes or the code it loads is decided
 when the shell runs it. Opaque is never "probably fine": it is a mandatory ask
 in every review mode (no rule, grant, reviewer or ``full`` mode admits it). The
-forms, each found here or where the walk meets it (``shell.py``):
+forms, each found here or where the walk meets it (``analysis.py``):
 
 * a variable that configures execution is set (``GIT_EXTERNAL_DIFF=… git diff``,
   ``LD_PRELOAD=./x.so ls``, ``export PAGER=…``, ``env TAR_OPTIONS=… tar``): the

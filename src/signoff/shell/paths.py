@@ -5,7 +5,7 @@ outside), so each is a path reference; so are option values (``--file=/x``,
 ``-c/x``), brace forms (``{/etc/passwd,x}``) and ``cd`` targets. A word that
 cannot be placed statically — an expansion, ``~+``/``~-``, a path after
 ``cd $X`` — is recorded as not literal, and the workspace guard counts it as
-outside. Kept apart from the tree walk in ``shell.py``: this is what the
+outside. Kept apart from the tree walk in ``analysis.py``: this is what the
 workspace step consumes.
 """
 

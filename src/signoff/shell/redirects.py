@@ -3,7 +3,7 @@
 ``cat < in > out`` reads ``in`` and writes ``out``; ``>&2`` is a descriptor, not a
 file. tree-sitter-bash hangs a statement's redirections on the statement (``ls |
 cat > f x``), but bash gives them, and the words after them, to the last simple
-command before them: ``attach`` moves them there, where ``shellfeed`` also finds the
+command before them: ``attach`` moves them there, where ``feed`` also finds the
 standard input they give.
 """
 

@@ -98,14 +98,14 @@ class Walk:
     # passes to a command as arguments, keyed by the id of that command's node.
     extra_words: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
     seen_paths: set[PathRef] = field(default_factory=set)
-    # The literal values the line assigns its variables (shellvars).
+    # The literal values the line assigns its variables (variables.py).
     assigned: dict[str, list[str]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)  # $(echo .env): ".env"
     listed: dict[str, Listing] = field(default_factory=dict)  # $(find .): what it lists
     concurrent: bool = False  # a command runs in the background (&): no order to rely on
     # The redirections of a statement, by the id of the simple command they belong to.
     redirects_of: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
-    # The commands of the pipeline being read, each by the one before it (shellfeed).
+    # The commands of the pipeline being read, each by the one before it (feed.py).
     before: dict[int, dict[int, tree_sitter.Node | None]] = field(default_factory=dict)
     finding_commands: dict[str, set[int]] = field(default_factory=dict)
     current: int = -1  # the index of the command whose words are being read

@@ -1,6 +1,6 @@
 """Word-level knowledge for shell analysis: quote removal and the commands that run other code.
 
-Kept apart from ``shell.py`` (the tree walk) because this is the part that
+Kept apart from ``analysis.py`` (the tree walk) because this is the part that
 grows as new bypasses are found: another wrapper, another interpreter flag.
 """
 

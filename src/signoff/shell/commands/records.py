@@ -69,7 +69,7 @@ class Tree:
     fold: bool = False  # the globs match without regard to case (find -iname, rg --iglob)
     depth: int | None = None  # how deep it goes: 1, the directory's own files (find -maxdepth)
     # the ignore files it honours (git add: .gitignore; rg: .ignore, .rgignore too), when
-    # the line cannot have changed them first (shellchain.settle_ignores)
+    # the line cannot have changed them first (chain.settle_ignores)
     ignores: tuple[str, ...] = ()
     top: bool = False  # from the repository's top, whatever the directory (git add -A)
 

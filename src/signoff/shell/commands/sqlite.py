@@ -8,7 +8,7 @@ and ``writefile()`` write one, ``readfile()`` reads one, ``edit()`` and ``.excel
 program, ``ATTACH`` opens another database. Each statement on the command line (an
 operand after the database, ``-cmd``) is judged for them (``statements``); without
 one, sqlite3 reads its statements from standard input, and a here-document that holds
-them is judged the same way (``shellnested``). ``-init FILE`` runs FILE's statements,
+them is judged the same way (``signoff.shell.nested``). ``-init FILE`` runs FILE's statements,
 as ``.read`` does; ``-safe`` refuses all of the above, and is judged as what it says.
 """
 
