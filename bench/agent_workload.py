@@ -17,7 +17,7 @@ each review mode, interactive, with a fresh thread per call so no decision
 memory carries over. The workspace root is where the agent worked: /workspace
 for OpenHands rows, /testbed for the others (neither needs to exist).
 
-``tests/policy/test_agent_workload.py`` imports ``measure`` and ``targets`` from
+``tests/shell/test_agent_workload.py`` imports ``measure`` and ``targets`` from
 here, so the test and this script report the same figures.
 """
 

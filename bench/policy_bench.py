@@ -31,7 +31,7 @@ from typing import Any
 import signoff
 from _common import expect, version
 from signoff import Effect, Policy, RunContext, ToolCall, Verdict
-from signoff.policy import shell as signoff_shell
+from signoff.shell import analysis as signoff_shell
 
 # ----------------------------------------------------------------------------------------------
 # The signoff policy: 100 rules over 30 tool names, a [workspace] and a few [tools].

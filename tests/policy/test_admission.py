@@ -18,8 +18,9 @@ import pytest
 
 from signoff import Policy, ReviewMode, RunContext, ToolCall, Verdict
 from signoff.errors import PolicyError
-from signoff.policy.commands import Kind, invocation
-from signoff.policy.sensitive import DEFAULT_SENSITIVE, is_sensitive
+from signoff.globs.pathglob import is_sensitive
+from signoff.policy.sensitive import DEFAULT_SENSITIVE
+from signoff.shell.commands import Kind, invocation
 
 HEAD = """
 [policy]

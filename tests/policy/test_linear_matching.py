@@ -16,9 +16,9 @@ import pytest
 
 from signoff import Policy, RunContext, ToolCall, Verdict
 from signoff.errors import PolicyError
+from signoff.globs.linear import LinearError, python_dialect
 from signoff.model import Grant, GrantScope
 from signoff.policy.config import parse_policy
-from signoff.policy.linear import LinearError, python_dialect
 from signoff.policy.memory import Memory
 from signoff.policy.patterns import compile_value_pattern, tool_matches
 from signoff.policy.starter import PRESETS, starter_toml
@@ -186,9 +186,9 @@ def test_glob_shortcuts_give_re2s_answer() -> None:
     answer exactly as RE2 on the glob's regex does (a fixed sample of shapes and texts)."""
     import random
 
+    from signoff.globs.linear import Linear
+    from signoff.globs.pathglob import glob_to_regex
     from signoff.policy.config import _combine
-    from signoff.policy.linear import Linear
-    from signoff.policy.patterns import glob_to_regex
     from signoff.policy.spec import ArgRule
 
     rng = random.Random(42)

@@ -37,6 +37,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from signoff.globs.pathglob import is_secret
 from signoff.kernel.file_state import (
     PREFIX,
     READ_MAX,
@@ -47,10 +48,9 @@ from signoff.kernel.file_state import (
 )
 from signoff.policy import Policy
 from signoff.policy.scope import MAX_PATHS_PER_ARGUMENT, judge_scope
-from signoff.policy.sensitive import is_secret
-from signoff.policy.shell import analyze
 from signoff.policy.spec import ToolSpec
 from signoff.policy.workspace import PathVerdict
+from signoff.shell import analyze
 
 __all__ = ["CHANGES_MAX", "DIFF_BYTES", "DIFF_LINES", "PREFIX", "READ_MAX", "FileState",
            "WriteEvidence", "file_state", "file_versions_now", "write_evidence"]

@@ -1,4 +1,7 @@
-"""The policy engine: config, rules, shell and path analysis, modes, ``Policy.evaluate``."""
+"""The policy engine: config, rules, modes, the workspace guard, ``Policy.evaluate``.
+
+The shell analysis it reads is ``signoff.shell``, beneath it.
+"""
 
 from signoff.policy.config import parse_policy
 from signoff.policy.engine import Policy

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.canonical import args_hash
 from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, ToolCall, Verdict
-from signoff.policy.concerns import MANDATORY
 from signoff.policy.matching import ToolView, grant_applies
 from signoff.policy.memory import RecalledCall
 from signoff.policy.modes import clamp
-from signoff.policy.shell import ShellAnalysis
 from signoff.policy.spec import CONCERN_CODES, Rule
 from signoff.review import ReviewOutcome, ReviewRequest, beyond_reviewer
+from signoff.shell import ShellAnalysis
+from signoff.shell.concerns import MANDATORY
 
 if TYPE_CHECKING:
     from signoff.policy.engine import Policy
@@ -214,7 +214,7 @@ class Asking:
         return None
 
     def concern(self, code: str, text: str, risk: Risk = Risk.HIGH) -> Reason:
-        """Record a concern (``signoff.policy.concerns``): a reason, and at least its risk."""
+        """Record a concern (``signoff.shell.concerns``): a reason, and at least its risk."""
         reason = Reason(step=Step.SHELL, code=code, text=text,
                         effect=Effect.ASK if code in self.config.always_ask
                         or code in MANDATORY else None)

@@ -8,7 +8,6 @@ file, the rule (id or index) and the field. See docs/policy.md for every key.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import re
 import tomllib
@@ -17,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from signoff.errors import PolicyError
+from signoff.globs.linear import Linear, LinearError
 from signoff.model import Effect, ReviewMode, Risk
+from signoff.policy.fields import TableReader
 from signoff.policy.guarded import guard_policy_file
 from signoff.policy.harnesses import DEFAULT_PROTECTED, extra_pattern
 from signoff.policy.hints import parse_mcp
-from signoff.policy.linear import Linear, LinearError
 from signoff.policy.patterns import (
     CommandPattern,
     ValuePattern,
@@ -113,14 +113,8 @@ def parse_duration(value: object) -> float | None:
     return float(total)
 
 
-class _Loader:
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def error(
-        self, message: str, *, rule: str | None = None, field: str | None = None
-    ) -> PolicyError:
-        return PolicyError(message, file=self.source, rule=rule, field=field)
+class _Loader(TableReader):
+    """The tables of ``signoff.toml``, each into its part of a ``PolicyConfig``."""
 
     def value_pattern(self, source: str, where: str, field: str) -> ValuePattern:
         """A glob or ``re:`` pattern, compiled for RE2 (linear time); one it cannot
@@ -133,13 +127,6 @@ class _Loader:
             if _python_only(source):  # valid for Python's re: it needs backtracking
                 error.code = "pattern_not_linear"
             raise error from exc
-
-    def known(self, table: Mapping[str, Any], allowed: set[str], where: str | None) -> None:
-        for key in table:
-            if key not in allowed:
-                hint = difflib.get_close_matches(key, sorted(allowed), n=1)
-                extra = f" (did you mean '{hint[0]}'?)" if hint else ""
-                raise self.error(f"unknown key{extra}", rule=where, field=key)
 
     def load(self, data: dict[str, Any], digest: str) -> PolicyConfig:
         # [server] belongs to `signoff serve` (signoff.server.settings), [notify] to its
@@ -482,105 +469,6 @@ class _Loader:
                 by_name.setdefault(pattern.name, []).append(pattern)
         return dataclasses.replace(rule, text=rule.describe(), wild=tuple(wild),
                                    by_name={k: tuple(v) for k, v in by_name.items()})
-
-    # ---- typed fields ---------------------------------------------------------------------
-
-    def table(self, raw: object, where: str) -> dict[str, Any]:
-        if not isinstance(raw, dict):
-            raise self.error("must be a table", rule=where)
-        return raw
-
-    def strings(self, table: Mapping[str, Any], key: str, default: tuple[str, ...],
-                where: str) -> tuple[str, ...]:
-        value = table.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.error("must be a list of non-empty strings", rule=where, field=key)
-        return tuple(value)
-
-    def requires(self, table: Mapping[str, Any], where: str) -> tuple[tuple[str, int], ...]:
-        """``requires = [{role = "ops", approvals = 1}, ...]``: all of them (dual control)."""
-        raw = table.get("requires")
-        if raw is None:
-            return ()
-        if "roles" in table or "approvals" in table:
-            raise self.error("requires names every role and count itself; drop roles and "
-                             "approvals from this rule", rule=where, field="requires")
-        if not isinstance(raw, list) or not raw:
-            raise self.error("must be a non-empty array of {role, approvals} tables",
-                             rule=where, field="requires")
-        out: dict[str, int] = {}
-        for index, entry in enumerate(raw):
-            field_name = f"requires[{index}]"
-            if not isinstance(entry, dict):
-                raise self.error("must be a table {role = ..., approvals = ...}", rule=where,
-                                 field=field_name)
-            self.known(entry, {"role", "approvals"}, f"{where} {field_name}")
-            role = entry.get("role")
-            if not isinstance(role, str) or not role:
-                raise self.error("needs a role", rule=where, field=f"{field_name}.role")
-            if role in out:
-                raise self.error(f"role {role!r} is named twice", rule=where,
-                                 field=f"{field_name}.role")
-            out[role] = self.count(entry, "approvals", 1, where)
-        return tuple(out.items())
-
-    def flag(self, table: Mapping[str, Any], key: str, where: str) -> bool:
-        value = table.get(key, False)
-        if not isinstance(value, bool):
-            raise self.error("must be true or false", rule=where, field=key)
-        return value
-
-    def count(self, table: Mapping[str, Any], key: str, default: int | None,
-              where: str) -> Any:
-        value = table.get(key, default)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
-            raise self.error("must be an integer from 1 to 100", rule=where, field=key)
-        return value
-
-    def integer(self, table: Mapping[str, Any], key: str, default: int, where: str, *,
-                low: int, high: int) -> int:
-        value = table.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.error(f"must be an integer from {low} to {high}", rule=where, field=key)
-        return value
-
-    def number(self, table: Mapping[str, Any], key: str, default: float, where: str, *,
-               high: float, zero: bool = False) -> float:
-        value = table.get(key, default)
-        if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not (value >= 0 if zero else value > 0) or value > high):
-            low = "from 0" if zero else "above 0"
-            raise self.error(f"must be a number {low} up to {high:g}", rule=where, field=key)
-        return float(value)
-
-    def choice(self, table: Mapping[str, Any], key: str, options: tuple[str, ...], default: str,
-               where: str) -> str:
-        value = table.get(key, default)
-        if value not in options:
-            raise self.error("must be one of " + ", ".join(options), rule=where, field=key)
-        return str(value)
-
-    def mode(self, table: Mapping[str, Any], key: str, default: ReviewMode,
-             where: str) -> ReviewMode:
-        value = table.get(key, default.value)
-        try:
-            return ReviewMode(value)
-        except ValueError:
-            raise self.error("must be one of manual, auto, full", rule=where, field=key) from None
-
-    def risk(self, table: Mapping[str, Any], where: str) -> Risk | None:
-        value = table.get("risk")
-        if value is None:
-            return None
-        try:
-            return Risk(value)
-        except ValueError:
-            raise self.error("must be one of low, medium, high, critical", rule=where,
-                             field="risk") from None
 
     def duration(self, table: Mapping[str, Any], key: str, default: float | None,
                  where: str) -> float | None:

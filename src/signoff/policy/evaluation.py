@@ -23,12 +23,10 @@ from collections.abc import Sequence
 from signoff import inputs
 from signoff.canonical import parse_args
 from signoff.errors import InvalidArguments, InvalidInput
+from signoff.globs.pathglob import is_sensitive
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
 from signoff.policy.asking import Asking
-from signoff.policy.classify import classify
-from signoff.policy.concerns import MANDATORY, shell_concerns
 from signoff.policy.definitions import changed_reason
-from signoff.policy.globmeet import can_name
 from signoff.policy.matching import (
     DEFAULT_ALLOW,
     ToolView,
@@ -40,10 +38,12 @@ from signoff.policy.memory import Memory
 from signoff.policy.protected import protected_reasons
 from signoff.policy.reads import as_list, secret_reads
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
-from signoff.policy.sensitive import is_sensitive
-from signoff.policy.shell import ShellAnalysis, SimpleCommand, analyze
-from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import Rule
+from signoff.shell import ShellAnalysis, SimpleCommand, analyze
+from signoff.shell.concerns import MANDATORY, shell_concerns
+from signoff.shell.dangers import classify
+from signoff.shell.globoverlap import can_name
+from signoff.shell.paths import has_glob
 
 _MAX_MEMO = 4096
 
@@ -178,7 +178,7 @@ class Evaluation(Asking):
         For a shell call every command (a wrapper's command too, but not the argument
         suffixes shown to deny rules) needs an allow rule that admits it: its pattern
         matches and its command model finds nothing the pattern does not name
-        (``signoff.policy.commands.admit``); and every redirection that writes needs a
+        (``signoff.policy.admit``); and every redirection that writes needs a
         matching allow rule whose ``writes`` covers the path.
         """
         assert self.view is not None

@@ -14,7 +14,7 @@ from typing import Any
 from signoff.model import Effect
 from signoff.policy.engine import Policy
 from signoff.policy.matching import admission, rule_matches
-from signoff.policy.shell import analyze
+from signoff.shell import analyze
 
 
 def explain_call(policy: Policy, tool: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -15,8 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from signoff.model import Effect, Grant, GrantScope, Reason, Risk, Step
-from signoff.policy.commands import Part, model_for
-from signoff.policy.commands.admit import blocking, is_exact, named
+from signoff.policy.admit import blocking, is_exact, named
 from signoff.policy.hints import HintEffect, ToolHints, hint_effect
 from signoff.policy.patterns import (
     CommandPattern,
@@ -26,8 +25,9 @@ from signoff.policy.patterns import (
     tool_matches,
     value_text,
 )
-from signoff.policy.shell import ShellAnalysis, SimpleCommand
 from signoff.policy.spec import ArgRule, PolicyConfig, Rule, ToolSpec
+from signoff.shell import ShellAnalysis, SimpleCommand
+from signoff.shell.commands import Part, model_for
 
 _MISSING = object()
 # The reason every default allow ends with (step 8).

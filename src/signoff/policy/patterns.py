@@ -9,7 +9,7 @@
   argv, each word a glob on one argv word; a final ``*`` word matches any
   remaining words, none included.
 
-Every pattern is matched by RE2 (``signoff.policy.linear``), in time linear in the
+Every pattern is matched by RE2 (``signoff.globs.linear``), in time linear in the
 text: an agent's argument can never make matching backtrack.
 """
 
@@ -23,7 +23,8 @@ from typing import Any
 
 import rfc8785
 
-from signoff.policy.linear import Linear, python_dialect
+from signoff.globs.linear import Linear, python_dialect
+from signoff.globs.pathglob import glob_to_regex, regex_literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,54 +114,6 @@ def value_regex(source: str) -> str:
     return glob_to_regex(source)
 
 
-_META = frozenset(".^$*+?()[]{}|\\-&~#")
-
-
-def _escape(char: str) -> str:
-    """A literal character, in a syntax both RE2 and Python's ``re`` read the same."""
-    return "\\" + char if char in _META else char
-
-
-def glob_to_regex(glob: str) -> str:
-    out: list[str] = []
-    i = 0
-    n = len(glob)
-    while i < n:
-        char = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("/**", i) and i + 3 == n:
-            out.append("(?:/.*)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif char == "*":
-            out.append("[^/]*")
-            i += 1
-        elif char == "?":
-            out.append("[^/]")
-            i += 1
-        elif char == "[":
-            end = glob.find("]", i + 2 if glob.startswith(("[!", "[^"), i) else i + 1)
-            if end < 0:
-                out.append(_escape(char))
-                i += 1
-                continue
-            body = glob[i + 1:end]
-            negated = body.startswith(("!", "^"))
-            if negated:
-                body = body[1:]
-            body = body.replace("\\", "\\\\").replace("[", "\\[")
-            out.append(("[^" if negated else "[") + body + "]")
-            i = end + 1
-        else:
-            out.append(_escape(char))
-            i += 1
-    return "".join(out)
-
-
 def value_text(value: Any) -> str:
     """How a non-string argument value is shown to a pattern: its canonical JSON."""
     if isinstance(value, str):
@@ -202,7 +155,7 @@ def fnmatch_regex(glob: str) -> str:
             negated = body.startswith("!")
             out.append(_fnmatch_class(body[1:] if negated else body, negated=negated))
         else:
-            out.append(_escape(char))
+            out.append(regex_literal(char))
     return "".join(out)
 
 

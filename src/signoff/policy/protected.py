@@ -23,7 +23,7 @@ A path counts as written when a write tool names it (``[tools.X] writes = true``
 shell command writes, renames or deletes it (redirections, ``cp``/``mv``/``ln``/``tee``/
 ``dd of=``/``sed -i``/``truncate``/``rm``/``chmod``…, into a directory too: ``cp x .``
 writes ``./x``), or removes a directory that holds it (``rm -r state``, ``git clean``),
-and where the analysis cannot tell a read from a write (``signoff.policy.shellwrites``):
+and where the analysis cannot tell a read from a write (``signoff.shell.writes``):
 a command with no model that names it (``perl -i``), a modelled command that runs code or
 holds a part its model does not know (``awk -i inplace``), ``sqlite3`` opening it, ``ln``
 or ``cp -l`` linking it (a hard link is the same file), a string in inline code (``python
@@ -39,30 +39,29 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from signoff.globs.pathglob import glob_to_regex, is_sensitive
 from signoff.model import Effect, Reason, Risk, Step
-from signoff.policy.commands.records import Tree
-from signoff.policy.globmeet import can_name
 from signoff.policy.guarded import Guarded, escape
 from signoff.policy.harnesses import describe
-from signoff.policy.patterns import glob_to_regex
-from signoff.policy.sensitive import is_sensitive
-from signoff.policy.shellpaths import PATH_MAX
-from signoff.policy.shellwrites import (
+from signoff.shell.commands.records import Tree
+from signoff.shell.globoverlap import can_name
+from signoff.shell.paths import PATH_MAX
+from signoff.shell.wordglob import word_glob
+from signoff.shell.writes import (
     admits,
     find_writes,
     may_write,
     sources_into,
     worktree_deletes,
 )
-from signoff.policy.wordglob import word_glob
 
 if TYPE_CHECKING:
     from signoff.policy.asking import Asking
     from signoff.policy.matching import ToolView
     from signoff.policy.scope import ScopeResult
-    from signoff.policy.shell import ShellAnalysis
     from signoff.policy.spec import PolicyConfig, ToolSpec
     from signoff.policy.workspace import Workspace
+    from signoff.shell import ShellAnalysis
 
 SHOWN = 3  # protected paths named in a verdict's reasons
 _LEAVES = frozenset({"mkdir", "touch"})  # on a directory: its content stays as it was

@@ -4,11 +4,11 @@ A file is read by name (``cat .env``, ``read_file("~/.ssh/id_rsa")``, a string i
 inline code: ``python -c 'open(".env")'``), through a shell
 glob (``cat .en?``), through a link, or out of a git object (``git show HEAD:.env``,
 an MCP tool's ``revision``), or by a recursive search of a directory that holds it
-(``grep -r TOKEN .``, ``signoff.policy.trees``): each counts. A glob counts by what it
+(``grep -r TOKEN .``, ``signoff.shell.treewalk``): each counts. A glob counts by what it
 expands to in the workspace; one that was not expanded (no workspace, a prefix outside
 it), and a tool's path argument with glob characters, by what it can name
-(``signoff.policy.globmeet``).
-Variables that hold credentials are a shell concern (``signoff.policy.concerns``).
+(``signoff.shell.globoverlap``).
+Variables that hold credentials are a shell concern (``signoff.shell.concerns``).
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from signoff.policy.commands import Kind, Tree
-from signoff.policy.commands.git import object_path
-from signoff.policy.globmeet import can_name
-from signoff.policy.ignores import repository_top
+from signoff.globs.pathglob import is_secret
 from signoff.policy.scope import ScopeResult
-from signoff.policy.sensitive import is_secret
-from signoff.policy.shell import ShellAnalysis
-from signoff.policy.shellpaths import has_glob
 from signoff.policy.spec import ToolSpec
-from signoff.policy.trees import Budget, secret_under
-from signoff.policy.wordglob import word_glob
+from signoff.shell import ShellAnalysis
+from signoff.shell.commands import Kind, Tree
+from signoff.shell.commands.git import object_path
+from signoff.shell.globoverlap import can_name
+from signoff.shell.ignores import repository_top
+from signoff.shell.paths import has_glob
+from signoff.shell.treewalk import Budget, secret_under
+from signoff.shell.wordglob import word_glob
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons

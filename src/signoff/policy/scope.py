@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.errors import PathError
-from signoff.policy.commands import Tree
-from signoff.policy.shell import ShellAnalysis
-from signoff.policy.shellpaths import PathRef, has_glob
 from signoff.policy.spec import ToolSpec, WorkspaceConfig
 from signoff.policy.workspace import Location, PathVerdict, Workspace
+from signoff.shell import ShellAnalysis
+from signoff.shell.commands import Tree
+from signoff.shell.paths import PathRef, has_glob
 
 # Device files a redirection may name without touching anyone's data.
 DEVICE_SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin",

@@ -6,16 +6,11 @@ recipe, an npm script, a shell rc file), so a write to one is a mandatory ask,
 whatever the rules and the review mode. The built-in list below can be
 extended with ``[workspace] sensitive = [...]`` (or replaced, with
 ``sensitive_defaults = false``). A pattern without a leading ``/`` matches at
-any depth: ``conftest.py`` is ``**/conftest.py``.
+any depth: ``conftest.py`` is ``**/conftest.py`` (matched by
+``signoff.globs.pathglob.is_sensitive``; ``is_secret`` also counts a backup copy).
 """
 
 from __future__ import annotations
-
-import posixpath
-from functools import lru_cache
-
-from signoff.policy.linear import LinearSet
-from signoff.policy.patterns import glob_to_regex
 
 DEFAULT_SENSITIVE: tuple[str, ...] = (
     # git runs hooks and what its configuration names
@@ -50,61 +45,3 @@ DEFAULT_SECRETS: tuple[str, ...] = (
     ".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
     "/proc/*/environ", "/proc/*/mem", "/proc/*/cmdline",
 )
-
-
-@lru_cache(maxsize=64)
-def _compiled(patterns: tuple[str, ...]) -> tuple[LinearSet, LinearSet]:
-    """All patterns as one RE2 set over absolute paths and one over relative ones: one
-    pass in time linear in the path, whatever its length, says which pattern matched.
-    A pattern without a leading ``/`` matches at any depth; an anchored one only an
-    absolute path."""
-    absolute: list[str] = []
-    relative: list[str] = []
-    for pattern in patterns:
-        body = glob_to_regex(pattern.strip("/"))
-        if pattern.startswith("/"):
-            absolute.append(f"/{body}")
-            relative.append(_NEVER)
-        else:
-            absolute.append(f"/(?:.*/)?{body}")
-            relative.append(f"(?:.*/)?{body}")
-    return LinearSet(absolute), LinearSet(relative)
-
-
-_NEVER = r"[^\x00-\x{10FFFF}]"  # matches nothing: keeps the indices of both sets aligned
-
-
-# A copy an editor or a person leaves beside a file: .env~, .netrc.bak, credentials.orig
-_BACKUP = frozenset(("bak", "backup", "orig", "old", "save", "sav", "swp", "swo", "tmp",
-                     "copy"))
-
-
-def _original(path: str) -> str | None:
-    """The file ``path`` is a backup copy of, or ``None`` (a look at its end only: a
-    search through a long path would cost time in proportion to its dots)."""
-    if path.endswith(("~", "-")):
-        return path[:-1]
-    _, dot, extension = path[-8:].rpartition(".")
-    if dot and extension.lower() in _BACKUP:
-        return path[:len(path) - len(extension) - 1]
-    return None
-
-
-def is_secret(path: str, secrets: tuple[str, ...]) -> str | None:
-    """The secret pattern ``path`` matches, itself or as a backup copy of a match
-    (``.env~``, ``.pgpass.bak``): a copy holds what the file held."""
-    hit = is_sensitive(path, secrets)
-    if hit is None and (original := _original(path)) is not None:
-        hit = is_sensitive(original, secrets)
-    return hit
-
-
-def is_sensitive(path: str, patterns: tuple[str, ...]) -> str | None:
-    """The first pattern ``path`` matches, or ``None``. ``path`` may be relative."""
-    if not path:
-        return None
-    normal = posixpath.normpath(path)
-    absolute, relative = _compiled(patterns)
-    index = (absolute if normal.startswith("/") else relative).first(
-        normal.removeprefix("./"))
-    return None if index is None else patterns[index]

@@ -6,17 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from signoff.globs.linear import Linear
 from signoff.model import Effect, ReviewMode, Risk
 from signoff.policy.guarded import Guarded
 from signoff.policy.harnesses import DEFAULT_PROTECTED
 from signoff.policy.hints import McpConfig
-from signoff.policy.linear import Linear
 from signoff.policy.patterns import CommandPattern, ValuePattern
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.review.config import ReviewConfig
 
 DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
-# Concerns (signoff.policy.concerns) that need a human whatever the review mode.
+# Concerns (signoff.shell.concerns) that need a human whatever the review mode.
 DEFAULT_ALWAYS_ASK = ("sensitive_write", "outside_write", "secret_read", "env_dump",
                       "privilege", "system_install", "global_config")
 CONCERN_CODES = frozenset({"sensitive_write", "outside_write", "secret_read", "privilege",

@@ -16,7 +16,7 @@ class ReviewRequest:
     context: RunContext
     risk: Risk
     reasons: tuple[Reason, ...]
-    # The concerns among the reasons (signoff.policy.concerns: hidden_exec, inline_code,
+    # The concerns among the reasons (signoff.shell.concerns: hidden_exec, inline_code,
     # network, sensitive_write, ...): what the call does beyond what its rules say.
     concerns: tuple[Reason, ...] = ()
 

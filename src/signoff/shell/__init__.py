@@ -1,0 +1,31 @@
+"""The bash analyser and the command models: what a shell command line does, as data.
+
+``analyze(command)`` parses a command line with tree-sitter-bash and returns a
+``ShellAnalysis``: its simple commands (argv, each read against the model of its
+command in ``commands/``), the paths it reads and writes, and the findings that
+keep an allow rule from matching it. It judges nothing: ``signoff.policy`` decides
+what the analysis means for a call. This package imports nothing from the policy.
+
+Inside: ``analysis`` walks the syntax tree; ``words`` turns nodes into words;
+``redirects``, ``paths`` and ``writes`` find what a line touches; ``variables`` and
+``execenv`` what its assignments change; ``feed`` what a command reads on standard
+input; ``nested`` the scripts given to other programs (``codecommands`` finds them in
+inline code); ``opaque`` what the line hides; ``chain`` what one command means for
+those after it; ``results`` holds the records. Beside the analysis: ``dangers`` and
+``concerns`` name what a command does that raises its risk; ``wordglob`` and
+``globoverlap`` which paths a word with expansions or wildcards can name; ``ignores``
+how git and rg read ignore files.
+"""
+
+from signoff.shell.analysis import MAX_SHELL_BYTES, analyze
+from signoff.shell.paths import PathRef
+from signoff.shell.results import (
+    MAX_NESTED_SCRIPTS,
+    MAX_SIMPLE_COMMANDS,
+    Finding,
+    ShellAnalysis,
+    SimpleCommand,
+)
+
+__all__ = ["MAX_NESTED_SCRIPTS", "MAX_SHELL_BYTES", "MAX_SIMPLE_COMMANDS", "Finding", "PathRef",
+           "ShellAnalysis", "SimpleCommand", "analyze"]

@@ -1,0 +1,82 @@
+"""Command models: what each option and operand of a known command does.
+
+``invocation(argv, literal)`` reads one simple command against the model of its
+command (by basename) and returns an ``Invocation`` whose parts are classed
+``inert``, ``read``, ``write``, ``exec``, ``network`` or ``unknown``. The
+models are data, one table per command, grouped by family in the modules
+beside this one; adding a command is adding a ``model(...)`` entry to one of
+their ``MODELS`` lists (see docs/shell.md, "Command models").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from signoff.shell.commands import (
+    archive,
+    containers,
+    git,
+    inert,
+    network,
+    readers,
+    runners,
+    text,
+    viewers,
+    wrappers,
+    writers,
+)
+from signoff.shell.commands.find import parse_find
+from signoff.shell.commands.grammar import parse
+from signoff.shell.commands.records import Concern, Invocation, Kind, Model, Part, Tree
+from signoff.shell.commands.sqlite import parse_sqlite
+
+__all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "Tree", "invocation", "model_for",
+           "modelled_names"]
+
+_MODELS: dict[str, Model] = {}
+for _module in (readers, inert, text, git, archive, writers, runners, wrappers, network,
+                viewers, containers):
+    for _model in _module.MODELS:
+        _MODELS[_model.name] = _model
+_ALIASES = {"gawk": "awk", "mawk": "awk", "nawk": "awk", "busybox-awk": "awk",
+            "egrep": "grep", "fgrep": "grep", "rgrep": "grep", "gsed": "sed", "gtar": "tar",
+            "bsdtar": "tar", **runners.ALIASES}
+_PYTHON = re.compile(r"^(?:python|pypy)[0-9.]*$")
+_NODE = re.compile(r"^node[0-9]*$")
+UNMODELLED = Invocation(model="")
+
+
+def model_for(name: str) -> Model | None:
+    """The model of a command by its (base)name, or ``None``."""
+    base = name.rsplit("/", 1)[-1]
+    base = _ALIASES.get(base, base)
+    found = _MODELS.get(base)
+    if found is None and _PYTHON.match(base):
+        return _MODELS["python"]
+    if found is None and _NODE.match(base):
+        return _MODELS["node"]
+    return found
+
+
+def modelled_names() -> list[str]:
+    return sorted({*_MODELS, "find", "sqlite3", *_ALIASES})
+
+
+@lru_cache(maxsize=2048)
+def invocation(argv: tuple[str, ...], literal: tuple[bool, ...]) -> Invocation:
+    """``argv`` read against its command's model (``UNMODELLED`` when there is none).
+
+    ``literal[i]`` says whether word i is known before the shell runs (no expansion).
+    """
+    if not argv or not literal or not literal[0]:
+        return UNMODELLED
+    base = argv[0].rsplit("/", 1)[-1]
+    if base == "find":
+        return parse_find(argv, literal)
+    if base in ("sqlite3", "sqlite"):
+        return parse_sqlite(argv, literal)
+    spec = model_for(base)
+    if spec is None:
+        return UNMODELLED
+    return parse(spec, argv, literal)
