@@ -19,7 +19,7 @@ or keep it where an approver cannot see it.
   response, evidence, intent, a reported error): up to a limit per field; no
   NUL, no lone surrogate (neither can be stored as UTF-8 text). Everything
   else is kept exactly and shown — the inbox flags what does not print as
-  itself (``signoff.server.reveal``).
+  itself (``signoff.reveal``).
 * **Indexes** (``Last-Event-ID``, ``?after=``): ASCII decimal digits, at most
   2^53−1.
 

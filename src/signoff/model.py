@@ -260,6 +260,16 @@ class Grant:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RecalledCall:
+    """What a call id already received in its thread: a request (``requested``) and/or an
+    auto review (``review``, a ``ReviewOutcome`` record), for the arguments of ``args_hash``."""
+
+    args_hash: str
+    requested: bool = False
+    review: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Rejection:
     """A human's earlier 'no' to the same (thread, tool, args hash).
 

@@ -16,7 +16,7 @@ from signoff import inputs
 from signoff.cli.common import common_args, emit, leaf, open_gate, token_of
 from signoff.errors import InvalidInput
 from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus, Risk
-from signoff.server.reveal import HIDDEN, escape_json
+from signoff.reveal import HIDDEN, escape_json
 from signoff.settled import settled
 from signoff.shown import shown_hash
 from signoff.store.pages import RequestQuery, cursor_of, parse_cursor

@@ -26,7 +26,7 @@ from signoff.extras import needs
 from signoff.model import ApprovalRequest, RequestStatus
 from signoff.notify.channels import Attempt, OneByOne
 from signoff.notify.config import SlackConfig
-from signoff.server.reveal import HIDDEN, escape_json
+from signoff.reveal import HIDDEN, escape_json
 from signoff.store.base import Store
 from signoff.store.deliveries import Delivery
 

@@ -11,22 +11,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from signoff.errors import ConfigurationError
-from signoff.model import Grant, GrantScope, Rejection
+from signoff.model import Grant, GrantScope, RecalledCall, Rejection
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RecalledCall:
-    """What a call id already received in its thread: a request (``requested``) and/or an
-    auto review (``review``, a ``ReviewOutcome`` record), for the arguments of ``args_hash``."""
-
-    args_hash: str
-    requested: bool = False
-    review: Mapping[str, Any] | None = None
+__all__ = ["DecisionMemory", "Memory", "RecalledCall"]
 
 
 @runtime_checkable

@@ -53,7 +53,7 @@ Answer with exactly one JSON object and nothing else:
 """
 
 
-# What signoff.server.reveal flags for approvers, minus the document's own whitespace.
+# What signoff.reveal flags for approvers, minus the document's own whitespace.
 _HIDDEN = regex.compile(
     r"[[\p{Default_Ignorable_Code_Point}\p{Bidi_Control}\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}"
     r"\p{Cs}\p{Cn}\p{Zs}]--[ \t\n]]", regex.VERSION1)

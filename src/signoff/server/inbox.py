@@ -32,10 +32,10 @@ from signoff.kernel.ownership import asked, decision_refusal
 from signoff.kernel.visibility import require_approver
 from signoff.model import ApprovalRequest, Decision, RequestStatus, ReviewMode
 from signoff.policy.definitions import definition_changed
+from signoff.reveal import escape_json, reveal
 from signoff.server.approvals import decide_as
 from signoff.server.auth import COOKIE, authenticate, csrf_for
 from signoff.server.bodies import RequestId, ThreadId
-from signoff.server.reveal import escape_json, reveal
 from signoff.server.state import AppState, state_of
 from signoff.server.threads import allowed_modes, set_mode, thread_view
 from signoff.settled import settled

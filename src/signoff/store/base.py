@@ -32,8 +32,14 @@ from typing import Any, Protocol
 
 from signoff.audit import AuditEvent, Verification
 from signoff.identity import Account, Identity, Session
-from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
-from signoff.policy.memory import RecalledCall
+from signoff.model import (
+    ApprovalRequest,
+    DecisionRecord,
+    Grant,
+    RecalledCall,
+    Rejection,
+    RequestStatus,
+)
 from signoff.store.capabilities import Capability, GuardsUnread, GuardsUnreadTx
 from signoff.store.pages import RequestQuery
 from signoff.store.records import Approvals, Delivery, Event, StoredEndpoint, ThreadMemory

@@ -11,8 +11,14 @@ from typing import Any
 
 from signoff.audit import GENESIS, AuditEvent, Verification, verify
 from signoff.identity import Identity
-from signoff.model import ApprovalRequest, DecisionRecord, Grant, Rejection, RequestStatus
-from signoff.policy.memory import RecalledCall
+from signoff.model import (
+    ApprovalRequest,
+    DecisionRecord,
+    Grant,
+    RecalledCall,
+    Rejection,
+    RequestStatus,
+)
 from signoff.store.accounts import AccountReads
 from signoff.store.capabilities import Capability, SealsAfterCommit
 from signoff.store.deliveries import DeliveryReads

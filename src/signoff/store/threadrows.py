@@ -11,8 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from signoff.model import Grant, Rejection
-from signoff.policy.memory import RecalledCall
+from signoff.model import Grant, RecalledCall, Rejection
 from signoff.store.rows import GRANT_COLUMNS, dumps_sorted
 
 if TYPE_CHECKING:

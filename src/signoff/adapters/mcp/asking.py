@@ -43,7 +43,7 @@ from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.policy.definitions import DEFINITION_CHANGED
-from signoff.server.reveal import reveal_plain
+from signoff.reveal import reveal_plain
 
 log = logging.getLogger("signoff.mcp")
 ARGS_SHOWN = 4000  # characters of canonical arguments in the elicitation message
