@@ -19,9 +19,7 @@ may also switch the thread to ``auto`` (``signoff.kernel.auto_thread``).
 from __future__ import annotations
 
 import json
-import re
-import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +40,8 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import auto_thread, lifecycle, quorum, writes
+from signoff.kernel import auto_thread, grants, lifecycle, quorum, writes
+from signoff.kernel.hooks import Hooks
 from signoff.kernel.known import ARGS_MAX, KnownRequests
 from signoff.kernel.ownership import asked, decision_refusal
 from signoff.kernel.tools import ToolEntry
@@ -53,8 +52,6 @@ from signoff.model import (
     DecisionKind,
     DecisionRecord,
     Effect,
-    Grant,
-    GrantScope,
     Rejection,
     RequestStatus,
     ToolCall,
@@ -62,10 +59,7 @@ from signoff.model import (
 )
 from signoff.policy import Policy
 from signoff.policy.modes import trusted_context
-from signoff.policy.patterns import compile_command_pattern, compile_value_pattern, value_text
 from signoff.store.base import Store, Tx
-
-_GLOB_META = re.compile(r"([*?\[])")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,15 +105,17 @@ def _may_go_unread(decision: Decision) -> bool:
     return decision.kind is not DecisionKind.EDIT and decision.scope is ApproveScope.ONCE
 
 
-class Deciding:
-    """The decide half of the gate (a mixin: the gate supplies the attributes)."""
+class Decider:
+    """The decide half of the gate: one authenticated decision, recorded whole or not at all."""
 
-    store: Store
-    policy: Policy
-    clock: Callable[[], float]
-    tools: dict[str, ToolEntry]
-    agent: str | None
-    known: KnownRequests
+    def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
+                 known: KnownRequests, hooks: Hooks, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.policy = policy  # an edit is judged again; grants take its tool's shell argument
+        self.tools = tools  # the gate's registry, shared: an edit is validated by its tool
+        self.known = known  # requests proposed here: decided without reading them again
+        self.hooks = hooks
+        self.clock = clock
 
     def decide(self, request_id: str, decision: Decision, *, identity: Identity,
                idempotency_key: str | None = None, via: str | None = None) -> DecisionResult:
@@ -127,6 +123,14 @@ class Deciding:
         ``Conflict`` (``already_decided``, ``already_voted``, ``idempotency_conflict``),
         ``Expired`` or ``InvalidDecision``; never half-writes. ``via``: the channel the
         decision arrived by (``"resume"``), kept in its audit event."""
+        result = self._decide(request_id, decision, identity=identity,
+                              idempotency_key=idempotency_key, via=via)
+        if self.hooks.after_decision:
+            self.hooks.after_decision(request_id)
+        return result
+
+    def _decide(self, request_id: str, decision: Decision, *, identity: Identity,
+                idempotency_key: str | None, via: str | None) -> DecisionResult:
         if not identity.may_decide:
             raise Forbidden(f"{identity.name} is an agent identity and cannot decide"
                             if not identity.disabled else f"{identity.name} is disabled",
@@ -435,67 +439,11 @@ class Deciding:
                         and d.args_hash == request.run_hash)):
             # A standing approval needs the whole quorum: one of two approvers cannot grant
             # future calls that the policy says need two.
-            self._grant(tx, request, decision, identity, now)
+            grants.grant_thread(tx, request, decision, identity, now=now,
+                               config=self.policy.config)
         return DecisionResult(request=after, decision_id=record_id, approvals=approvals,
                               required=request.approvals_required,
                               transitioned=after.status is not RequestStatus.PENDING)
-
-    def _grant(self, tx: Tx, request: ApprovalRequest, decision: Decision, identity: Identity,
-               now: float) -> None:
-        """A thread grant: by default for these exact canonical arguments (their hash; the
-        exact patterns keep a shell command judged like an allow rule's), else for the
-        patterns the approver gave, recorded as given."""
-        args = json.loads(request.run_args)
-        exact = decision.grant_args is None
-        patterns = self._exact_patterns(request.tool, args) if exact else \
-            dict(decision.grant_args or {})
-        if patterns is None:
-            return
-        if not exact:
-            self._check_patterns(request.tool, patterns)
-        bound = request.run_hash if exact else None
-        grant = Grant(id=new_id("grant_"), scope=GrantScope.THREAD,
-                      tool=request.tool, args=patterns, thread_id=request.thread_id,
-                      definition_hash=request.definition_hash,
-                      session_id=request.session_id, created_by=identity.name, args_hash=bound)
-        tx.insert_grant(grant, at=now, request_id=request.id)
-        tx.append_audit("grant.created", at_us=to_us(now), request_id=request.id,
-                        actor=identity.name, data={"grant_id": grant.id, "tool": grant.tool,
-                                                   "args": patterns, "args_hash": bound,
-                                                   "scope": "thread"})
-
-    def _check_patterns(self, tool: str, patterns: Mapping[str, str]) -> None:
-        """An approver's grant patterns must compile (RE2: nothing that backtracks), or the
-        grant would silently match nothing: ``invalid_grant_pattern``, the decision undone."""
-        spec = self.policy.config.tools.get(tool)
-        shell = spec.shell if spec is not None else None
-        for name, pattern in patterns.items():
-            try:
-                if name == shell:
-                    compile_command_pattern(pattern)
-                else:
-                    compile_value_pattern(pattern)
-            except ValueError as exc:
-                raise InvalidDecision(f"grant pattern for {name!r} cannot be used: {exc}",
-                                      code="invalid_grant_pattern") from None
-
-    def _exact_patterns(self, tool: str, args: Mapping[str, Any]) -> dict[str, str] | None:
-        """Patterns matching exactly these arguments (a shell command as a command pattern)."""
-        spec = self.policy.config.tools.get(tool)
-        shell = spec.shell if spec is not None else None
-        out: dict[str, str] = {}
-        for name, value in args.items():
-            if name == shell and isinstance(value, str):
-                try:
-                    words = shlex.split(value)
-                except ValueError:
-                    return None
-                if not words:
-                    return None
-                out[name] = shlex.join(_GLOB_META.sub(r"[\1]", w) for w in words)
-            else:
-                out[name] = "re:" + re.escape(value_text(value))
-        return out
 
     def _replay(self, tx: Tx, request_id: str, body: str,
                 stored: tuple[str, str, str]) -> DecisionResult:

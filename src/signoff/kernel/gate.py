@@ -28,50 +28,53 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
 from signoff.canonical import parse_args
 from signoff.errors import ConfigurationError, NotFound
-from signoff.identity import Identity
-from signoff.kernel import lifecycle
-from signoff.kernel.admin import Administering
-from signoff.kernel.cancelling import Cancelling
-from signoff.kernel.deciding import Deciding, DecisionResult
-from signoff.kernel.execution import Execution, Hooks, _call_args, _current, outcome_of
+from signoff.identity import Account, Identity, IdentityKind, Session
+from signoff.kernel.admin import Accounts
+from signoff.kernel.cancelling import Canceller
+from signoff.kernel.deciding import Decider, DecisionResult, Once
+from signoff.kernel.execution import Execution, Executor
+from signoff.kernel.hooks import Hooks
 from signoff.kernel.known import KnownRequests
 from signoff.kernel.outcomes import (
-    Blocked,
-    Denied,
     Outcome,
     OutcomeKind,
     Proposal,
     ProposalKind,
-    Rejected,
-    Responded,
-    StillPending,
+    outcome_of,
 )
-from signoff.kernel.proposing import Proposing
-from signoff.kernel.recovery import Recovering
+from signoff.kernel.proposing import Proposer
+from signoff.kernel.reading import Reader
+from signoff.kernel.recovery import Recoverer, RecoveryReport
+from signoff.kernel.sessions import DEFAULT_LIMITS, LINK_TTL, SessionLimits, SignIn
 from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.kernel.verdicts import VerdictLog
+from signoff.kernel.wrapping import wrap
 from signoff.model import (
     ApprovalRequest,
     Decision,
     RequestStatus,
+    ReviewMode,
     RunContext,
     ToolCall,
+    Verdict,
 )
 from signoff.policy import Policy
 from signoff.policy.guarded import guard_store
-from signoff.store.base import Store
+from signoff.store.base import Approvals, Store
 
 P = ParamSpec("P")
 R = TypeVar("R")
 DEFAULT_WAIT = 3600.0
 
 
-class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
+class Gate:
+    """The kernel's one face: every public method delegates to the part that does it."""
+
     def __init__(
         self,
         policy: Policy,
@@ -98,9 +101,6 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
                              hints=policy.hints)
         self.revalidation_policy = Policy(config, reviewer=policy.reviewer, clock=clock,
                                           hints=policy.hints)
-        self.clock = clock
-        self.agent = agent
-        self.lease = lease
         self.hooks = hooks or Hooks()
         self.tools: dict[str, ToolEntry] = {}
         self.known = KnownRequests()  # the requests proposed here (signoff.kernel.known)
@@ -108,16 +108,129 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
         # Names this worker on the child requests it waits on (``recover`` withdraws the
         # waits of a worker that died or restarted): host, pid and a per-process boot id.
         self.worker_id = worker_id()
+        self.lease = lease
+        # The parts, each given what it needs; ``clock`` and ``agent`` are set on them all.
+        self.reader = Reader(store, clock=clock)
+        self.proposer = Proposer(store, self.policy, tools=self.tools, verdicts=self.verdicts,
+                                 known=self.known, hooks=self.hooks, clock=clock, agent=agent,
+                                 worker_id=self.worker_id)
+        self.decider = Decider(store, self.policy, tools=self.tools, known=self.known,
+                               hooks=self.hooks, clock=clock)
+        self.executor = Executor(store, self.reader,
+                                 revalidation_policy=self.revalidation_policy,
+                                 tools=self.tools, lease=lease, executor_id=self.executor_id,
+                                 hooks=self.hooks, clock=clock)
+        self.recoverer = Recoverer(store, self.executor, tools=self.tools, clock=clock,
+                                   worker_id=self.worker_id)
+        self.canceller = Canceller(store, clock=clock, agent=agent)
+        self.accounts = Accounts(store, self.policy, clock=clock)
+        self.signin = SignIn(store, clock=clock, authenticate=self.accounts.authenticate)
+        self._clock = clock
+        self._agent = agent
 
-    # ---- deciding and resuming ------------------------------------------------------------------
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The clock every part judges time by (expiry, leases, tokens)."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        for part in (self.reader, self.proposer, self.decider, self.executor, self.recoverer,
+                     self.canceller, self.accounts, self.signin):
+            part.clock = clock
+
+    @property
+    def agent(self) -> str | None:
+        """The agent this gate proposes for, when a call's context names none."""
+        return self._agent
+
+    @agent.setter
+    def agent(self, agent: str | None) -> None:
+        self._agent = agent
+        self.proposer.agent = self.canceller.agent = agent
+
+    # ---- proposing (signoff.kernel.proposing) ---------------------------------------------------
+
+    def context_for(self, context: RunContext | None) -> RunContext:
+        return self.proposer.context_for(context)
+
+    def check(self, call: ToolCall, context: RunContext | None = None) -> Verdict:
+        return self.proposer.check(call, context)
+
+    def propose_now(self, call: ToolCall, context: RunContext | None = None) -> Proposal | None:
+        return self.proposer.propose_now(call, context)
+
+    def propose(self, call: ToolCall, context: RunContext | None = None, *,
+                evidence: Sequence[str] = ()) -> Proposal:
+        return self.proposer.propose(call, context, evidence=evidence)
+
+    def start_run(self, context: RunContext) -> RunContext:
+        return self.proposer.start_run(context)
+
+    # ---- deciding (signoff.kernel.deciding) and cancelling (signoff.kernel.cancelling) ---------
 
     def decide(self, request_id: str, decision: Decision, *, identity: Identity,
                idempotency_key: str | None = None, via: str | None = None) -> DecisionResult:
-        result = Deciding.decide(self, request_id, decision, identity=identity,
-                                 idempotency_key=idempotency_key, via=via)
-        if self.hooks.after_decision:
-            self.hooks.after_decision(request_id)
-        return result
+        return self.decider.decide(request_id, decision, identity=identity,
+                                   idempotency_key=idempotency_key, via=via)
+
+    def decide_once(self, request_id: str, decision: Decision, *, user: str, key: str,
+                    via: str, precheck: Callable[[], None] | None = None) -> Once:
+        return self.decider.decide_once(request_id, decision, user=user, key=key, via=via,
+                                        precheck=precheck)
+
+    def withdraw(self, request_id: str, *, identity: Identity, reason: str) -> ApprovalRequest:
+        return self.canceller.withdraw(request_id, identity=identity, reason=reason)
+
+    def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome:
+        return self.canceller.cancel(request_id, actor=actor, reason=reason)
+
+    # ---- reading and waiting (signoff.kernel.reading) -------------------------------------------
+
+    def store_get(self, request_id: str) -> ApprovalRequest:
+        """The request as stored, or ``NotFound``."""
+        return self.reader.get(request_id)
+
+    def outcome(self, request_id: str) -> Outcome:
+        """The outcome of a request now, without running anything (an overdue pending
+        request is expired first). What an HTTP agent polls."""
+        return self.reader.outcome(request_id)
+
+    def wait(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
+        """Block until the request is decided (or expires, or ``timeout`` passes)."""
+        return self.reader.wait(request_id, timeout=timeout)
+
+    # ---- executing (signoff.kernel.execution) and recovering (signoff.kernel.recovery) ----------
+
+    def claim(self, request_id: str, *, executor: str | None = None,
+              request: ApprovalRequest | None = None,
+              approvals: Approvals | None = None) -> Execution | Outcome:
+        return self.executor.claim(request_id, executor=executor, request=request,
+                                   approvals=approvals)
+
+    def heartbeat(self, execution: Execution, *, seconds: float | None = None) -> bool:
+        return self.executor.heartbeat(execution, seconds=seconds)
+
+    def report(self, execution: Execution, *, result: Any = None,
+               error: str | None = None, actor: str | None = None) -> Outcome:
+        return self.executor.report(execution, result=result, error=error, actor=actor)
+
+    def abandon(self, execution: Execution, *, reason: str, actor: str | None = None) -> Outcome:
+        return self.executor.abandon(execution, reason=reason, actor=actor)
+
+    def execute(self, request_id: str, *, request: ApprovalRequest | None = None,
+                approvals: Approvals | None = None) -> Outcome:
+        return self.executor.execute(request_id, request=request, approvals=approvals)
+
+    def work(self, *, limit: int | None = None) -> int:
+        return self.executor.work(limit=limit)
+
+    def recover(self, *, run_approved: bool = True) -> RecoveryReport:
+        return self.recoverer.recover(run_approved=run_approved)
+
+    def settle(self, request_id: str, *, succeeded: bool, actor: str, note: str) -> bool:
+        return self.recoverer.settle(request_id, succeeded=succeeded, actor=actor, note=note)
 
     def resume(self, request_id: str) -> Outcome:
         """The outcome of a request now; an approved one runs here (once) if its tool is here."""
@@ -128,29 +241,7 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
             entry = self.tools.get(request.tool)
             if entry is not None and not entry.is_async:
                 return self.execute(request_id, request=request, approvals=approvals)
-        return outcome_of(self._settled(request))
-
-    def outcome(self, request_id: str) -> Outcome:
-        """The outcome of a request now, without running anything (an overdue pending
-        request is expired first). What an HTTP agent polls."""
-        request = self._now(request_id)
-        return outcome_of(request)
-
-    def wait(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
-        """Block until the request is decided (or expires, or ``timeout`` passes)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            since = self.store.change_token()
-            request = self._now(request_id)
-            if request.status is not RequestStatus.PENDING:
-                return outcome_of(request)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return outcome_of(request)
-            limit = remaining
-            if request.expires_at is not None:
-                limit = min(limit, max(0.0, request.expires_at - self.clock()) + 0.001)
-            self.store.wait(request_id, timeout=limit, since=since)
+        return outcome_of(self.reader.settled(request))
 
     def run(self, call: ToolCall, context: RunContext | None = None, *,
             timeout: float = DEFAULT_WAIT, fn: Callable[..., Any] | None = None) -> Outcome:
@@ -177,30 +268,73 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
             return self.resume(proposal.request.id)
         return waited
 
-    def _now(self, request_id: str) -> ApprovalRequest:
-        """The request as it stands, a pending one past its expiry expired first (the
-        server's clock judges expiry, whoever asks)."""
-        return self._settled(self.store_get(request_id))
+    # ---- users, modes and sessions (signoff.kernel.admin, signoff.kernel.sessions) -------------
 
-    def _settled(self, request: ApprovalRequest) -> ApprovalRequest:
-        """``request`` as read, or expired first if it is pending past its expiry."""
-        if request.status is RequestStatus.PENDING and request.expires_at is not None \
-                and self.clock() >= request.expires_at:
-            expired: ApprovalRequest = self._expire(request.id)
-            return expired
-        return request
+    def add_user(self, name: str, *, roles: Sequence[str] = (),
+                 kind: IdentityKind | str = IdentityKind.APPROVER,
+                 expires_in: float | None = None,
+                 actor: str | None = None) -> tuple[Identity, str]:
+        return self.accounts.add_user(name, roles=roles, kind=kind, expires_in=expires_in,
+                                      actor=actor)
 
-    def _expire(self, request_id: str) -> Any:
-        now = self.clock()
-        with self.store.transaction() as tx:
-            locked = tx.get_request(request_id, lock=True)
-            assert locked is not None
-            if locked.status is RequestStatus.PENDING and locked.expires_at is not None \
-                    and now >= locked.expires_at:
-                return lifecycle.transition(
-                    tx, locked, RequestStatus.EXPIRED, now=now, actor="clock",
-                    outcome_code="expired")
-            return locked
+    def set_roles(self, name: str, roles: Sequence[str], *, actor: str | None = None) -> Account:
+        return self.accounts.set_roles(name, roles, actor=actor)
+
+    def disable_user(self, name: str, *, actor: str | None = None) -> tuple[Account, bool]:
+        return self.accounts.disable_user(name, actor=actor)
+
+    def enable_user(self, name: str, *, actor: str | None = None) -> tuple[Account, bool]:
+        return self.accounts.enable_user(name, actor=actor)
+
+    def remove_user(self, name: str, *, actor: str | None = None) -> Account:
+        return self.accounts.remove_user(name, actor=actor)
+
+    def rotate_token(self, name: str, *, expires_in: float | None = None,
+                     actor: str | None = None) -> tuple[Account, str]:
+        return self.accounts.rotate_token(name, expires_in=expires_in, actor=actor)
+
+    def users(self, *, removed: bool = False) -> list[Account]:
+        return self.accounts.users(removed=removed)
+
+    def user(self, name: str) -> Account:
+        return self.accounts.user(name)
+
+    def remembered_identity(self, token: str | None) -> Identity | None:
+        return self.accounts.remembered_identity(token)
+
+    def authenticate(self, token: str | None) -> Identity:
+        return self.accounts.authenticate(token)
+
+    def set_thread_mode(self, thread_id: str, mode: ReviewMode | str, *,
+                        actor: str | None = None) -> ReviewMode:
+        return self.accounts.set_thread_mode(thread_id, mode, actor=actor)
+
+    def mint_login_link(self, name: str, *, ttl: float = LINK_TTL,
+                        actor: str | None = None) -> tuple[str, float]:
+        return self.signin.mint_login_link(name, ttl=ttl, actor=actor)
+
+    def redeem_login_link(self, code: str, *,
+                          limits: SessionLimits = DEFAULT_LIMITS) -> tuple[str, Session]:
+        return self.signin.redeem_login_link(code, limits=limits)
+
+    def sign_in(self, token: str, *,
+                limits: SessionLimits = DEFAULT_LIMITS) -> tuple[str, Session]:
+        return self.signin.sign_in(token, limits=limits)
+
+    def session_identity(self, secret: str, *, touch: bool = True) -> tuple[Identity, Session]:
+        return self.signin.session_identity(secret, touch=touch)
+
+    def end_session(self, secret: str) -> Session | None:
+        return self.signin.end_session(secret)
+
+    def revoke_sessions(self, name: str, *, session_id: str | None = None,
+                        actor: str | None = None) -> list[Session]:
+        return self.signin.revoke_sessions(name, session_id=session_id, actor=actor)
+
+    def sessions(self, name: str) -> list[Session]:
+        return self.signin.sessions(name)
+
+    # ---- the verdict log and the store ---------------------------------------------------------
 
     def flush(self) -> None:
         """Write the batched verdict audit events now (see ``signoff.kernel.verdicts``)."""
@@ -212,21 +346,6 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
         if self.verdicts is not None:
             self.verdicts.close()
         self.store.close()
-
-    def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome:
-        """Withdraw a pending request (its caller gave up waiting: a subagent's time limit).
-        A request decided meanwhile keeps its decision; the outcome says which."""
-        now = self.clock()
-        with self.store.transaction() as tx:
-            locked = tx.get_request(request_id, lock=True)
-            if locked is None:
-                raise NotFound(f"no approval request {request_id!r}")
-            if locked.status is RequestStatus.PENDING:
-                locked = lifecycle.transition(
-                    tx, locked, RequestStatus.CANCELLED, now=now, actor=actor or self.agent,
-                    outcome_code="cancelled", outcome_reason=reason)
-                tx.notify(request_id)
-        return outcome_of(locked)
 
     # ---- async faces: the same implementation ------------------------------------------------
 
@@ -247,18 +366,7 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
         claimed = await asyncio.to_thread(self.claim, request_id)
         if isinstance(claimed, Outcome):
             return claimed
-        return await self._arun_claimed(entry, claimed)
-
-    async def _arun_claimed(self, entry: ToolEntry, claimed: Execution) -> Outcome:
-        token = _current.set(claimed)
-        try:
-            value = await entry.fn(**_call_args(entry, claimed))
-        except Exception as exc:
-            return await asyncio.to_thread(functools.partial(
-                self.report, claimed, error=f"{type(exc).__name__}: {exc}"))
-        finally:
-            _current.reset(token)
-        return await asyncio.to_thread(functools.partial(self.report, claimed, result=value))
+        return await self.executor.arun_claimed(entry, claimed)
 
     async def await_decision(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
         return await asyncio.to_thread(functools.partial(self.wait, request_id, timeout=timeout))
@@ -326,28 +434,8 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling):
                                     preconditions=dict(preconditions or {}), verify=verify,
                                     summary=summary, expected_effect=expected_effect)
             self.tools[tool_name] = entry
-            signature = inspect.signature(target)
-
-            def to_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall:
-                bound = signature.bind(*args, **kwargs)
-                call_args = {k: v for k, v in bound.arguments.items()
-                             if k != "idempotency_key"}
-                return ToolCall(id="call_" + uuid.uuid4().hex, name=tool_name, args=call_args)
-
-            if entry.is_async:
-                @functools.wraps(target)
-                async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                    ctx = context() if context else None
-                    return _unwrap(await self.arun(to_call(args, kwargs), ctx, timeout=timeout))
-
-                return async_wrapper
-
-            @functools.wraps(target)
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                ctx = context() if context else None
-                return _unwrap(self.run(to_call(args, kwargs), ctx, timeout=timeout))
-
-            return wrapper
+            return wrap(target, entry, run=self.run, arun=self.arun, context=context,
+                        timeout=timeout)
 
         return register(fn) if fn is not None else register
 
@@ -374,20 +462,3 @@ def _refusal(proposal: Proposal) -> Outcome:
     verdict = proposal.verdict
     kind = OutcomeKind.DENIED if proposal.kind is ProposalKind.DENIED else OutcomeKind.BLOCKED
     return Outcome(kind=kind, code=verdict.code, message=verdict.message)
-
-
-def _unwrap(outcome: Outcome) -> Any:
-    kind = outcome.kind
-    if kind is OutcomeKind.EXECUTED:
-        return outcome.result
-    if kind is OutcomeKind.FAILED:
-        raise RuntimeError(outcome.error or "the tool failed")
-    if kind is OutcomeKind.REJECTED:
-        raise Rejected(outcome)
-    if kind is OutcomeKind.RESPONDED:
-        raise Responded(outcome)
-    if kind is OutcomeKind.BLOCKED:
-        raise Blocked(outcome)
-    if kind is OutcomeKind.PENDING:
-        raise StillPending(outcome)
-    raise Denied(outcome)

@@ -1,4 +1,4 @@
-"""Proposing a call: the verdict, and for an ask the durable request (a mixin of the gate).
+"""Proposing a call: the verdict, and for an ask the durable request (a part of the gate).
 
 ``propose`` evaluates the call with the run's context (its review mode fixed at
 run start: explicit, else the thread's stored mode, else the policy default; a mode a
@@ -23,7 +23,7 @@ from signoff import inputs
 from signoff.audit import to_us
 from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict, SignoffError
-from signoff.kernel.execution import Hooks
+from signoff.kernel.hooks import Hooks
 from signoff.kernel.known import KnownRequests
 from signoff.kernel.mode_authority import lent
 from signoff.kernel.outcomes import Proposal, ProposalKind
@@ -42,18 +42,21 @@ if TYPE_CHECKING:
     from signoff.store.recall import ThreadMemory
 
 
-class Proposing:
-    """The propose half of the gate (a mixin: the gate supplies the attributes)."""
+class Proposer:
+    """The propose half of the gate: a call's verdict, and for an ask its request."""
 
-    store: Store
-    policy: Policy
-    clock: Callable[[], float]
-    tools: dict[str, ToolEntry]
-    agent: str | None
-    hooks: Hooks
-    verdicts: VerdictLog | None
-    worker_id: str
-    known: KnownRequests
+    def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
+                 verdicts: VerdictLog | None, known: KnownRequests, hooks: Hooks,
+                 clock: Callable[[], float], agent: str | None, worker_id: str) -> None:
+        self.store = store
+        self.policy = policy  # with the store as its memory (grants, rejections)
+        self.tools = tools  # the gate's registry, shared: a tool validates its own input
+        self.verdicts = verdicts  # the batched audit of verdicts (``None``: written at once)
+        self.known = known  # requests proposed here, which a decision may then not re-read
+        self.hooks = hooks
+        self.clock = clock
+        self.agent = agent
+        self.worker_id = worker_id  # names the waiting worker on a subagent's request
 
     def context_for(self, context: RunContext | None) -> RunContext:
         """Fix the run's review mode: explicit, else the thread's stored mode (unless the
