@@ -14,16 +14,15 @@ blocked / pending with its request), ``decide`` (an authenticated decision),
 ``adecide``) share the same implementation: the store work runs in a worker
 thread and only an async tool itself is awaited on the loop.
 
-Waiting: ``wait`` re-reads the request only when the store says something may
-have changed (an in-process commit, ``PRAGMA data_version`` for other SQLite
-processes, ``LISTEN/NOTIFY`` on PostgreSQL), never in a tight loop.
+``Gate`` is a façade: it builds its parts (``Proposer``, ``Decider``, ``Reader``,
+``Executor``, ``Recoverer``, ``Runner``, ``Canceller``, ``Accounts``, ``SignIn``), each
+given only what it needs, and every public method below hands its call to one of them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import os
 import socket
 import time
@@ -31,8 +30,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
-from signoff.canonical import parse_args
-from signoff.errors import ConfigurationError, NotFound
+from signoff.errors import ConfigurationError
 from signoff.identity import Account, Identity, IdentityKind, Session
 from signoff.kernel.admin import Accounts
 from signoff.kernel.cancelling import Canceller
@@ -42,14 +40,12 @@ from signoff.kernel.hooks import Hooks
 from signoff.kernel.known import KnownRequests
 from signoff.kernel.outcomes import (
     Outcome,
-    OutcomeKind,
     Proposal,
-    ProposalKind,
-    outcome_of,
 )
 from signoff.kernel.proposing import Proposer
 from signoff.kernel.reading import Reader
 from signoff.kernel.recovery import Recoverer, RecoveryReport
+from signoff.kernel.running import Runner
 from signoff.kernel.sessions import DEFAULT_LIMITS, LINK_TTL, SessionLimits, SignIn
 from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.kernel.verdicts import VerdictLog
@@ -57,7 +53,6 @@ from signoff.kernel.wrapping import wrap
 from signoff.model import (
     ApprovalRequest,
     Decision,
-    RequestStatus,
     ReviewMode,
     RunContext,
     ToolCall,
@@ -125,6 +120,7 @@ class Gate:
         self.canceller = Canceller(store, clock=clock, agent=agent)
         self.accounts = Accounts(store, self.policy, clock=clock)
         self.signin = SignIn(store, clock=clock, authenticate=self.accounts.authenticate)
+        self.runner = Runner(store, self.proposer, self.reader, self.executor, tools=self.tools)
         self._clock = clock
         self._agent = agent
 
@@ -232,41 +228,14 @@ class Gate:
     def settle(self, request_id: str, *, succeeded: bool, actor: str, note: str) -> bool:
         return self.recoverer.settle(request_id, succeeded=succeeded, actor=actor, note=note)
 
+    # ---- running a call end to end (signoff.kernel.running) -------------------------------------
+
     def resume(self, request_id: str) -> Outcome:
-        """The outcome of a request now; an approved one runs here (once) if its tool is here."""
-        request, approvals = self.store.request_to_run(request_id)
-        if request is None:
-            raise NotFound(f"no approval request {request_id!r}", code="not_found")
-        if request.status is RequestStatus.APPROVED:
-            entry = self.tools.get(request.tool)
-            if entry is not None and not entry.is_async:
-                return self.execute(request_id, request=request, approvals=approvals)
-        return outcome_of(self.reader.settled(request))
+        return self.runner.resume(request_id)
 
     def run(self, call: ToolCall, context: RunContext | None = None, *,
             timeout: float = DEFAULT_WAIT, fn: Callable[..., Any] | None = None) -> Outcome:
-        """Propose; if allowed run now; if pending wait up to ``timeout`` then resume."""
-        proposal = self.propose(call, context)
-        if proposal.kind is ProposalKind.ALLOWED:
-            entry = self.tools.get(call.name)
-            target = fn or (entry.fn if entry is not None else None)
-            args = parse_args(call.args)
-            if target is None:
-                return Outcome(kind=OutcomeKind.APPROVED, args=args)
-            try:
-                return Outcome(kind=OutcomeKind.EXECUTED, result=target(**args))
-            except Exception as exc:
-                return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
-        if proposal.kind is ProposalKind.DECIDED:
-            assert proposal.request is not None
-            return self.resume(proposal.request.id)
-        if proposal.kind is not ProposalKind.PENDING:
-            return _refusal(proposal)
-        assert proposal.request is not None
-        waited = self.wait(proposal.request.id, timeout=timeout)
-        if waited.kind is OutcomeKind.APPROVED:
-            return self.resume(proposal.request.id)
-        return waited
+        return self.runner.run(call, context, timeout=timeout, fn=fn)
 
     # ---- users, modes and sessions (signoff.kernel.admin, signoff.kernel.sessions) -------------
 
@@ -359,43 +328,14 @@ class Gate:
             idempotency_key=idempotency_key))
 
     async def aresume(self, request_id: str) -> Outcome:
-        request = await asyncio.to_thread(self.store_get, request_id)
-        entry = self.tools.get(request.tool)
-        if entry is None or not entry.is_async or request.status is not RequestStatus.APPROVED:
-            return await asyncio.to_thread(self.resume, request_id)
-        claimed = await asyncio.to_thread(self.claim, request_id)
-        if isinstance(claimed, Outcome):
-            return claimed
-        return await self.executor.arun_claimed(entry, claimed)
+        return await self.runner.aresume(request_id)
 
     async def await_decision(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
         return await asyncio.to_thread(functools.partial(self.wait, request_id, timeout=timeout))
 
     async def arun(self, call: ToolCall, context: RunContext | None = None, *,
                    timeout: float = DEFAULT_WAIT) -> Outcome:
-        proposal = await self.apropose(call, context)
-        entry = self.tools.get(call.name)
-        if proposal.kind is ProposalKind.ALLOWED:
-            args = parse_args(call.args)
-            if entry is None:
-                return Outcome(kind=OutcomeKind.APPROVED, args=args)
-            try:
-                value = entry.fn(**args)
-                if inspect.isawaitable(value):
-                    value = await value
-            except Exception as exc:
-                return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
-            return Outcome(kind=OutcomeKind.EXECUTED, result=value)
-        if proposal.kind is ProposalKind.DECIDED:
-            assert proposal.request is not None
-            return await self.aresume(proposal.request.id)
-        if proposal.kind is not ProposalKind.PENDING:
-            return _refusal(proposal)
-        assert proposal.request is not None
-        waited = await self.await_decision(proposal.request.id, timeout=timeout)
-        if waited.kind is OutcomeKind.APPROVED:
-            return await self.aresume(proposal.request.id)
-        return waited
+        return await self.runner.arun(call, context, timeout=timeout)
 
     # ---- tools -----------------------------------------------------------------------------------
 
@@ -456,9 +396,3 @@ os.register_at_fork(after_in_child=_Boot.reseed)
 def worker_id() -> str:
     """``host:pid:boot``: names the worker waiting on a child's request."""
     return f"{socket.gethostname()}:{os.getpid()}:{_Boot.value}"
-
-
-def _refusal(proposal: Proposal) -> Outcome:
-    verdict = proposal.verdict
-    kind = OutcomeKind.DENIED if proposal.kind is ProposalKind.DENIED else OutcomeKind.BLOCKED
-    return Outcome(kind=kind, code=verdict.code, message=verdict.message)
