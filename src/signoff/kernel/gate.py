@@ -10,13 +10,9 @@
 Faces: ``check`` (the verdict only), ``propose`` (verdict → allowed / denied /
 blocked / pending with its request), ``decide`` (an authenticated decision),
 ``resume`` (the outcome of a request, running it once if approved), ``run``
-(propose, wait, resume). Async twins (``apropose``, ``aresume``, ``arun``,
-``adecide``) share the same implementation: the store work runs in a worker
-thread and only an async tool itself is awaited on the loop.
-
-``Gate`` is a façade: it builds its parts (``Proposer``, ``Decider``, ``Reader``,
-``Executor``, ``Recoverer``, ``Runner``, ``Canceller``, ``Accounts``, ``SignIn``), each
-given only what it needs, and every public method below hands its call to one of them.
+(propose, wait, resume), and their async twins. ``Gate`` is a façade: it builds its
+parts (``Proposer``, ``Decider``, ``Reader``, ``Executor``, …), each given only what it
+needs, and every public method below hands its call to one of them.
 """
 
 from __future__ import annotations
@@ -26,10 +22,10 @@ import functools
 import os
 import socket
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ParamSpec, TypeVar, overload
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
+from signoff.audit import AuditEvent, Verification
 from signoff.errors import ConfigurationError
 from signoff.identity import Account, Identity, IdentityKind, Session
 from signoff.kernel.admin import Accounts
@@ -38,13 +34,11 @@ from signoff.kernel.deciding import Decider, DecisionResult, Once
 from signoff.kernel.execution import Execution, Executor
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.known import KnownRequests
-from signoff.kernel.outcomes import (
-    Outcome,
-    Proposal,
-)
+from signoff.kernel.outcomes import Outcome, Proposal
 from signoff.kernel.proposing import Proposer
 from signoff.kernel.reading import Reader
-from signoff.kernel.recovery import Recoverer, RecoveryReport
+from signoff.kernel.records import Records
+from signoff.kernel.recovery import Recoverer, RecoveryReport, worker_id
 from signoff.kernel.running import Runner
 from signoff.kernel.sessions import DEFAULT_LIMITS, LINK_TTL, SessionLimits, SignIn
 from signoff.kernel.tools import Precondition, ToolEntry, Verify
@@ -53,14 +47,22 @@ from signoff.kernel.wrapping import wrap
 from signoff.model import (
     ApprovalRequest,
     Decision,
+    DecisionRecord,
+    RequestStatus,
     ReviewMode,
     RunContext,
     ToolCall,
     Verdict,
 )
-from signoff.policy import Policy
-from signoff.policy.guarded import guard_store
+from signoff.policy import Policy, PolicyConfig
+from signoff.policy.guarded import guard_policies, guard_store
+from signoff.policy.hints import ToolHints
 from signoff.store.base import Approvals, Store
+from signoff.store.deliveries import Delivery
+from signoff.store.pages import RequestQuery
+
+if TYPE_CHECKING:
+    from signoff.store.recall import ThreadMemory
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -120,6 +122,7 @@ class Gate:
         self.canceller = Canceller(store, clock=clock, agent=agent)
         self.accounts = Accounts(store, self.policy, clock=clock)
         self.signin = SignIn(store, clock=clock, authenticate=self.accounts.authenticate)
+        self.records = Records(store, verdicts=self.verdicts, clock=clock)
         self.runner = Runner(store, self.proposer, self.reader, self.executor, tools=self.tools)
         self._clock = clock
         self._agent = agent
@@ -132,9 +135,19 @@ class Gate:
     @clock.setter
     def clock(self, clock: Callable[[], float]) -> None:
         self._clock = clock
-        for part in (self.reader, self.proposer, self.decider, self.executor, self.recoverer,
-                     self.canceller, self.accounts, self.signin):
+        for part in (self.reader, self.records, self.proposer, self.decider, self.executor,
+                     self.recoverer, self.canceller, self.accounts, self.signin):
             part.clock = clock
+
+    @property
+    def config(self) -> PolicyConfig:
+        """The policy configuration this gate judges by."""
+        return self.policy.config
+
+    @property
+    def backend(self) -> str:
+        """The store's kind: ``sqlite`` or ``postgres``."""
+        return self.store.backend
 
     @property
     def agent(self) -> str | None:
@@ -184,8 +197,12 @@ class Gate:
 
     # ---- reading and waiting (signoff.kernel.reading) -------------------------------------------
 
-    def store_get(self, request_id: str) -> ApprovalRequest:
+    def request(self, request_id: str) -> ApprovalRequest:
         """The request as stored, or ``NotFound``."""
+        return self.reader.get(request_id)
+
+    def store_get(self, request_id: str) -> ApprovalRequest:
+        """``request``, by its older name."""
         return self.reader.get(request_id)
 
     def outcome(self, request_id: str) -> Outcome:
@@ -303,7 +320,90 @@ class Gate:
     def sessions(self, name: str) -> list[Session]:
         return self.signin.sessions(name)
 
-    # ---- the verdict log and the store ---------------------------------------------------------
+    # ---- what the layers above read, and the records they keep (signoff.kernel.records) ----------
+
+    def find_request(self, request_id: str) -> ApprovalRequest | None:
+        return self.records.find_request(request_id)
+
+    def list_requests(self, *, status: RequestStatus | None = None,
+                      thread_id: str | None = None, limit: int = 100,
+                      query: RequestQuery | None = None,
+                      after: tuple[float, str] | None = None) -> list[ApprovalRequest]:
+        return self.records.list_requests(status=status, thread_id=thread_id, limit=limit,
+                                          query=query, after=after)
+
+    def decisions(self, request_id: str) -> list[DecisionRecord]:
+        return self.records.decisions(request_id)
+
+    def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:
+        return self.records.thread_memory(thread_id, fresh=fresh)
+
+    def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]:
+        return self.records.pending_on_thread(thread_id)
+
+    def thread_parties(self, thread_id: str) -> frozenset[str]:
+        return self.records.thread_parties(thread_id)
+
+    def audit_events(self, *, after: int = 0, limit: int | None = None,
+                     seal: bool = True) -> Iterator[AuditEvent]:
+        return self.records.audit_events(after=after, limit=limit, seal=seal)
+
+    def audit_head(self) -> tuple[int, str]:
+        return self.records.audit_head()
+
+    def verify_audit(self) -> Verification:
+        return self.records.verify_audit()
+
+    def count_users(self) -> int:
+        return self.records.count_users()
+
+    def live_sessions(self) -> dict[str, list[Session]]:
+        return self.records.live_sessions()
+
+    def identity_of(self, name: str) -> Identity | None:
+        return self.records.identity_of(name)
+
+    def deliveries(self, *, channel: str | None = None, status: str | None = None,
+                   request_id: str | None = None, before_index: int | None = None,
+                   limit: int = 100) -> list[Delivery]:
+        return self.records.deliveries(channel=channel, status=status, request_id=request_id,
+                                       before_index=before_index, limit=limit)
+
+    def note_call_result(self, data: Mapping[str, Any], *, actor: str | None) -> None:
+        self.records.note_call_result(data, actor=actor)
+
+    def note_shown(self, key: str, *, request_id: str, args_hash: str) -> None:
+        self.records.note_shown(key, request_id=request_id, args_hash=args_hash)
+
+    def shown(self, key: str, request_id: str) -> tuple[str | None, ApprovalRequest | None]:
+        return self.records.shown(key, request_id)
+
+    def first_use_of_signature(self, signature: str, *, at: float, keep: float) -> bool:
+        return self.records.first_use_of_signature(signature, at=at, keep=keep)
+
+    def note_refused(self, request_id: str, decision: Decision, *, code: str, via: str,
+                     actor: str | None, data: Mapping[str, Any]) -> None:
+        self.records.note_refused(request_id, decision, code=code, via=via, actor=actor,
+                                  data=data)
+
+    # ---- the policy's hints and guards, the verdict log, the store -----------------------------
+
+    def add_hints(self, hints: Mapping[str, ToolHints | None]) -> None:
+        """Tool annotations heard from a server (MCP), for the policy to judge by (``None``
+        clears a tool's)."""
+        self.policy.hints.update(hints)
+
+    def protect_files(self, paths: Iterable[str | os.PathLike[str] | None], role: str) -> None:
+        """Protect files the running gate's configuration names (the server's ``[notify]``
+        ``ca_file``) in the policies it judges with."""
+        guard_policies((self.policy, self.revalidation_policy), paths, role)
+
+    def when_closed(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` when the store closes (if the store can say)."""
+        register = getattr(self.store, "on_close", None)
+        if callable(register):
+            register(hook)
+
 
     def flush(self) -> None:
         """Write the batched verdict audit events now (see ``signoff.kernel.verdicts``)."""
@@ -378,21 +478,3 @@ class Gate:
                         timeout=timeout)
 
         return register(fn) if fn is not None else register
-
-
-class _Boot:
-    """This process's boot id: random, drawn again in a forked child."""
-
-    value = uuid.uuid4().hex[:12]
-
-    @classmethod
-    def reseed(cls) -> None:
-        cls.value = uuid.uuid4().hex[:12]
-
-
-os.register_at_fork(after_in_child=_Boot.reseed)
-
-
-def worker_id() -> str:
-    """``host:pid:boot``: names the worker waiting on a child's request."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_Boot.value}"

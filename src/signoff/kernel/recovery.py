@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -59,6 +61,24 @@ def waiter_gone(waiter: str | None, me: str) -> bool:
     except OSError:  # alive, someone else's
         return False
     return False
+
+
+class _Boot:
+    """This process's boot id: random, drawn again in a forked child."""
+
+    value = uuid.uuid4().hex[:12]
+
+    @classmethod
+    def reseed(cls) -> None:
+        cls.value = uuid.uuid4().hex[:12]
+
+
+os.register_at_fork(after_in_child=_Boot.reseed)
+
+
+def worker_id() -> str:
+    """``host:pid:boot``: names the worker waiting on a child's request."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_Boot.value}"
 
 
 class Recoverer:

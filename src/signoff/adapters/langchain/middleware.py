@@ -176,7 +176,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         # Subagents known to run with signoff (a SignoffMiddleware of this gate in their
         # own stack): only these may be started by a tool the policy marks ``subagent``.
         self.gated_subagents: set[str] = set(gated_subagents)
-        self.clarification = clarification_tool or gate.policy.config.clarification_tool
+        self.clarification = clarification_tool or gate.config.clarification_tool
         self.tools = []
         self._runs: dict[tuple[str | None, str], RunContext] = {}
         self._contexts: dict[Any, tuple[dict[str, Any], RunContext]] = {}
@@ -275,7 +275,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if not thread or last is None or all(
                 (thread, str(c.get("id"))) in self._through for c in last.tool_calls):
             return
-        pending = self.gate.store.thread_memory(thread, fresh=True).pending
+        pending = self.gate.thread_memory(thread, fresh=True).pending
         if pending:
             raise Conflict(f"thread {thread} is waiting for {len(pending)} decision(s) "
                            f"({pending[0][0]}); resolve them first", code="thread_waiting")
@@ -343,7 +343,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
     def _no_human(self, run: RunContext) -> bool:
         """Full mode (as the operator's ceiling lets it be) or an unattended run: nobody
         will answer a clarifying question."""
-        mode = clamp(run.review_mode or ReviewMode.MANUAL, self.gate.policy.config.ceiling)
+        mode = clamp(run.review_mode or ReviewMode.MANUAL, self.gate.config.ceiling)
         return mode is ReviewMode.FULL or run.interaction_mode is not InteractionMode.INTERACTIVE
 
     def _remember(self, run: RunContext, message: AIMessage) -> None:
@@ -409,7 +409,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if backend is not None:
             from signoff.adapters.deepagents import relative_path  # noqa: PLC0415 (optional)
 
-            relative = relative_path(self.gate.policy, backend, call)
+            relative = relative_path(self.gate.config, backend, call)
             if relative is not None:
                 return tool_message(call, relative, error=True, code="relative_path")
         proposal = self.gate.propose(ToolCall(id=call["id"], name=call["name"],
@@ -450,7 +450,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
 
             backend = backend_of(tool)
             if backend is not None:
-                check_backend(self.gate.policy, backend)
+                check_backend(self.gate.config, backend)
         self._backends[id(tool)] = (tool, backend)
         while len(self._backends) > CONTEXTS_REMEMBERED:
             self._backends.pop(next(iter(self._backends)), None)
@@ -460,7 +460,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         """A call that would start a subagent running without signoff: refused before it
         reaches the policy, so no approval can start it either (its tools would run
         unreviewed, whatever was approved here)."""
-        spec = self.gate.policy.config.tools.get(str(call["name"]))
+        spec = self.gate.config.tools.get(str(call["name"]))
         if spec is None or spec.subagent is None:
             return None
         args = call.get("args")
@@ -510,8 +510,8 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                args_schema: Mapping[str, Any] | None = None,
                note: str | None = None) -> dict[str, Any]:
         """The interrupt value: signoff's own keys, and LangChain's HITL shapes for the call."""
-        request = self.gate.store_get(request_id)
-        waiting = [r.id for r in self.gate.store.pending_on_thread(context.thread_id)
+        request = self.gate.request(request_id)
+        waiting = [r.id for r in self.gate.pending_on_thread(context.thread_id)
                    if r.run_id == context.run_id] if context.thread_id else [request_id]
         own: dict[str, Any] = {
             "request_id": request_id, "call_id": call["id"], "tool": request.tool,
@@ -535,7 +535,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             return None
         ids = {c["id"] for c in message.tool_calls}
         edits: dict[str, Any] = {}
-        for req in self.gate.store.list_requests(thread_id=context.thread_id, limit=500):
+        for req in self.gate.list_requests(thread_id=context.thread_id, limit=500):
             if req.call_id in ids and req.approved_args is not None:
                 edits[req.call_id] = json.loads(req.approved_args)
         return with_edited_args(message, edits)

@@ -146,13 +146,13 @@ def refixed(gate: Gate, run: RunContext, entry: Mapping[str, Any]
     its mode, changes nothing: the mode is fixed per run, and re-fixed only at a resume."""
     if entry.get("mode_from", "thread") != "thread" or not run.thread_id or not run.run_id:
         return None
-    memory = gate.store.thread_memory(run.thread_id)
+    memory = gate.thread_memory(run.thread_id)
     if memory.mode_run != run.run_id or memory.mode_at is None \
             or memory.mode_at == entry.get("mode_at"):
         return None
     fixed = gate.context_for(dataclasses.replace(run, review_mode=None, mode_setter=None))
     if fixed.review_mode is None:
-        fixed = dataclasses.replace(fixed, review_mode=gate.policy.config.default_review_mode)
+        fixed = dataclasses.replace(fixed, review_mode=gate.config.default_review_mode)
     return fixed, run_entry(fixed, mode_from="thread", mode_at=memory.mode_at)
 
 
@@ -184,16 +184,14 @@ def keep_gate(gate: Gate) -> None:
     if gate in GATES:
         return
     GATES.add(gate)
-    register = getattr(gate.store, "on_close", None)
-    if callable(register):
-        ref = weakref.ref(gate)
+    ref = weakref.ref(gate)
 
-        def forget() -> None:
-            kept = ref()
-            if kept is not None:
-                GATES.discard(kept)
+    def forget() -> None:
+        kept = ref()
+        if kept is not None:
+            GATES.discard(kept)
 
-        register(forget)
+    gate.when_closed(forget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +234,7 @@ def knocked_over(gate: Gate, state: Mapping[str, Any],
         return None
     # One read: the paused calls are the thread's latest requests.
     wanted = set(unanswered)
-    requests = {r.call_id: r for r in gate.store.list_requests(
+    requests = {r.call_id: r for r in gate.list_requests(
         thread_id=thread_id, limit=max(100, 2 * len(wanted)))
         if r.call_id in wanted and r.run_id == run_id}
     if not requests:
@@ -302,7 +300,7 @@ def wait_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
         ids = pending_request_ids(agent, config, gate=gate)
         if not ids:
             return None
-        undecided = [i for i in ids if gate.store_get(i).status is RequestStatus.PENDING]
+        undecided = [i for i in ids if gate.request(i).status is RequestStatus.PENDING]
         if not undecided:
             command = resume_command(agent, config, gate=gate)
             return agent.invoke(command, config) if command is not None else None
@@ -322,7 +320,7 @@ async def await_and_resume(agent: Any, gate: Gate, config: Mapping[str, Any], *,
         if not ids:
             return None
         undecided = [i for i in ids
-                     if (await asyncio.to_thread(gate.store_get, i)).status
+                     if (await asyncio.to_thread(gate.request, i)).status
                      is RequestStatus.PENDING]
         if not undecided:
             command = resume_command(agent, config, gate=gate)
@@ -370,6 +368,6 @@ def _take(agent: Any, gate: Gate, config: Mapping[str, Any],
     ordered = sorted(decisions.items(),
                      key=lambda item: item[1].scope is ApproveScope.AUTO_THREAD)
     for request_id, decision in ordered:
-        if gate.store_get(request_id).status is RequestStatus.PENDING:  # not approved by a switch
+        if gate.request(request_id).status is RequestStatus.PENDING:  # not approved by a switch
             gate.decide(request_id, decision, identity=identity)
-    return [i for i in ids if gate.store_get(i).status is RequestStatus.PENDING]
+    return [i for i in ids if gate.request(i).status is RequestStatus.PENDING]
