@@ -43,6 +43,7 @@ from signoff.kernel.running import Runner
 from signoff.kernel.sessions import DEFAULT_LIMITS, LINK_TTL, SessionLimits, SignIn
 from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.kernel.verdicts import VerdictLog
+from signoff.kernel.webhooks import Webhooks
 from signoff.kernel.wrapping import wrap
 from signoff.model import (
     ApprovalRequest,
@@ -58,7 +59,7 @@ from signoff.policy import Policy, PolicyConfig
 from signoff.policy.guarded import guard_policies, guard_store
 from signoff.policy.hints import ToolHints
 from signoff.store.base import Approvals, Store
-from signoff.store.deliveries import Delivery
+from signoff.store.deliveries import Delivery, StoredEndpoint
 from signoff.store.pages import RequestQuery
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ class Gate:
         self.canceller = Canceller(store, clock=clock, agent=agent)
         self.accounts = Accounts(store, self.policy, clock=clock)
         self.signin = SignIn(store, clock=clock, authenticate=self.accounts.authenticate)
+        self.webhooks = Webhooks(store)
         self.records = Records(store, verdicts=self.verdicts, clock=clock)
         self.runner = Runner(store, self.proposer, self.reader, self.executor, tools=self.tools)
         self._clock = clock
@@ -385,6 +387,24 @@ class Gate:
                      actor: str | None, data: Mapping[str, Any]) -> None:
         self.records.note_refused(request_id, decision, code=code, via=via, actor=actor,
                                   data=data)
+
+    # ---- registered webhooks (signoff.kernel.webhooks; checked by signoff.notify.admin) ---------
+
+    def webhook_endpoints(self) -> list[StoredEndpoint]:
+        return self.webhooks.webhook_endpoints()
+
+    def add_webhook(self, endpoint: StoredEndpoint, *, data: Mapping[str, Any],
+                    actor: str | None, now: float) -> None:
+        self.webhooks.add_webhook(endpoint, data=data, actor=actor, now=now)
+
+    def remove_webhook(self, name: str, *, actor: str | None, now: float) -> None:
+        self.webhooks.remove_webhook(name, actor=actor, now=now)
+
+    def replay_deliveries(self, *, actor: str | None, now: float, ids: Sequence[str],
+                          channel: str | None, status: str | None,
+                          after_index: int | None) -> list[str]:
+        return self.webhooks.replay_deliveries(actor=actor, now=now, ids=ids, channel=channel,
+                                               status=status, after_index=after_index)
 
     # ---- the policy's hints and guards, the verdict log, the store -----------------------------
 
