@@ -19,5 +19,8 @@ events. Every public method is on ``Gate`` and says which part does it:
 * ``writes`` — a write's evidence (the diff approvers read), ``file_state`` — a file read
   the safe way and the version a request binds it by.
 
-``lifecycle`` is the one table of legal moves every transition goes through.
+``fast_paths`` holds the shortcuts of deciding and proposing (fewer round trips on
+PostgreSQL): each is an optimisation of the rule it stands beside, which it leaves to
+decide whenever an assumption fails. ``lifecycle`` is the one table of legal moves every
+transition goes through.
 """

@@ -3,7 +3,8 @@
 Everything a decision depends on is read under the request's row lock and
 written in the same transaction with its audit events — or, on PostgreSQL, where
 the row and the approver are all it reads, known or read without the lock and
-written in one statement that requires them unchanged — so 32 approvers racing
+written in one statement that requires them unchanged (``fast_paths``, an optimisation
+of the rule in ``Decider.decide_locked``) — so 32 approvers racing
 produce exactly one transition, and a crash leaves either the whole decision or
 none of it.
 
@@ -40,10 +41,10 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import auto_thread, grants, lifecycle, quorum, writes
+from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, writes
 from signoff.kernel.hooks import Hooks
-from signoff.kernel.known import ARGS_MAX, KnownRequests
-from signoff.kernel.ownership import asked, decision_refusal
+from signoff.kernel.known import KnownRequests
+from signoff.kernel.ownership import decision_refusal, refusal
 from signoff.kernel.tools import ToolEntry
 from signoff.model import (
     ApprovalRequest,
@@ -99,10 +100,20 @@ class Once:
         return self.result is None
 
 
-def _may_go_unread(decision: Decision) -> bool:
-    """A decision that reads nothing but its request's row and its approver: neither an
-    edit (re-validated against the policy) nor a standing scope (it reads the thread)."""
-    return decision.kind is not DecisionKind.EDIT and decision.scope is ApproveScope.ONCE
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Asked:
+    """One decision as asked: its input checked, and an edit judged, before any row is
+    read under a lock."""
+
+    request_id: str
+    decision: Decision
+    identity: Identity  # as authenticated; the rule reads it again with the row
+    edited: dict[str, Any] | None  # an edit's arguments, parsed
+    edit_writes: writes.WriteEvidence | None  # what the edited call will change
+    key: str | None  # the idempotency key, scoped to the approver
+    body: str  # what a replay under ``key`` must have asked
+    via: str | None
+    now: float
 
 
 class Decider:
@@ -131,56 +142,30 @@ class Decider:
 
     def _decide(self, request_id: str, decision: Decision, *, identity: Identity,
                 idempotency_key: str | None, via: str | None) -> DecisionResult:
-        if not identity.may_decide:
-            raise Forbidden(f"{identity.name} is an agent identity and cannot decide"
-                            if not identity.disabled else f"{identity.name} is disabled",
-                            code="agent_cannot_decide" if not identity.disabled
-                            else "identity_disabled")
-        inputs.identifier("request id", request_id)
-        inputs.optional_identifier("idempotency key", idempotency_key)
-        edited = self._edited_args(decision)
-        body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
-        now = self.clock()
+        """The rule is ``decide_locked``: the row held, every check and every write in one
+        transaction. Where the store can require a row unchanged inside a write
+        (PostgreSQL), ``fast_paths.decide_as_known`` may take the same decision first, in
+        fewer round trips; ``None`` from it means it did not, and wrote nothing."""
+        asked = self._asked(request_id, decision, identity, idempotency_key, via)
+        taken = fast_paths.decide_as_known(self, asked) if self.store.guards_unread else None
+        return taken if taken is not None else self.decide_locked(asked)
+
+    def decide_locked(self, asked: Asked) -> DecisionResult:
+        """The decision on the row held under its lock, with the approver as stored now."""
+        request_id, decision, now = asked.request_id, asked.decision, asked.now
         expired: ApprovalRequest | None = None
-        edit_writes: writes.WriteEvidence | None = None
-        if idempotency_key is not None:  # keys are per approver: one never replays another's
-            idempotency_key = _scoped(identity.name, idempotency_key)
-        if edited is not None:
-            # Schema and policy checks of an edit run before the transaction: they read the
-            # store (grants, rejections) and must not hold a second connection meanwhile.
-            before = self.store.get_request(request_id)
-            if before is not None and before.status is RequestStatus.PENDING:
-                self._check_edit(before, edited)
-                # What the edited call will change, read from the files now (not under a lock).
-                edit_writes = writes.write_evidence(self.policy, before.tool, edited)
-        known = self.known.take(request_id) if self.store.guards_unread else None
-        signer = identity
-        if known is None and self.store.guards_unread and _may_go_unread(decision):
-            # Written elsewhere (another server): read it and the approver as stored, in one
-            # statement outside any transaction, then write as on a known row; the write's
-            # guard checks inside PostgreSQL that both are still as read.
-            known, current = self.store.request_and_user(request_id, identity.name)
-            if current is None or not current.may_decide:
-                known = None  # the locked path says why
-            else:
-                signer = current
-        if known is not None and edited is None:
-            unread = self._decide_unread(known, decision, identity=signer, now=now,
-                                         key=idempotency_key, body=body, via=via)
-            if unread is not None:
-                return unread
         with self.store.transaction() as tx:
             # Lock first, then look for the key: a concurrent retry with the same key waits
             # for the first one to commit and then finds its answer (READ COMMITTED).
             # The approver as stored now is read with the row: one round trip.
-            request, current = tx.get_request_and_user(request_id, identity.name)
-            if idempotency_key is not None:
-                stored = tx.idempotent_response(idempotency_key)
+            request, current = tx.get_request_and_user(request_id, asked.identity.name)
+            if asked.key is not None:
+                stored = tx.idempotent_response(asked.key)
                 if stored is not None:
-                    return self._replay(tx, request_id, body, stored)
+                    return self._replay(tx, request_id, asked.body, stored)
             if request is None:
                 raise NotFound(f"no approval request {request_id!r}", code="not_found")
-            identity = self._current_identity(identity, current)
+            identity = self._current_identity(asked.identity, current)
             self._authorize(tx, request, identity, decision)
             if request.status is RequestStatus.EXPIRED:  # by this clock, a timer or a read:
                 raise Expired(f"request {request_id} expired before this decision",
@@ -197,56 +182,52 @@ class Decider:
                     and decision.kind is DecisionKind.APPROVE
                 if auto:
                     auto_thread.may_switch(tx, request, self.policy.config.ceiling)
-                result = self._apply(tx, request, decision, edited=edited, identity=identity,
-                                     now=now, via=via, edit_writes=edit_writes)
+                result = self.apply(tx, request, decision, edited=asked.edited,
+                                     identity=identity, now=now, via=asked.via,
+                                     edit_writes=asked.edit_writes)
                 if auto:
                     result = auto_thread.switch(
                         tx, result, identity, now, self.policy.config.default_review_mode,
                         listing=decision.listed, refused=lambda other: refusal(other, identity),
-                        vote=lambda other: self._apply(
+                        vote=lambda other: self.apply(
                             tx, other, Decision.approve(scope=ApproveScope.AUTO_THREAD),
                             edited=None, identity=identity, now=now))
-                if idempotency_key is not None:
+                if asked.key is not None:
                     tx.put_idempotent_response(
-                        idempotency_key, request_id=request_id, body_hash=body,
+                        asked.key, request_id=request_id, body_hash=asked.body,
                         response=json.dumps(result.to_dict()), at=now)
                 tx.notify(request_id)
         if expired is not None:
             raise Expired(f"request {request_id} expired before this decision", code="expired")
         return result
 
-    def _decide_unread(self, request: ApprovalRequest, decision: Decision, *,
-                       identity: Identity, now: float, key: str | None, body: str,
-                       via: str | None) -> DecisionResult | None:
-        """``decide`` on the request as this process wrote it (``signoff.kernel.known``)
-        or read it without its lock, and ``identity`` as it signs (as read with the row):
-        one statement on PostgreSQL, whose compare-and-set requires the row and the
-        approver to be as known here. Only where that row is all the decision
-        reads: a quorum of one and no role quorum (so it has no decision yet, and this one
-        moves it), approved once, rejected or answered, before its expiry, and by someone
-        the rules let decide it. ``None``: not such a decision, or the row or the approver
-        was not as known (nothing written); the caller decides on the row it locks."""
-        if (request.status is not RequestStatus.PENDING or request.approvals_required != 1
-                or request.requires or not _may_go_unread(decision)
-                or len(request.args) + len(request.approved_args or "") > ARGS_MAX
-                or (request.expires_at is not None and now >= request.expires_at)
-                or decision.expected_args_hash not in (None, request.run_hash)
-                or refusal(request, identity) is not None):
-            return None
-        try:
-            with self.store.transaction() as tx:
-                tx.expect_as_known(request, identity)
-                result = self._apply(tx, request, decision, edited=None, identity=identity,
-                                     now=now, via=via)
-                if key is not None:  # a key used before clashes: the locked path replays it
-                    tx.put_idempotent_response(key, request_id=request.id, body_hash=body,
-                                               response=json.dumps(result.to_dict()), at=now)
-                tx.notify(request.id)
-        except Conflict as exc:
-            if exc.code in ("changed_underneath", "unique_violation"):
-                return None
-            raise
-        return result
+    def _asked(self, request_id: str, decision: Decision, identity: Identity,
+               idempotency_key: str | None, via: str | None) -> Asked:
+        """The decision's input checked, and an edit judged, before any row is locked."""
+        if not identity.may_decide:
+            raise Forbidden(f"{identity.name} is an agent identity and cannot decide"
+                            if not identity.disabled else f"{identity.name} is disabled",
+                            code="agent_cannot_decide" if not identity.disabled
+                            else "identity_disabled")
+        inputs.identifier("request id", request_id)
+        inputs.optional_identifier("idempotency key", idempotency_key)
+        edited = self._edited_args(decision)
+        body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
+        now = self.clock()
+        edit_writes: writes.WriteEvidence | None = None
+        if idempotency_key is not None:  # keys are per approver: one never replays another's
+            idempotency_key = _scoped(identity.name, idempotency_key)
+        if edited is not None:
+            # Schema and policy checks of an edit run before the transaction: they read the
+            # store (grants, rejections) and must not hold a second connection meanwhile.
+            before = self.store.get_request(request_id)
+            if before is not None and before.status is RequestStatus.PENDING:
+                self._check_edit(before, edited)
+                # What the edited call will change, read from the files now (not under a lock).
+                edit_writes = writes.write_evidence(self.policy, before.tool, edited)
+        return Asked(request_id=request_id, decision=decision, identity=identity,
+                     edited=edited, edit_writes=edit_writes, key=idempotency_key, body=body,
+                     via=via, now=now)
 
     def decide_once(self, request_id: str, decision: Decision, *, user: str, key: str,
                     via: str, precheck: Callable[[], None] | None = None) -> Once:
@@ -357,7 +338,7 @@ class Decider:
 
     # ---- applying ------------------------------------------------------------------------------
 
-    def _apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
+    def apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
                edited: dict[str, Any] | None, identity: Identity, now: float,
                via: str | None = None,
                edit_writes: writes.WriteEvidence | None = None) -> DecisionResult:
@@ -472,21 +453,6 @@ def _edited_writes(request: ApprovalRequest, evidence: writes.WriteEvidence) -> 
         kept[key] = request.resource_versions.get(key, version)
     return {"changes": tuple({**change, "edited": True} for change in fresh),
             "resource_versions": kept}
-
-
-def refusal(request: ApprovalRequest, identity: Identity) -> Forbidden | None:
-    """Why ``identity`` may not decide ``request`` (as the error ``decide`` raises), or
-    ``None``. The inbox asks the same question to decide whether to show the buttons."""
-    if not identity.may_decide:
-        return Forbidden(f"{identity.name} is an agent identity and cannot decide",
-                         code="agent_cannot_decide")
-    if asked(request, identity.name):
-        return Forbidden(f"{identity.name} asked for this call and cannot decide it",
-                         code="self_approval")
-    if not identity.holds_any(request.roles):
-        return Forbidden(f"{identity.name} holds none of the roles "
-                         f"{', '.join(request.roles)} this request needs", code="role_missing")
-    return None
 
 
 def approvers_of(request: ApprovalRequest, decisions: Sequence[DecisionRecord]) -> list[str]:

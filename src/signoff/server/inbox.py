@@ -27,8 +27,8 @@ from signoff.errors import InvalidDecision, InvalidInput, SignoffError, Unauthen
 from signoff.identity import Identity, IdentityKind, Session
 from signoff.kernel.auto_thread import same_pause
 from signoff.kernel.cancelling import CANCELLABLE
-from signoff.kernel.deciding import approvers_of, refusal
-from signoff.kernel.ownership import asked, decision_refusal
+from signoff.kernel.deciding import approvers_of
+from signoff.kernel.ownership import asked, decision_refusal, refusal
 from signoff.kernel.visibility import require_approver
 from signoff.model import ApprovalRequest, Decision, RequestStatus, ReviewMode
 from signoff.policy.definitions import definition_changed
