@@ -34,9 +34,7 @@ from signoff.errors import (
     Forbidden,
     InvalidArguments,
     InvalidDecision,
-    InvalidInput,
     NotFound,
-    SignoffError,
     Unauthenticated,
 )
 from signoff.identity import Identity
@@ -82,22 +80,6 @@ class DecisionResult:
                 "required": self.required, "transitioned": self.transitioned,
                 "replayed": self.replayed, "review_mode": self.review_mode,
                 "also_approved": list(self.also_approved)}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Once:
-    """What ``decide_once`` did: took the decision (``result``), or refused it (``code``,
-    ``message``); ``replayed`` when this delivery was judged before and nothing was done
-    now."""
-
-    result: DecisionResult | None = None
-    code: str | None = None
-    message: str = ""
-    replayed: bool = False
-
-    @property
-    def refused(self) -> bool:
-        return self.result is None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,7 +198,7 @@ class Decider:
         now = self.clock()
         edit_writes: writes.WriteEvidence | None = None
         if idempotency_key is not None:  # keys are per approver: one never replays another's
-            idempotency_key = _scoped(identity.name, idempotency_key)
+            idempotency_key = scoped(identity.name, idempotency_key)
         if edited is not None:
             # Schema and policy checks of an edit run before the transaction: they read the
             # store (grants, rejections) and must not hold a second connection meanwhile.
@@ -228,53 +210,6 @@ class Decider:
         return Asked(request_id=request_id, decision=decision, identity=identity,
                      edited=edited, edit_writes=edit_writes, key=idempotency_key, body=body,
                      via=via, now=now)
-
-    def decide_once(self, request_id: str, decision: Decision, *, user: str, key: str,
-                    via: str, precheck: Callable[[], None] | None = None) -> Once:
-        """A decision that arrived by a channel which may deliver it again (a LangGraph
-        resume is handed to its node every time the node re-runs): taken at most once per
-        ``key``, its refusal included. ``user`` names the deciding identity; it is read
-        from the store under the request's lock (a disabled, removed or agent identity is
-        refused), through every rule ``decide`` applies. Never raises a refusal: it is
-        returned, and recorded (``decision.refused`` in the audit, with ``via``) so that the
-        same delivery is not judged again later, when the rules might have changed.
-        ``precheck``: the channel's own check (raises ``InvalidDecision``), refused alike."""
-        inputs.identifier("user", user)
-        scoped = _scoped(user, key)
-        with self.store.transaction() as tx:
-            stored = tx.idempotent_response(scoped)
-        if stored is not None:
-            data = json.loads(stored[2])
-            if "refused" in data:
-                return Once(replayed=True, code=str(data["refused"]),
-                            message=str(data.get("message") or ""))
-        try:
-            if precheck is not None:
-                precheck()
-            result = self.decide(request_id, decision, identity=Identity(name=user),
-                                 idempotency_key=key, via=via)
-        except (Forbidden, Conflict, InvalidDecision, Expired, NotFound, Unauthenticated,
-                InvalidInput) as exc:
-            self._note_refusal(request_id, decision, user=user, scoped=scoped, via=via,
-                               error=exc)
-            return Once(code=exc.code, message=exc.message)
-        return Once(result=result, replayed=result.replayed)
-
-    def _note_refusal(self, request_id: str, decision: Decision, *, user: str, scoped: str,
-                      via: str, error: SignoffError) -> None:
-        now = self.clock()
-        with self.store.transaction() as tx:
-            if tx.idempotent_response(scoped) is not None:  # a concurrent delivery, or a key
-                return                                       # used for another decision
-            known = tx.get_request(request_id) is not None
-            tx.put_idempotent_response(
-                scoped, request_id=request_id, body_hash="refused",
-                response=json.dumps({"refused": error.code, "message": error.message}), at=now)
-            tx.append_audit("decision.refused", at_us=to_us(now),
-                            request_id=request_id if known else None, actor=user, data={
-                                "kind": decision.kind.value, "code": error.code,
-                                "message": error.message, "via": via,
-                                **({} if known else {"request": request_id})})
 
     # ---- checks --------------------------------------------------------------------------------
 
@@ -479,7 +414,8 @@ def needs_more_review(verdict: Verdict, request: ApprovalRequest) -> str | None:
     return None
 
 
-def _scoped(name: str, key: str) -> str:
+def scoped(name: str, key: str) -> str:
+    """An idempotency key as ``name``'s own: one approver never replays another's."""
     return f"{len(name)}:{name}:{key}"
 
 

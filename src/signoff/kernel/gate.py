@@ -30,10 +30,11 @@ from signoff.errors import ConfigurationError
 from signoff.identity import Account, Identity, IdentityKind, Session
 from signoff.kernel.admin import Accounts
 from signoff.kernel.cancelling import Canceller
-from signoff.kernel.deciding import Decider, DecisionResult, Once
+from signoff.kernel.deciding import Decider, DecisionResult
 from signoff.kernel.execution import Execution, Executor
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.known import KnownRequests
+from signoff.kernel.once import Once, OnceDecider
 from signoff.kernel.outcomes import Outcome, Proposal
 from signoff.kernel.proposing import Proposer
 from signoff.kernel.reading import Reader
@@ -120,6 +121,7 @@ class Gate:
                                  hooks=self.hooks, clock=clock)
         self.recoverer = Recoverer(store, self.executor, tools=self.tools, clock=clock,
                                    worker_id=self.worker_id)
+        self.once = OnceDecider(self.decider)
         self.canceller = Canceller(store, clock=clock, agent=agent)
         self.accounts = Accounts(store, self.policy, clock=clock)
         self.signin = SignIn(store, clock=clock, authenticate=self.accounts.authenticate)
@@ -188,8 +190,8 @@ class Gate:
 
     def decide_once(self, request_id: str, decision: Decision, *, user: str, key: str,
                     via: str, precheck: Callable[[], None] | None = None) -> Once:
-        return self.decider.decide_once(request_id, decision, user=user, key=key, via=via,
-                                        precheck=precheck)
+        return self.once.decide_once(request_id, decision, user=user, key=key, via=via,
+                                     precheck=precheck)
 
     def withdraw(self, request_id: str, *, identity: Identity, reason: str) -> ApprovalRequest:
         return self.canceller.withdraw(request_id, identity=identity, reason=reason)
@@ -424,7 +426,6 @@ class Gate:
         if callable(register):
             register(hook)
 
-
     def flush(self) -> None:
         """Write the batched verdict audit events now (see ``signoff.kernel.verdicts``)."""
         if self.verdicts is not None:
@@ -480,13 +481,8 @@ class Gate:
              expected_effect: str | Callable[[Mapping[str, Any]], str] | None = None,
              context: Callable[[], RunContext] | None = None,
              timeout: float = DEFAULT_WAIT) -> Any:
-        """Register a tool and wrap it so every call goes through the gate.
-
-        The wrapper keeps the function's signature (sync or async). Arguments
-        are passed by keyword as the call's JSON arguments. When the call does
-        not run, the wrapper raises ``Denied``, ``Rejected``, ``Blocked``,
-        ``Responded`` or ``StillPending`` carrying the ``Outcome``.
-        """
+        """Register a tool and wrap it so every call goes through the gate (the wrapper and
+        what it raises when a call does not run: ``signoff.kernel.wrapping``)."""
 
         def register(target: Callable[..., Any]) -> Callable[..., Any]:
             tool_name = name or target.__name__
