@@ -37,7 +37,7 @@ from signoff.canonical import canonical_text, parse_args
 from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, OutcomeKind, Proposal, ProposalKind
 from signoff.model import ApprovalRequest, ReviewMode, RunContext, ToolCall
-from signoff.policy import Policy
+from signoff.policy import Policy, PolicyConfig
 from signoff.store.recall import ThreadMemory
 from signoff.wire import outcome_of, request_of, verdict_of
 
@@ -82,6 +82,10 @@ class Client:
                 "this Client was made without policy=: an adapter needs the policy the "
                 "server runs (Policy.load of the same signoff.toml)", code="no_policy")
         return self._policy
+
+    @property
+    def config(self) -> PolicyConfig:
+        return self.policy.config
 
     def close(self) -> None:
         self.http.close()

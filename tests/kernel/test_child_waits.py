@@ -20,8 +20,7 @@ import pytest
 from kit import KERNEL_POLICY
 from signoff import Gate, Policy, RunContext, SqliteStore
 from signoff.errors import Conflict
-from signoff.kernel.gate import worker_id
-from signoff.kernel.recovery import waiter_gone
+from signoff.kernel.recovery import waiter_gone, worker_id
 from signoff.model import RequestStatus
 
 CHILD = """

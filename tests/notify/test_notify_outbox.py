@@ -13,6 +13,7 @@ from receiver import Receiver
 from signoff import Gate, Policy, RunContext, ToolCall
 from signoff.identity import Identity
 from signoff.kernel.proposing import ProposalKind
+from signoff.kernel.webhooks import Webhooks
 from signoff.model import Decision, DecisionKind
 from signoff.notify import admin
 from signoff.notify.config import Filters, NotifyConfig, Retry, WebhookEndpoint, new_secret
@@ -278,14 +279,14 @@ def test_a_registered_endpoint_hears_what_follows_its_registration_however_late_
     desk = Receiver("")
 
     def register() -> None:
-        _, desk.secret = admin.add_endpoint(store, config, name="desk", url=desk.url,
+        _, desk.secret = admin.add_endpoint(Webhooks(store), config, name="desk", url=desk.url,
                                             filters=Filters(), actor="boss", now=kit.clock())
     try:
         register()
         first = kit.ask()
         notifier.tick()
         assert desk.types_of(first) == ["request.created"]
-        admin.remove_endpoint(store, config, "desk", actor="boss", now=kit.clock())
+        admin.remove_endpoint(Webhooks(store), config, "desk", actor="boss", now=kit.clock())
         gone = kit.ask(service="db")
         notifier.tick()
         register()

@@ -40,7 +40,7 @@ try:
     from signoff.adapters.langchain import SignoffMiddleware
 except ImportError as exc:
     raise absent("deepagents", __name__, exc) from exc
-from signoff.policy import Policy
+from signoff.policy import Policy, PolicyConfig
 
 FILE_TOOLS = ("ls", "read_file", "write_file", "edit_file", "delete", "glob", "grep")
 OPENED = ("file_path", "path")  # the arguments deepagents' file tools open, after a "/"
@@ -61,7 +61,7 @@ def gate_subagents(middleware: SignoffMiddleware, *, model: Any,
     ``SignoffMiddleware(gated_subagents=...)`` yourself. With ``backend``, the policy is
     checked against it (``check_backend``)."""
     if backend is not None:
-        check_backend(middleware.gate.policy, backend)
+        check_backend(middleware.gate.config, backend)
     out: list[Any] = []
     for spec in subagents:
         if "runnable" in spec or "graph_id" in spec:
@@ -76,7 +76,7 @@ def gate_subagents(middleware: SignoffMiddleware, *, model: Any,
     return out
 
 
-def check_backend(policy: Policy, backend: Any) -> None:
+def check_backend(policy: Policy | PolicyConfig, backend: Any) -> None:
     """Refuse (``PolicyError(backend_mismatch)``) a policy whose file tools read paths
     otherwise than ``backend`` resolves them: virtual over a real-path backend, real over
     a virtual one, or a workspace root that is not the backend's root directory. A
@@ -85,7 +85,7 @@ def check_backend(policy: Policy, backend: Any) -> None:
     (``<root>/memories`` for ``/memories/`` under virtual file tools). A backend
     without a root on disk (deepagents' default ``StateBackend``, a ``StoreBackend``) is
     not checked: its paths are virtual by construction and reach no file."""
-    problems = _mismatches(policy, backend)
+    problems = _mismatches(_config(policy), backend)
     if problems:
         raise PolicyError(
             f"the policy does not read paths as the {_shown(backend)} does: "
@@ -109,13 +109,14 @@ def backend_of(tool: Any) -> Any | None:
     return None
 
 
-def relative_path(policy: Policy, backend: Any, call: Mapping[str, Any]) -> str | None:
+def relative_path(policy: Policy | PolicyConfig, backend: Any,
+                  call: Mapping[str, Any]) -> str | None:
     """The refusal of a file tool call that names a relative path over a backend that
     reads real paths (``virtual_mode=False``): deepagents puts a ``/`` before it, so
     ``etc/passwd`` opens ``/etc/passwd``, while the policy, whose tools then read real
     paths, judges it under the workspace root. ``None`` when the call names none."""
     disk = _disk(backend.default if isinstance(backend, CompositeBackend) else backend)
-    spec = policy.config.tools.get(str(call.get("name")))
+    spec = _config(policy).tools.get(str(call.get("name")))
     args = call.get("args")
     if disk is None or disk[0] or spec is None or spec.virtual or not isinstance(args, Mapping):
         return None
@@ -129,12 +130,16 @@ def relative_path(policy: Policy, backend: Any, call: Mapping[str, Any]) -> str 
     return None
 
 
-def _mismatches(policy: Policy, backend: Any) -> list[str]:
-    config = policy.config
+def _config(policy: Policy | PolicyConfig) -> PolicyConfig:
+    """The configuration judged by: a policy's, or the one a gate gives (``Gate.config``)."""
+    return policy.config if isinstance(policy, Policy) else policy
+
+
+def _mismatches(config: PolicyConfig, backend: Any) -> list[str]:
     workspace = config.workspace
     if isinstance(backend, CompositeBackend):
         problems: list[str] = [f"its default {_shown(backend.default)}: {problem}"
-                    for problem in _mismatches(policy, backend.default)]
+                    for problem in _mismatches(config, backend.default)]
         readings = {spec.virtual for name in FILE_TOOLS
                     if (spec := config.tools.get(name)) is not None and spec.paths}
         for prefix, routed in backend.routes.items():

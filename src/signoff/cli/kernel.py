@@ -126,7 +126,7 @@ def cmd_requests_list(args: argparse.Namespace) -> int:
                          thread_id=args.thread, risk=Risk(args.risk) if args.risk else None,
                          tool=args.tool, requester=args.requester, since=since,
                          until=until, text=search or None)
-    found = gate.store.list_requests(query=query, after=after, limit=args.limit + 1)
+    found = gate.list_requests(query=query, after=after, limit=args.limit + 1)
     page = found[:args.limit]
     more = cursor_of(page[-1]) if len(found) > args.limit else None
     text = "\n".join(_line(r) for r in page) or "no requests"
@@ -141,8 +141,8 @@ def cmd_requests_list(args: argparse.Namespace) -> int:
 def cmd_requests_show(args: argparse.Namespace) -> int:
     inputs.identifier("REQUEST_ID", args.request_id)
     gate = open_gate(args)
-    request = gate.store_get(args.request_id)
-    decisions = gate.store.decisions(request.id)
+    request = gate.request(args.request_id)
+    decisions = gate.decisions(request.id)
     data = {**request.to_dict(), "decisions": [
         {"kind": d.kind.value, "approver": d.approver, "args_hash": d.args_hash,
          "reason": d.reason, "at": d.created_at} for d in decisions]}
@@ -295,7 +295,7 @@ def cmd_requests_cancel(args: argparse.Namespace) -> int:
 
 def cmd_audit_verify(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    result = gate.store.verify_audit()
+    result = gate.verify_audit()
     text = (f"audit ok: {result.count} events" if result.ok else
             f"audit BROKEN at index {result.first_bad}: {result.reason}")
     if result.unsealed:
@@ -307,7 +307,7 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
 
 def cmd_audit_export(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    events = [e.to_dict() for e in gate.store.audit_events(after=args.after)]
+    events = [e.to_dict() for e in gate.audit_events(after=args.after)]
     if args.json:
         print(json.dumps(events, indent=2, ensure_ascii=False))
     else:

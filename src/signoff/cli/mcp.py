@@ -135,7 +135,7 @@ def _mcp_proxy(args: argparse.Namespace) -> str | None:
     gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True,
                      creates=True)  # the agent's side may start first (docs/mcp.md)
     gate.agent = "mcp-proxy"
-    workspace = gate.policy.config.workspace
+    workspace = gate.config.workspace
     inbox = args.inbox_url or _public_url(policy_path)
     stopping = proxy.Stopping()  # Ctrl-C, SIGTERM: calls waiting for a human are answered
     options = proxy.ProxyOptions(server=args.name, interaction=interaction, review_mode=mode,

@@ -72,10 +72,10 @@ def _serve(args: argparse.Namespace) -> str | None:
             f"`signoff serve` does not start without a policy it can read ({why}); write one "
             f"with `signoff init {policy_path}` or pass --policy FILE", file=policy_path,
             code="policy_unreadable") from exc
-    workspace = gate.policy.config.workspace
+    workspace = gate.config.workspace
     warn_serve(workspace.root if workspace else None, policy_path, args.db)
     try:
         return serve(create_app(gate, settings, notify=notify), settings, gate=gate,
                      log_level=args.log_level, as_json=args.json, sock=sock)
     finally:
-        gate.store.close()
+        gate.close()  # the verdict log is flushed first, as the store's close would

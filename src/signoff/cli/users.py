@@ -89,10 +89,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     now = gate.clock()
-    live: dict[str, list[Session]] = {}
-    for session in gate.store.sessions_of():
-        if session.ends_at() > now:
-            live.setdefault(session.user, []).append(session)
+    live = gate.live_sessions()
     accounts = gate.users(removed=args.all)
     rows = [f"{'NAME':<20} {'KIND':<9} {'STATUS':<14} {'SESSIONS':>8}  {'TOKEN EXPIRES':<20}  "
             "ROLES"]

@@ -75,7 +75,7 @@ def _when(at: float | None) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    found = admin.endpoints(gate.store, _config(args))
+    found = admin.endpoints(gate, _config(args))
     rows = [f"{'NAME':<20} {'SOURCE':<7} {'URL':<40} EVENTS"]
     rows += [f"{e.name:<20} {e.source:<7} {e.url:<40} {','.join(e.filters.events) or 'all'}"
              for e in found]
@@ -88,7 +88,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     filters = parse_filters({"events": _list(args.events), "risks": _list(args.risks),
                              "tools": _list(args.tools), "threads": _list(args.threads)},
                             "signoff webhooks add")
-    endpoint, secret = admin.add_endpoint(gate.store, _config(args), name=args.name,
+    endpoint, secret = admin.add_endpoint(gate, _config(args), name=args.name,
                                           url=args.url, filters=filters, actor=os_actor(),
                                           now=gate.clock())
     emit(args, {**endpoint.to_dict(), "secret": secret},
@@ -99,7 +99,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_remove(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    admin.remove_endpoint(gate.store, _config(args), args.name, actor=os_actor(),
+    admin.remove_endpoint(gate, _config(args), args.name, actor=os_actor(),
                           now=gate.clock())
     emit(args, {"removed": args.name}, f"removed webhook {args.name}")
     return 0
@@ -108,8 +108,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
 def cmd_deliveries(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     channel = f"webhook:{args.endpoint}" if args.endpoint else args.channel
-    found = gate.store.deliveries(channel=channel, status=args.status,
-                                  request_id=args.request, limit=max(1, args.limit))
+    found = gate.deliveries(channel=channel, status=args.status,
+                            request_id=args.request, limit=max(1, args.limit))
     rows = [f"{'ID':<36} {'TYPE':<20} {'STATUS':<9} {'TRIES':>5}  {'DELIVERED':<23}  LAST"]
     rows += [f"{d.id:<36} {d.event_type:<20} {d.status:<9} {d.attempts:>5}  "
              f"{_when(d.delivered_at):<23}  {d.last_error or d.last_status or '-'}"
@@ -120,7 +120,7 @@ def cmd_deliveries(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    chosen = admin.replay(gate.store, actor=os_actor(), now=gate.clock(), ids=args.ids,
+    chosen = admin.replay(gate, actor=os_actor(), now=gate.clock(), ids=args.ids,
                           endpoint=args.endpoint, channel=args.channel,
                           status="dead" if args.dead else None,
                           after_index=args.since_event)

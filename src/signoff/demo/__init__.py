@@ -223,7 +223,7 @@ def _run(home: Path, *, report: Report, notes: list[str], port: int, auto_after:
     with contextlib.ExitStack() as stack:
         # The server's side and the agent's side share the database, not a connection.
         server_gate = Gate(policy, SqliteStore(db), agent=None)
-        stack.callback(server_gate.store.close)
+        stack.callback(server_gate.close)
         agent = Gate(policy, SqliteStore(db), agent=AGENT)
         stack.callback(agent.close)
         register_tools(agent, root)
@@ -245,8 +245,8 @@ def _run(home: Path, *, report: Report, notes: list[str], port: int, auto_after:
                         report=report, approver=approver)
             failed = [n for n, step in enumerate(SCRIPT, start=1) if not demo.run_step(n, step)]
             agent.flush()  # the agent's allowed/denied/blocked verdicts are batched
-            report.audit(server_gate.store.audit_events(), db=str(db))
-            verification = server_gate.store.verify_audit()
+            report.audit(server_gate.audit_events(), db=str(db))
+            verification = server_gate.verify_audit()
             report.verified(verification)
             ok = verification.ok and not failed
             report.end(ok=ok, steps=len(SCRIPT), failed=failed, kept=kept, serving=keep_serving)

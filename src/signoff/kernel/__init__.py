@@ -1,22 +1,28 @@
 """The approval kernel: how one tool call becomes a decision, and a decision a single run.
 
-``gate.Gate`` is the front; it is assembled from one mixin per act, each in its own
-module and each doing its reads and writes in one store transaction with its audit
-events:
+``gate.Gate`` is the front: a façade over parts it composes, each a class given its own
+dependencies, each doing its reads and writes in one store transaction with its audit
+events. Every public method is on ``Gate`` and says which part does it:
 
-* ``proposing`` — the verdict, and for an ask the durable request (``requests``
+* ``proposing.Proposer`` — the verdict, and for an ask the durable request (``requests``
   builds it); ``verdicts`` batches the audit of calls that changed nothing;
-* ``deciding`` — approve, reject, edit, respond; ``ownership`` says who may not
-  (no self-approval by any route);
-* ``cancelling`` — withdrawing a request on its asker's or an admin's word;
-* ``execution`` — re-validate, claim with a fencing token, run once, record;
-  ``tools`` holds what the gate knows of a tool it runs; ``outcomes`` what it answers;
-* ``recovery`` — after a crash: expire, mark ``unknown``, finish approved work;
-* ``admin`` and ``sessions`` — users, their lifecycle, login links, sessions, modes.
+* ``deciding.Decider`` — approve, reject, edit, respond; ``ownership`` says who may not
+  (no self-approval by any route); ``grants`` the standing approvals a decision gives;
+* ``cancelling.Canceller`` — withdrawing a request on its asker's or an admin's word;
+* ``reading.Reader`` — a request as it stands (expired when overdue), and waiting on it;
+* ``execution.Executor`` — re-validate, claim with a fencing token, run once, record;
+  ``tools`` holds what the gate knows of a tool it runs, ``wrapping`` the ``@gate.tool``
+  wrapper; ``outcomes`` what it answers;
+* ``recovery.Recoverer`` — after a crash: expire, mark ``unknown``, finish approved work;
+* ``admin.Accounts`` and ``sessions.SignIn`` — users, their lifecycle, modes, login
+  links, sessions.
 * ``writes`` — a write's evidence (the diff approvers read), ``file_state`` — a file read
   the safe way and the version a request binds it by.
 
-``lifecycle`` is the one table of legal moves every transition goes through.
+``fast_paths`` holds the shortcuts of deciding and proposing (fewer round trips on
+PostgreSQL): each is an optimisation of the rule it stands beside, which it leaves to
+decide whenever an assumption fails. ``lifecycle`` is the one table of legal moves every
+transition goes through.
 ``protocol`` is the gate as adapters see it (``GateProtocol``: the ``Gate`` here,
-``signoff.client.Client`` over HTTP); ``reads`` the thread reads it adds to the ``Gate``.
+``signoff.client.Client`` over HTTP).
 """

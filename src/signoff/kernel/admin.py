@@ -1,4 +1,4 @@
-"""Managing who may decide, and each thread's review mode (a mixin of the gate).
+"""Managing who may decide, and each thread's review mode (a part of the gate).
 
 Every change here is audited like a decision, in the same transaction: adding a
 user, changing roles, disabling, enabling, removing, rotating a token,
@@ -38,7 +38,6 @@ from signoff.identity import (
 )
 from signoff.kernel.mode_authority import full_mode_refusal
 from signoff.kernel.ownership import mode_refusal
-from signoff.kernel.sessions import Signing
 from signoff.model import ReviewMode
 from signoff.policy import Policy
 from signoff.policy.config import parse_duration
@@ -57,7 +56,7 @@ def _changes_accounts(method: Callable[..., _T]) -> Callable[..., _T]:
     """Forget remembered tokens before and after ``method`` changes an account: no check
     made meanwhile is remembered past it (``remembered_identity``)."""
     @functools.wraps(method)
-    def wrapped(self: Administering, *args: Any, **kwargs: Any) -> _T:
+    def wrapped(self: Accounts, *args: Any, **kwargs: Any) -> _T:
         self._forget_tokens()
         try:
             return method(self, *args, **kwargs)
@@ -66,10 +65,17 @@ def _changes_accounts(method: Callable[..., _T]) -> Callable[..., _T]:
     return wrapped
 
 
-class Administering(Signing):
-    store: Store
-    policy: Policy
-    clock: Callable[[], float]
+class Accounts:
+    """Users and their tokens, and each thread's review mode."""
+
+    def __init__(self, store: Store, policy: Policy, *, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.policy = policy
+        self.clock = clock
+        # Tokens checked here lately (``remembered_identity``), and the generation that
+        # every account change moves on, so no check made before it is trusted after.
+        self._token_cache: dict[str, tuple[int, float, Account, object | None]] = {}
+        self._token_generation = 0
 
     def add_user(self, name: str, *, roles: Sequence[str] = (),
                  kind: IdentityKind | str = IdentityKind.APPROVER,
@@ -198,12 +204,12 @@ class Administering(Signing):
         (docs/server.md, "Who may do what")."""
         if not token:
             return None
-        entry = self._tokens().get(token_hash(token))
+        entry = self._token_cache.get(token_hash(token))
         if entry is None:
             return None
         generation, read_at, account, heard = entry
         age = time.monotonic() - read_at
-        if generation != self.__dict__.get("_token_generation", 0) \
+        if generation != self._token_generation \
                 or account.status(self.clock()) != "active":
             return None
         if age <= TOKEN_FRESH or (heard is not None and age <= TOKEN_HEARD
@@ -211,21 +217,16 @@ class Administering(Signing):
             return account.identity
         return None
 
-    def _tokens(self) -> dict[str, tuple[int, float, Account, object | None]]:
-        tokens: dict[str, tuple[int, float, Account, object | None]] = \
-            self.__dict__.setdefault("_token_cache", {})
-        return tokens
-
     def _forget_tokens(self) -> None:
-        self.__dict__["_token_generation"] = self.__dict__.get("_token_generation", 0) + 1
-        self._tokens().clear()
+        self._token_generation += 1
+        self._token_cache.clear()
 
     def authenticate(self, token: str | None) -> Identity:
         """The identity holding ``token``; ``Unauthenticated`` otherwise (``unauthenticated``,
         ``identity_disabled``, ``token_expired``)."""
         if not token:
             raise Unauthenticated("a token is required", code="unauthenticated")
-        generation = self.__dict__.get("_token_generation", 0)
+        generation = self._token_generation
         heard = self.store.accounts_token()  # before the read: a change after it is heard
         hashed = token_hash(token)
         account = self.store.account_by_token(hashed)
@@ -239,7 +240,7 @@ class Administering(Signing):
                                   "one (signoff users rotate)", code="token_expired")
         if status != "active":
             raise Unauthenticated("unknown or disabled token", code="unauthenticated")
-        tokens = self._tokens()
+        tokens = self._token_cache
         if len(tokens) >= _TOKENS_KEPT:
             tokens.clear()
         tokens[hashed] = (generation, time.monotonic(), account, heard)

@@ -1,4 +1,4 @@
-"""Withdrawing a request on a person's word: the asker, or an admin (a mixin of the gate).
+"""Withdrawing a request on a person's word: the asker, or an admin (a part of the gate).
 
 A request nobody will decide any more — its run died without a checkpointer, the
 agent gave up, it was asked by mistake — blocks its thread until it expires. Its
@@ -16,6 +16,7 @@ from signoff import inputs
 from signoff.errors import Conflict, Forbidden, InvalidDecision, NotFound, Unauthenticated
 from signoff.identity import Identity, IdentityKind
 from signoff.kernel import lifecycle
+from signoff.kernel.outcomes import Outcome, outcome_of
 from signoff.kernel.ownership import asked
 from signoff.kernel.visibility import visible
 from signoff.model import ApprovalRequest, RequestStatus
@@ -24,9 +25,13 @@ from signoff.store.base import Store
 CANCELLABLE = (RequestStatus.PENDING, RequestStatus.APPROVED)
 
 
-class Cancelling:
-    store: Store
-    clock: Callable[[], float]
+class Canceller:
+    """Withdraws requests: on a person's word (``withdraw``) or its waiting caller's."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], float], agent: str | None) -> None:
+        self.store = store
+        self.clock = clock
+        self.agent = agent
 
     def withdraw(self, request_id: str, *, identity: Identity, reason: str) -> ApprovalRequest:
         """Cancel ``request_id`` as ``identity``. Raises ``InvalidInput`` (the input
@@ -61,3 +66,18 @@ class Cancelling:
                 outcome_code="cancelled", outcome_reason=reason)
             tx.notify(request_id)
         return moved
+
+    def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome:
+        """Withdraw a pending request (its caller gave up waiting: a subagent's time limit).
+        A request decided meanwhile keeps its decision; the outcome says which."""
+        now = self.clock()
+        with self.store.transaction() as tx:
+            locked = tx.get_request(request_id, lock=True)
+            if locked is None:
+                raise NotFound(f"no approval request {request_id!r}")
+            if locked.status is RequestStatus.PENDING:
+                locked = lifecycle.transition(
+                    tx, locked, RequestStatus.CANCELLED, now=now, actor=actor or self.agent,
+                    outcome_code="cancelled", outcome_reason=reason)
+                tx.notify(request_id)
+        return outcome_of(locked)

@@ -3,7 +3,8 @@
 Everything a decision depends on is read under the request's row lock and
 written in the same transaction with its audit events — or, on PostgreSQL, where
 the row and the approver are all it reads, known or read without the lock and
-written in one statement that requires them unchanged — so 32 approvers racing
+written in one statement that requires them unchanged (``fast_paths``, an optimisation
+of the rule in ``Decider.decide_locked``) — so 32 approvers racing
 produce exactly one transition, and a crash leaves either the whole decision or
 none of it.
 
@@ -19,9 +20,7 @@ may also switch the thread to ``auto`` (``signoff.kernel.auto_thread``).
 from __future__ import annotations
 
 import json
-import re
-import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,16 +34,15 @@ from signoff.errors import (
     Forbidden,
     InvalidArguments,
     InvalidDecision,
-    InvalidInput,
     NotFound,
-    SignoffError,
     Unauthenticated,
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import auto_thread, lifecycle, quorum, writes
-from signoff.kernel.known import ARGS_MAX, KnownRequests
-from signoff.kernel.ownership import asked, decision_refusal
+from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, writes
+from signoff.kernel.hooks import Hooks
+from signoff.kernel.known import KnownRequests
+from signoff.kernel.ownership import decision_refusal, refusal
 from signoff.kernel.tools import ToolEntry
 from signoff.model import (
     ApprovalRequest,
@@ -53,8 +51,6 @@ from signoff.model import (
     DecisionKind,
     DecisionRecord,
     Effect,
-    Grant,
-    GrantScope,
     Rejection,
     RequestStatus,
     ToolCall,
@@ -62,10 +58,7 @@ from signoff.model import (
 )
 from signoff.policy import Policy
 from signoff.policy.modes import trusted_context
-from signoff.policy.patterns import compile_command_pattern, compile_value_pattern, value_text
 from signoff.store.base import Store, Tx
-
-_GLOB_META = re.compile(r"([*?\[])")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,36 +83,32 @@ class DecisionResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Once:
-    """What ``decide_once`` did: took the decision (``result``), or refused it (``code``,
-    ``message``); ``replayed`` when this delivery was judged before and nothing was done
-    now."""
+class Asked:
+    """One decision as asked: its input checked, and an edit judged, before any row is
+    read under a lock."""
 
-    result: DecisionResult | None = None
-    code: str | None = None
-    message: str = ""
-    replayed: bool = False
-
-    @property
-    def refused(self) -> bool:
-        return self.result is None
-
-
-def _may_go_unread(decision: Decision) -> bool:
-    """A decision that reads nothing but its request's row and its approver: neither an
-    edit (re-validated against the policy) nor a standing scope (it reads the thread)."""
-    return decision.kind is not DecisionKind.EDIT and decision.scope is ApproveScope.ONCE
+    request_id: str
+    decision: Decision
+    identity: Identity  # as authenticated; the rule reads it again with the row
+    edited: dict[str, Any] | None  # an edit's arguments, parsed
+    edit_writes: writes.WriteEvidence | None  # what the edited call will change
+    key: str | None  # the idempotency key, scoped to the approver
+    body: str  # what a replay under ``key`` must have asked
+    via: str | None
+    now: float
 
 
-class Deciding:
-    """The decide half of the gate (a mixin: the gate supplies the attributes)."""
+class Decider:
+    """The decide half of the gate: one authenticated decision, recorded whole or not at all."""
 
-    store: Store
-    policy: Policy
-    clock: Callable[[], float]
-    tools: dict[str, ToolEntry]
-    agent: str | None
-    known: KnownRequests
+    def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
+                 known: KnownRequests, hooks: Hooks, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.policy = policy  # an edit is judged again; grants take its tool's shell argument
+        self.tools = tools  # the gate's registry, shared: an edit is validated by its tool
+        self.known = known  # requests proposed here: decided without reading them again
+        self.hooks = hooks
+        self.clock = clock
 
     def decide(self, request_id: str, decision: Decision, *, identity: Identity,
                idempotency_key: str | None = None, via: str | None = None) -> DecisionResult:
@@ -127,56 +116,38 @@ class Deciding:
         ``Conflict`` (``already_decided``, ``already_voted``, ``idempotency_conflict``),
         ``Expired`` or ``InvalidDecision``; never half-writes. ``via``: the channel the
         decision arrived by (``"resume"``), kept in its audit event."""
-        if not identity.may_decide:
-            raise Forbidden(f"{identity.name} is an agent identity and cannot decide"
-                            if not identity.disabled else f"{identity.name} is disabled",
-                            code="agent_cannot_decide" if not identity.disabled
-                            else "identity_disabled")
-        inputs.identifier("request id", request_id)
-        inputs.optional_identifier("idempotency key", idempotency_key)
-        edited = self._edited_args(decision)
-        body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
-        now = self.clock()
+        result = self._decide(request_id, decision, identity=identity,
+                              idempotency_key=idempotency_key, via=via)
+        if self.hooks.after_decision:
+            self.hooks.after_decision(request_id)
+        return result
+
+    def _decide(self, request_id: str, decision: Decision, *, identity: Identity,
+                idempotency_key: str | None, via: str | None) -> DecisionResult:
+        """The rule is ``decide_locked``: the row held, every check and every write in one
+        transaction. Where the store can require a row unchanged inside a write
+        (PostgreSQL), ``fast_paths.decide_as_known`` may take the same decision first, in
+        fewer round trips; ``None`` from it means it did not, and wrote nothing."""
+        asked = self._asked(request_id, decision, identity, idempotency_key, via)
+        taken = fast_paths.decide_as_known(self, asked) if self.store.guards_unread else None
+        return taken if taken is not None else self.decide_locked(asked)
+
+    def decide_locked(self, asked: Asked) -> DecisionResult:
+        """The decision on the row held under its lock, with the approver as stored now."""
+        request_id, decision, now = asked.request_id, asked.decision, asked.now
         expired: ApprovalRequest | None = None
-        edit_writes: writes.WriteEvidence | None = None
-        if idempotency_key is not None:  # keys are per approver: one never replays another's
-            idempotency_key = _scoped(identity.name, idempotency_key)
-        if edited is not None:
-            # Schema and policy checks of an edit run before the transaction: they read the
-            # store (grants, rejections) and must not hold a second connection meanwhile.
-            before = self.store.get_request(request_id)
-            if before is not None and before.status is RequestStatus.PENDING:
-                self._check_edit(before, edited)
-                # What the edited call will change, read from the files now (not under a lock).
-                edit_writes = writes.write_evidence(self.policy, before.tool, edited)
-        known = self.known.take(request_id) if self.store.guards_unread else None
-        signer = identity
-        if known is None and self.store.guards_unread and _may_go_unread(decision):
-            # Written elsewhere (another server): read it and the approver as stored, in one
-            # statement outside any transaction, then write as on a known row; the write's
-            # guard checks inside PostgreSQL that both are still as read.
-            known, current = self.store.request_and_user(request_id, identity.name)
-            if current is None or not current.may_decide:
-                known = None  # the locked path says why
-            else:
-                signer = current
-        if known is not None and edited is None:
-            unread = self._decide_unread(known, decision, identity=signer, now=now,
-                                         key=idempotency_key, body=body, via=via)
-            if unread is not None:
-                return unread
         with self.store.transaction() as tx:
             # Lock first, then look for the key: a concurrent retry with the same key waits
             # for the first one to commit and then finds its answer (READ COMMITTED).
             # The approver as stored now is read with the row: one round trip.
-            request, current = tx.get_request_and_user(request_id, identity.name)
-            if idempotency_key is not None:
-                stored = tx.idempotent_response(idempotency_key)
+            request, current = tx.get_request_and_user(request_id, asked.identity.name)
+            if asked.key is not None:
+                stored = tx.idempotent_response(asked.key)
                 if stored is not None:
-                    return self._replay(tx, request_id, body, stored)
+                    return self._replay(tx, request_id, asked.body, stored)
             if request is None:
                 raise NotFound(f"no approval request {request_id!r}", code="not_found")
-            identity = self._current_identity(identity, current)
+            identity = self._current_identity(asked.identity, current)
             self._authorize(tx, request, identity, decision)
             if request.status is RequestStatus.EXPIRED:  # by this clock, a timer or a read:
                 raise Expired(f"request {request_id} expired before this decision",
@@ -193,103 +164,52 @@ class Deciding:
                     and decision.kind is DecisionKind.APPROVE
                 if auto:
                     auto_thread.may_switch(tx, request, self.policy.config.ceiling)
-                result = self._apply(tx, request, decision, edited=edited, identity=identity,
-                                     now=now, via=via, edit_writes=edit_writes)
+                result = self.apply(tx, request, decision, edited=asked.edited,
+                                     identity=identity, now=now, via=asked.via,
+                                     edit_writes=asked.edit_writes)
                 if auto:
                     result = auto_thread.switch(
                         tx, result, identity, now, self.policy.config.default_review_mode,
                         listing=decision.listed, refused=lambda other: refusal(other, identity),
-                        vote=lambda other: self._apply(
+                        vote=lambda other: self.apply(
                             tx, other, Decision.approve(scope=ApproveScope.AUTO_THREAD),
                             edited=None, identity=identity, now=now))
-                if idempotency_key is not None:
+                if asked.key is not None:
                     tx.put_idempotent_response(
-                        idempotency_key, request_id=request_id, body_hash=body,
+                        asked.key, request_id=request_id, body_hash=asked.body,
                         response=json.dumps(result.to_dict()), at=now)
                 tx.notify(request_id)
         if expired is not None:
             raise Expired(f"request {request_id} expired before this decision", code="expired")
         return result
 
-    def _decide_unread(self, request: ApprovalRequest, decision: Decision, *,
-                       identity: Identity, now: float, key: str | None, body: str,
-                       via: str | None) -> DecisionResult | None:
-        """``decide`` on the request as this process wrote it (``signoff.kernel.known``)
-        or read it without its lock, and ``identity`` as it signs (as read with the row):
-        one statement on PostgreSQL, whose compare-and-set requires the row and the
-        approver to be as known here. Only where that row is all the decision
-        reads: a quorum of one and no role quorum (so it has no decision yet, and this one
-        moves it), approved once, rejected or answered, before its expiry, and by someone
-        the rules let decide it. ``None``: not such a decision, or the row or the approver
-        was not as known (nothing written); the caller decides on the row it locks."""
-        if (request.status is not RequestStatus.PENDING or request.approvals_required != 1
-                or request.requires or not _may_go_unread(decision)
-                or len(request.args) + len(request.approved_args or "") > ARGS_MAX
-                or (request.expires_at is not None and now >= request.expires_at)
-                or decision.expected_args_hash not in (None, request.run_hash)
-                or refusal(request, identity) is not None):
-            return None
-        try:
-            with self.store.transaction() as tx:
-                tx.expect_as_known(request, identity)
-                result = self._apply(tx, request, decision, edited=None, identity=identity,
-                                     now=now, via=via)
-                if key is not None:  # a key used before clashes: the locked path replays it
-                    tx.put_idempotent_response(key, request_id=request.id, body_hash=body,
-                                               response=json.dumps(result.to_dict()), at=now)
-                tx.notify(request.id)
-        except Conflict as exc:
-            if exc.code in ("changed_underneath", "unique_violation"):
-                return None
-            raise
-        return result
-
-    def decide_once(self, request_id: str, decision: Decision, *, user: str, key: str,
-                    via: str, precheck: Callable[[], None] | None = None) -> Once:
-        """A decision that arrived by a channel which may deliver it again (a LangGraph
-        resume is handed to its node every time the node re-runs): taken at most once per
-        ``key``, its refusal included. ``user`` names the deciding identity; it is read
-        from the store under the request's lock (a disabled, removed or agent identity is
-        refused), through every rule ``decide`` applies. Never raises a refusal: it is
-        returned, and recorded (``decision.refused`` in the audit, with ``via``) so that the
-        same delivery is not judged again later, when the rules might have changed.
-        ``precheck``: the channel's own check (raises ``InvalidDecision``), refused alike."""
-        inputs.identifier("user", user)
-        scoped = _scoped(user, key)
-        with self.store.transaction() as tx:
-            stored = tx.idempotent_response(scoped)
-        if stored is not None:
-            data = json.loads(stored[2])
-            if "refused" in data:
-                return Once(replayed=True, code=str(data["refused"]),
-                            message=str(data.get("message") or ""))
-        try:
-            if precheck is not None:
-                precheck()
-            result = self.decide(request_id, decision, identity=Identity(name=user),
-                                 idempotency_key=key, via=via)
-        except (Forbidden, Conflict, InvalidDecision, Expired, NotFound, Unauthenticated,
-                InvalidInput) as exc:
-            self._note_refusal(request_id, decision, user=user, scoped=scoped, via=via,
-                               error=exc)
-            return Once(code=exc.code, message=exc.message)
-        return Once(result=result, replayed=result.replayed)
-
-    def _note_refusal(self, request_id: str, decision: Decision, *, user: str, scoped: str,
-                      via: str, error: SignoffError) -> None:
+    def _asked(self, request_id: str, decision: Decision, identity: Identity,
+               idempotency_key: str | None, via: str | None) -> Asked:
+        """The decision's input checked, and an edit judged, before any row is locked."""
+        if not identity.may_decide:
+            raise Forbidden(f"{identity.name} is an agent identity and cannot decide"
+                            if not identity.disabled else f"{identity.name} is disabled",
+                            code="agent_cannot_decide" if not identity.disabled
+                            else "identity_disabled")
+        inputs.identifier("request id", request_id)
+        inputs.optional_identifier("idempotency key", idempotency_key)
+        edited = self._edited_args(decision)
+        body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
         now = self.clock()
-        with self.store.transaction() as tx:
-            if tx.idempotent_response(scoped) is not None:  # a concurrent delivery, or a key
-                return                                       # used for another decision
-            known = tx.get_request(request_id) is not None
-            tx.put_idempotent_response(
-                scoped, request_id=request_id, body_hash="refused",
-                response=json.dumps({"refused": error.code, "message": error.message}), at=now)
-            tx.append_audit("decision.refused", at_us=to_us(now),
-                            request_id=request_id if known else None, actor=user, data={
-                                "kind": decision.kind.value, "code": error.code,
-                                "message": error.message, "via": via,
-                                **({} if known else {"request": request_id})})
+        edit_writes: writes.WriteEvidence | None = None
+        if idempotency_key is not None:  # keys are per approver: one never replays another's
+            idempotency_key = scoped(identity.name, idempotency_key)
+        if edited is not None:
+            # Schema and policy checks of an edit run before the transaction: they read the
+            # store (grants, rejections) and must not hold a second connection meanwhile.
+            before = self.store.get_request(request_id)
+            if before is not None and before.status is RequestStatus.PENDING:
+                self._check_edit(before, edited)
+                # What the edited call will change, read from the files now (not under a lock).
+                edit_writes = writes.write_evidence(self.policy, before.tool, edited)
+        return Asked(request_id=request_id, decision=decision, identity=identity,
+                     edited=edited, edit_writes=edit_writes, key=idempotency_key, body=body,
+                     via=via, now=now)
 
     # ---- checks --------------------------------------------------------------------------------
 
@@ -353,7 +273,7 @@ class Deciding:
 
     # ---- applying ------------------------------------------------------------------------------
 
-    def _apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
+    def apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
                edited: dict[str, Any] | None, identity: Identity, now: float,
                via: str | None = None,
                edit_writes: writes.WriteEvidence | None = None) -> DecisionResult:
@@ -435,67 +355,11 @@ class Deciding:
                         and d.args_hash == request.run_hash)):
             # A standing approval needs the whole quorum: one of two approvers cannot grant
             # future calls that the policy says need two.
-            self._grant(tx, request, decision, identity, now)
+            grants.grant_thread(tx, request, decision, identity, now=now,
+                               config=self.policy.config)
         return DecisionResult(request=after, decision_id=record_id, approvals=approvals,
                               required=request.approvals_required,
                               transitioned=after.status is not RequestStatus.PENDING)
-
-    def _grant(self, tx: Tx, request: ApprovalRequest, decision: Decision, identity: Identity,
-               now: float) -> None:
-        """A thread grant: by default for these exact canonical arguments (their hash; the
-        exact patterns keep a shell command judged like an allow rule's), else for the
-        patterns the approver gave, recorded as given."""
-        args = json.loads(request.run_args)
-        exact = decision.grant_args is None
-        patterns = self._exact_patterns(request.tool, args) if exact else \
-            dict(decision.grant_args or {})
-        if patterns is None:
-            return
-        if not exact:
-            self._check_patterns(request.tool, patterns)
-        bound = request.run_hash if exact else None
-        grant = Grant(id=new_id("grant_"), scope=GrantScope.THREAD,
-                      tool=request.tool, args=patterns, thread_id=request.thread_id,
-                      definition_hash=request.definition_hash,
-                      session_id=request.session_id, created_by=identity.name, args_hash=bound)
-        tx.insert_grant(grant, at=now, request_id=request.id)
-        tx.append_audit("grant.created", at_us=to_us(now), request_id=request.id,
-                        actor=identity.name, data={"grant_id": grant.id, "tool": grant.tool,
-                                                   "args": patterns, "args_hash": bound,
-                                                   "scope": "thread"})
-
-    def _check_patterns(self, tool: str, patterns: Mapping[str, str]) -> None:
-        """An approver's grant patterns must compile (RE2: nothing that backtracks), or the
-        grant would silently match nothing: ``invalid_grant_pattern``, the decision undone."""
-        spec = self.policy.config.tools.get(tool)
-        shell = spec.shell if spec is not None else None
-        for name, pattern in patterns.items():
-            try:
-                if name == shell:
-                    compile_command_pattern(pattern)
-                else:
-                    compile_value_pattern(pattern)
-            except ValueError as exc:
-                raise InvalidDecision(f"grant pattern for {name!r} cannot be used: {exc}",
-                                      code="invalid_grant_pattern") from None
-
-    def _exact_patterns(self, tool: str, args: Mapping[str, Any]) -> dict[str, str] | None:
-        """Patterns matching exactly these arguments (a shell command as a command pattern)."""
-        spec = self.policy.config.tools.get(tool)
-        shell = spec.shell if spec is not None else None
-        out: dict[str, str] = {}
-        for name, value in args.items():
-            if name == shell and isinstance(value, str):
-                try:
-                    words = shlex.split(value)
-                except ValueError:
-                    return None
-                if not words:
-                    return None
-                out[name] = shlex.join(_GLOB_META.sub(r"[\1]", w) for w in words)
-            else:
-                out[name] = "re:" + re.escape(value_text(value))
-        return out
 
     def _replay(self, tx: Tx, request_id: str, body: str,
                 stored: tuple[str, str, str]) -> DecisionResult:
@@ -526,21 +390,6 @@ def _edited_writes(request: ApprovalRequest, evidence: writes.WriteEvidence) -> 
             "resource_versions": kept}
 
 
-def refusal(request: ApprovalRequest, identity: Identity) -> Forbidden | None:
-    """Why ``identity`` may not decide ``request`` (as the error ``decide`` raises), or
-    ``None``. The inbox asks the same question to decide whether to show the buttons."""
-    if not identity.may_decide:
-        return Forbidden(f"{identity.name} is an agent identity and cannot decide",
-                         code="agent_cannot_decide")
-    if asked(request, identity.name):
-        return Forbidden(f"{identity.name} asked for this call and cannot decide it",
-                         code="self_approval")
-    if not identity.holds_any(request.roles):
-        return Forbidden(f"{identity.name} holds none of the roles "
-                         f"{', '.join(request.roles)} this request needs", code="role_missing")
-    return None
-
-
 def approvers_of(request: ApprovalRequest, decisions: Sequence[DecisionRecord]) -> list[str]:
     """The distinct approvers of the arguments that would run (approve and edit decisions on
     ``run_hash``), sorted: the quorum count as it stands."""
@@ -565,7 +414,8 @@ def needs_more_review(verdict: Verdict, request: ApprovalRequest) -> str | None:
     return None
 
 
-def _scoped(name: str, key: str) -> str:
+def scoped(name: str, key: str) -> str:
+    """An idempotency key as ``name``'s own: one approver never replays another's."""
     return f"{len(name)}:{name}:{key}"
 
 

@@ -18,7 +18,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +32,9 @@ from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
 from signoff.kernel import lifecycle, quorum, writes
 from signoff.kernel.deciding import needs_more_review
-from signoff.kernel.outcomes import Outcome, OutcomeKind
+from signoff.kernel.hooks import Hooks
+from signoff.kernel.outcomes import Outcome, OutcomeKind, load_result, outcome_of
+from signoff.kernel.reading import Reader
 from signoff.kernel.tools import ToolEntry
 from signoff.model import (
     ApprovalRequest,
@@ -60,31 +64,25 @@ def current_execution() -> Execution | None:
     return _current.get()
 
 
-@dataclass(frozen=True, slots=True)
-class Hooks:
-    """Observation points, for tests that kill a process at an exact step."""
-
-    after_insert: Callable[[str], None] | None = None
-    after_decision: Callable[[str], None] | None = None
-    after_claim: Callable[[str], None] | None = None
-    before_result: Callable[[str], None] | None = None
-
-
 # What the unlocked checks found (``None``: nothing) and the arguments they parsed.
 Checked = tuple[tuple[str, str] | None, dict[str, Any] | None]
 
 
-class Executing:
-    """The execute half of the gate (a mixin: the gate supplies the attributes)."""
+class Executor:
+    """The gate's executor: re-validates, claims, runs and records approved calls."""
 
-    store: Store
-    policy: Policy
-    revalidation_policy: Policy
-    tools: dict[str, ToolEntry]
-    lease: float
-    executor_id: str
-    hooks: Hooks
-    clock: Callable[[], float]
+    def __init__(self, store: Store, reader: Reader, *, revalidation_policy: Policy,
+                 tools: dict[str, ToolEntry], lease: float, executor_id: str, hooks: Hooks,
+                 clock: Callable[[], float]) -> None:
+        self.store = store
+        self.reader = reader  # reads a request, or ``NotFound``
+        # Asked without grants or rejection memory: no store reads on the way to running.
+        self.revalidation_policy = revalidation_policy
+        self.tools = tools  # the gate's registry, shared
+        self.lease = lease
+        self.executor_id = executor_id
+        self.hooks = hooks
+        self.clock = clock
 
     # ---- claim and report: the primitive any executor uses ---------------------------------------
 
@@ -97,7 +95,7 @@ class Executing:
         ``approvals`` its approvals as read with it (``Store.request_to_run``)."""
         for attempt in range(5):
             if attempt or request is None:
-                request, approvals = self.store_get(request_id), None
+                request, approvals = self.reader.get(request_id), None
             if request.status is not RequestStatus.APPROVED:
                 return outcome_of(request)
             checked = self._revalidate_outside(request)
@@ -203,7 +201,7 @@ class Executing:
                 return Outcome(kind=OutcomeKind.FAILED, request_id=execution.request_id,
                                error=error)
             return Outcome(kind=OutcomeKind.EXECUTED, request_id=execution.request_id,
-                           result=_load(text))
+                           result=load_result(text))
         with self.store.transaction() as tx:  # not ours, or not executing any more: why
             locked = tx.get_request(execution.request_id, lock=True)
             if locked is None:
@@ -245,7 +243,7 @@ class Executing:
                  approvals: Approvals | None = None) -> tuple[Outcome, bool]:
         """``execute``, also saying whether *this* call ran the tool."""
         if request is None:
-            request, approvals = self.store_get(request_id), None
+            request, approvals = self.reader.get(request_id), None
         entry = self.tools.get(request.tool)
         if request.status is RequestStatus.APPROVED and (entry is None or entry.is_async):
             raise NotFound(f"no synchronous tool {request.tool!r} is registered here",
@@ -348,8 +346,7 @@ class Executing:
             return "args_hash_mismatch", "no approval matches the arguments that would run"
         return None
 
-    # ---- recovery --------------------------------------------------------------------------------
-
+    # ---- the executor loop ---------------------------------------------------------------------
 
     def work(self, *, limit: int | None = None) -> int:
         """An executor loop: run approved requests whose tool is registered here until none
@@ -384,48 +381,22 @@ class Executing:
             if isinstance(claimed, Execution):
                 if self.hooks.after_claim:
                     self.hooks.after_claim(claimed.request_id)
-                entry = self.tools[self.store_get(claimed.request_id).tool]
+                entry = self.tools[self.reader.get(claimed.request_id).tool]
                 self._run_claimed(entry, claimed)
                 ran += 1
         return ran
 
-    def store_get(self, request_id: str) -> ApprovalRequest:
-        request: ApprovalRequest | None = self.store.get_request(request_id)
-        if request is None:
-            raise NotFound(f"no approval request {request_id!r}", code="not_found")
-        return request
-
-
-def outcome_of(request: ApprovalRequest) -> Outcome:
-    """The outcome a request's current state means for the agent."""
-    status = request.status
-    base: dict[str, Any] = {"request_id": request.id}
-    # An approver's edit (code "edited") travels with the call that runs: the agent reads
-    # the editor's reason beside the result.
-    edit: dict[str, Any] = {"code": "edited", "reason": request.outcome_reason} \
-        if request.outcome_code == "edited" else {}
-    if status is RequestStatus.SUCCEEDED:
-        return Outcome(kind=OutcomeKind.EXECUTED, result=_load(request.result), **base, **edit)
-    if status is RequestStatus.FAILED:
-        return Outcome(kind=OutcomeKind.FAILED, error=request.error, result=_load(request.result),
-                       code=request.outcome_code, reason=request.outcome_reason, **base)
-    if status is RequestStatus.REJECTED:
-        return Outcome(kind=OutcomeKind.REJECTED, reason=request.outcome_reason,
-                       alternatives=request.alternatives, code="rejected",
-                       message="A human rejected this call. Do not retry the same call.", **base)
-    if status is RequestStatus.RESPONDED:
-        return Outcome(kind=OutcomeKind.RESPONDED, message=request.response, **base)
-    if status is RequestStatus.APPROVED:
-        return Outcome(kind=OutcomeKind.APPROVED, args=json.loads(request.run_args), **base,
-                       **edit)
-    kinds = {RequestStatus.PENDING: OutcomeKind.PENDING,
-             RequestStatus.EXECUTING: OutcomeKind.EXECUTING,
-             RequestStatus.EXPIRED: OutcomeKind.EXPIRED,
-             RequestStatus.CANCELLED: OutcomeKind.CANCELLED,
-             RequestStatus.INVALIDATED: OutcomeKind.INVALIDATED,
-             RequestStatus.UNKNOWN: OutcomeKind.UNKNOWN}
-    return Outcome(kind=kinds[status], code=request.outcome_code,
-                   reason=request.outcome_reason, **base)
+    async def arun_claimed(self, entry: ToolEntry, claimed: Execution) -> Outcome:
+        """``_run_claimed`` for an async tool: only the tool is awaited on the loop."""
+        token = _current.set(claimed)
+        try:
+            value = await entry.fn(**_call_args(entry, claimed))
+        except Exception as exc:
+            return await asyncio.to_thread(functools.partial(
+                self.report, claimed, error=f"{type(exc).__name__}: {exc}"))
+        finally:
+            _current.reset(token)
+        return await asyncio.to_thread(functools.partial(self.report, claimed, result=value))
 
 
 def _frozen_args(text: str) -> dict[str, Any] | None:
@@ -449,8 +420,3 @@ def _result_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
         return json.dumps({"repr": repr(value)})
-
-
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-

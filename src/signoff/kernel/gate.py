@@ -10,69 +10,70 @@
 Faces: ``check`` (the verdict only), ``propose`` (verdict → allowed / denied /
 blocked / pending with its request), ``decide`` (an authenticated decision),
 ``resume`` (the outcome of a request, running it once if approved), ``run``
-(propose, wait, resume). Async twins (``apropose``, ``aresume``, ``arun``,
-``adecide``) share the same implementation: the store work runs in a worker
-thread and only an async tool itself is awaited on the loop.
-
-Waiting: ``wait`` re-reads the request only when the store says something may
-have changed (an in-process commit, ``PRAGMA data_version`` for other SQLite
-processes, ``LISTEN/NOTIFY`` on PostgreSQL), never in a tight loop.
+(propose, wait, resume), and their async twins. ``Gate`` is a façade: it builds its
+parts (``Proposer``, ``Decider``, ``Reader``, ``Executor``, …), each given only what it
+needs, and every public method below hands its call to one of them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import os
 import socket
 import time
-import uuid
-from collections.abc import Callable, Mapping
-from typing import Any, ParamSpec, TypeVar, overload
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from signoff.canonical import parse_args
-from signoff.errors import ConfigurationError, NotFound
-from signoff.identity import Identity
-from signoff.kernel import lifecycle
-from signoff.kernel.admin import Administering
-from signoff.kernel.cancelling import Cancelling
-from signoff.kernel.deciding import Deciding, DecisionResult
-from signoff.kernel.execution import Execution, Hooks, _call_args, _current, outcome_of
+from signoff.audit import AuditEvent, Verification
+from signoff.errors import ConfigurationError
+from signoff.identity import Account, Identity, IdentityKind, Session
+from signoff.kernel.admin import Accounts
+from signoff.kernel.cancelling import Canceller
+from signoff.kernel.deciding import Decider, DecisionResult
+from signoff.kernel.execution import Execution, Executor
+from signoff.kernel.hooks import Hooks
 from signoff.kernel.known import KnownRequests
-from signoff.kernel.outcomes import (
-    Blocked,
-    Denied,
-    Outcome,
-    OutcomeKind,
-    Proposal,
-    ProposalKind,
-    Rejected,
-    Responded,
-    StillPending,
-)
-from signoff.kernel.proposing import Proposing
-from signoff.kernel.reads import ThreadReads
-from signoff.kernel.recovery import Recovering
+from signoff.kernel.once import Once, OnceDecider
+from signoff.kernel.outcomes import Outcome, Proposal
+from signoff.kernel.proposing import Proposer
+from signoff.kernel.reading import Reader
+from signoff.kernel.records import Records
+from signoff.kernel.recovery import Recoverer, RecoveryReport, worker_id
+from signoff.kernel.running import Runner
+from signoff.kernel.sessions import DEFAULT_LIMITS, LINK_TTL, SessionLimits, SignIn
 from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.kernel.verdicts import VerdictLog
+from signoff.kernel.webhooks import Webhooks
+from signoff.kernel.wrapping import wrap
 from signoff.model import (
     ApprovalRequest,
     Decision,
+    DecisionRecord,
     RequestStatus,
+    ReviewMode,
     RunContext,
     ToolCall,
+    Verdict,
 )
-from signoff.policy import Policy
-from signoff.policy.guarded import guard_store
-from signoff.store.base import Store
+from signoff.policy import Policy, PolicyConfig
+from signoff.policy.guarded import guard_policies, guard_store
+from signoff.policy.hints import ToolHints
+from signoff.store.base import Approvals, Store
+from signoff.store.deliveries import Delivery, StoredEndpoint
+from signoff.store.pages import RequestQuery
+
+if TYPE_CHECKING:
+    from signoff.store.recall import ThreadMemory
 
 P = ParamSpec("P")
 R = TypeVar("R")
 DEFAULT_WAIT = 3600.0
 
 
-class Gate(Proposing, Deciding, Recovering, Administering, Cancelling, ThreadReads):
+class Gate:
+    """The kernel's one face: every public method delegates to the part that does it."""
+
     def __init__(
         self,
         policy: Policy,
@@ -99,9 +100,6 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling, ThreadRea
                              hints=policy.hints)
         self.revalidation_policy = Policy(config, reviewer=policy.reviewer, clock=clock,
                                           hints=policy.hints)
-        self.clock = clock
-        self.agent = agent
-        self.lease = lease
         self.hooks = hooks or Hooks()
         self.tools: dict[str, ToolEntry] = {}
         self.known = KnownRequests()  # the requests proposed here (signoff.kernel.known)
@@ -109,99 +107,327 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling, ThreadRea
         # Names this worker on the child requests it waits on (``recover`` withdraws the
         # waits of a worker that died or restarted): host, pid and a per-process boot id.
         self.worker_id = worker_id()
+        self.lease = lease
+        # The parts, each given what it needs; ``clock`` and ``agent`` are set on them all.
+        self.reader = Reader(store, clock=clock)
+        self.proposer = Proposer(store, self.policy, tools=self.tools, verdicts=self.verdicts,
+                                 known=self.known, hooks=self.hooks, clock=clock, agent=agent,
+                                 worker_id=self.worker_id)
+        self.decider = Decider(store, self.policy, tools=self.tools, known=self.known,
+                               hooks=self.hooks, clock=clock)
+        self.executor = Executor(store, self.reader,
+                                 revalidation_policy=self.revalidation_policy,
+                                 tools=self.tools, lease=lease, executor_id=self.executor_id,
+                                 hooks=self.hooks, clock=clock)
+        self.recoverer = Recoverer(store, self.executor, tools=self.tools, clock=clock,
+                                   worker_id=self.worker_id)
+        self.once = OnceDecider(self.decider)
+        self.canceller = Canceller(store, clock=clock, agent=agent)
+        self.accounts = Accounts(store, self.policy, clock=clock)
+        self.signin = SignIn(store, clock=clock, authenticate=self.accounts.authenticate)
+        self.webhooks = Webhooks(store)
+        self.records = Records(store, verdicts=self.verdicts, clock=clock)
+        self.runner = Runner(store, self.proposer, self.reader, self.executor, tools=self.tools)
+        self._clock = clock
+        self._agent = agent
 
-    # ---- deciding and resuming ------------------------------------------------------------------
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The clock every part judges time by (expiry, leases, tokens)."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        for part in (self.reader, self.records, self.proposer, self.decider, self.executor,
+                     self.recoverer, self.canceller, self.accounts, self.signin):
+            part.clock = clock
+
+    @property
+    def config(self) -> PolicyConfig:
+        """The policy configuration this gate judges by."""
+        return self.policy.config
+
+    @property
+    def backend(self) -> str:
+        """The store's kind: ``sqlite`` or ``postgres``."""
+        return self.store.backend
+
+    @property
+    def agent(self) -> str | None:
+        """The agent this gate proposes for, when a call's context names none."""
+        return self._agent
+
+    @agent.setter
+    def agent(self, agent: str | None) -> None:
+        self._agent = agent
+        self.proposer.agent = self.canceller.agent = agent
+
+    # ---- proposing (signoff.kernel.proposing) ---------------------------------------------------
+
+    def context_for(self, context: RunContext | None) -> RunContext:
+        return self.proposer.context_for(context)
+
+    def check(self, call: ToolCall, context: RunContext | None = None) -> Verdict:
+        return self.proposer.check(call, context)
+
+    def propose_now(self, call: ToolCall, context: RunContext | None = None) -> Proposal | None:
+        return self.proposer.propose_now(call, context)
+
+    def propose(self, call: ToolCall, context: RunContext | None = None, *,
+                evidence: Sequence[str] = ()) -> Proposal:
+        return self.proposer.propose(call, context, evidence=evidence)
+
+    def start_run(self, context: RunContext) -> RunContext:
+        return self.proposer.start_run(context)
+
+    # ---- deciding (signoff.kernel.deciding) and cancelling (signoff.kernel.cancelling) ---------
 
     def decide(self, request_id: str, decision: Decision, *, identity: Identity,
                idempotency_key: str | None = None, via: str | None = None) -> DecisionResult:
-        result = Deciding.decide(self, request_id, decision, identity=identity,
-                                 idempotency_key=idempotency_key, via=via)
-        if self.hooks.after_decision:
-            self.hooks.after_decision(request_id)
-        return result
+        return self.decider.decide(request_id, decision, identity=identity,
+                                   idempotency_key=idempotency_key, via=via)
 
-    def resume(self, request_id: str) -> Outcome:
-        """The outcome of a request now; an approved one runs here (once) if its tool is here."""
-        request, approvals = self.store.request_to_run(request_id)
-        if request is None:
-            raise NotFound(f"no approval request {request_id!r}", code="not_found")
-        if request.status is RequestStatus.APPROVED:
-            entry = self.tools.get(request.tool)
-            if entry is not None and not entry.is_async:
-                return self.execute(request_id, request=request, approvals=approvals)
-        return outcome_of(self._settled(request))
+    def decide_once(self, request_id: str, decision: Decision, *, user: str, key: str,
+                    via: str, precheck: Callable[[], None] | None = None) -> Once:
+        return self.once.decide_once(request_id, decision, user=user, key=key, via=via,
+                                     precheck=precheck)
+
+    def withdraw(self, request_id: str, *, identity: Identity, reason: str) -> ApprovalRequest:
+        return self.canceller.withdraw(request_id, identity=identity, reason=reason)
+
+    def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome:
+        return self.canceller.cancel(request_id, actor=actor, reason=reason)
+
+    # ---- reading and waiting (signoff.kernel.reading) -------------------------------------------
+
+    def request(self, request_id: str) -> ApprovalRequest:
+        """The request as stored, or ``NotFound``."""
+        return self.reader.get(request_id)
+
+    def store_get(self, request_id: str) -> ApprovalRequest:
+        """``request``, by its older name."""
+        return self.reader.get(request_id)
 
     def outcome(self, request_id: str) -> Outcome:
         """The outcome of a request now, without running anything (an overdue pending
         request is expired first). What an HTTP agent polls."""
-        request = self._now(request_id)
-        return outcome_of(request)
+        return self.reader.outcome(request_id)
 
     def wait(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
         """Block until the request is decided (or expires, or ``timeout`` passes)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            since = self.store.change_token()
-            request = self._now(request_id)
-            if request.status is not RequestStatus.PENDING:
-                return outcome_of(request)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return outcome_of(request)
-            limit = remaining
-            if request.expires_at is not None:
-                limit = min(limit, max(0.0, request.expires_at - self.clock()) + 0.001)
-            self.store.wait(request_id, timeout=limit, since=since)
+        return self.reader.wait(request_id, timeout=timeout)
+
+    # ---- executing (signoff.kernel.execution) and recovering (signoff.kernel.recovery) ----------
+
+    def claim(self, request_id: str, *, executor: str | None = None,
+              request: ApprovalRequest | None = None,
+              approvals: Approvals | None = None) -> Execution | Outcome:
+        return self.executor.claim(request_id, executor=executor, request=request,
+                                   approvals=approvals)
+
+    def heartbeat(self, execution: Execution, *, seconds: float | None = None) -> bool:
+        return self.executor.heartbeat(execution, seconds=seconds)
+
+    def report(self, execution: Execution, *, result: Any = None,
+               error: str | None = None, actor: str | None = None) -> Outcome:
+        return self.executor.report(execution, result=result, error=error, actor=actor)
+
+    def abandon(self, execution: Execution, *, reason: str, actor: str | None = None) -> Outcome:
+        return self.executor.abandon(execution, reason=reason, actor=actor)
+
+    def execute(self, request_id: str, *, request: ApprovalRequest | None = None,
+                approvals: Approvals | None = None) -> Outcome:
+        return self.executor.execute(request_id, request=request, approvals=approvals)
+
+    def work(self, *, limit: int | None = None) -> int:
+        return self.executor.work(limit=limit)
+
+    def recover(self, *, run_approved: bool = True) -> RecoveryReport:
+        return self.recoverer.recover(run_approved=run_approved)
+
+    def settle(self, request_id: str, *, succeeded: bool, actor: str, note: str) -> bool:
+        return self.recoverer.settle(request_id, succeeded=succeeded, actor=actor, note=note)
+
+    # ---- running a call end to end (signoff.kernel.running) -------------------------------------
+
+    def resume(self, request_id: str) -> Outcome:
+        return self.runner.resume(request_id)
 
     def run(self, call: ToolCall, context: RunContext | None = None, *,
             timeout: float = DEFAULT_WAIT, fn: Callable[..., Any] | None = None) -> Outcome:
-        """Propose; if allowed run now; if pending wait up to ``timeout`` then resume."""
-        proposal = self.propose(call, context)
-        if proposal.kind is ProposalKind.ALLOWED:
-            entry = self.tools.get(call.name)
-            target = fn or (entry.fn if entry is not None else None)
-            args = parse_args(call.args)
-            if target is None:
-                return Outcome(kind=OutcomeKind.APPROVED, args=args)
-            try:
-                return Outcome(kind=OutcomeKind.EXECUTED, result=target(**args))
-            except Exception as exc:
-                return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
-        if proposal.kind is ProposalKind.DECIDED:
-            assert proposal.request is not None
-            return self.resume(proposal.request.id)
-        if proposal.kind is not ProposalKind.PENDING:
-            return _refusal(proposal)
-        assert proposal.request is not None
-        waited = self.wait(proposal.request.id, timeout=timeout)
-        if waited.kind is OutcomeKind.APPROVED:
-            return self.resume(proposal.request.id)
-        return waited
+        return self.runner.run(call, context, timeout=timeout, fn=fn)
 
-    def _now(self, request_id: str) -> ApprovalRequest:
-        """The request as it stands, a pending one past its expiry expired first (the
-        server's clock judges expiry, whoever asks)."""
-        return self._settled(self.store_get(request_id))
+    # ---- users, modes and sessions (signoff.kernel.admin, signoff.kernel.sessions) -------------
 
-    def _settled(self, request: ApprovalRequest) -> ApprovalRequest:
-        """``request`` as read, or expired first if it is pending past its expiry."""
-        if request.status is RequestStatus.PENDING and request.expires_at is not None \
-                and self.clock() >= request.expires_at:
-            expired: ApprovalRequest = self._expire(request.id)
-            return expired
-        return request
+    def add_user(self, name: str, *, roles: Sequence[str] = (),
+                 kind: IdentityKind | str = IdentityKind.APPROVER,
+                 expires_in: float | None = None,
+                 actor: str | None = None) -> tuple[Identity, str]:
+        return self.accounts.add_user(name, roles=roles, kind=kind, expires_in=expires_in,
+                                      actor=actor)
 
-    def _expire(self, request_id: str) -> Any:
-        now = self.clock()
-        with self.store.transaction() as tx:
-            locked = tx.get_request(request_id, lock=True)
-            assert locked is not None
-            if locked.status is RequestStatus.PENDING and locked.expires_at is not None \
-                    and now >= locked.expires_at:
-                return lifecycle.transition(
-                    tx, locked, RequestStatus.EXPIRED, now=now, actor="clock",
-                    outcome_code="expired")
-            return locked
+    def set_roles(self, name: str, roles: Sequence[str], *, actor: str | None = None) -> Account:
+        return self.accounts.set_roles(name, roles, actor=actor)
+
+    def disable_user(self, name: str, *, actor: str | None = None) -> tuple[Account, bool]:
+        return self.accounts.disable_user(name, actor=actor)
+
+    def enable_user(self, name: str, *, actor: str | None = None) -> tuple[Account, bool]:
+        return self.accounts.enable_user(name, actor=actor)
+
+    def remove_user(self, name: str, *, actor: str | None = None) -> Account:
+        return self.accounts.remove_user(name, actor=actor)
+
+    def rotate_token(self, name: str, *, expires_in: float | None = None,
+                     actor: str | None = None) -> tuple[Account, str]:
+        return self.accounts.rotate_token(name, expires_in=expires_in, actor=actor)
+
+    def users(self, *, removed: bool = False) -> list[Account]:
+        return self.accounts.users(removed=removed)
+
+    def user(self, name: str) -> Account:
+        return self.accounts.user(name)
+
+    def remembered_identity(self, token: str | None) -> Identity | None:
+        return self.accounts.remembered_identity(token)
+
+    def authenticate(self, token: str | None) -> Identity:
+        return self.accounts.authenticate(token)
+
+    def set_thread_mode(self, thread_id: str, mode: ReviewMode | str, *,
+                        actor: str | None = None) -> ReviewMode:
+        return self.accounts.set_thread_mode(thread_id, mode, actor=actor)
+
+    def mint_login_link(self, name: str, *, ttl: float = LINK_TTL,
+                        actor: str | None = None) -> tuple[str, float]:
+        return self.signin.mint_login_link(name, ttl=ttl, actor=actor)
+
+    def redeem_login_link(self, code: str, *,
+                          limits: SessionLimits = DEFAULT_LIMITS) -> tuple[str, Session]:
+        return self.signin.redeem_login_link(code, limits=limits)
+
+    def sign_in(self, token: str, *,
+                limits: SessionLimits = DEFAULT_LIMITS) -> tuple[str, Session]:
+        return self.signin.sign_in(token, limits=limits)
+
+    def session_identity(self, secret: str, *, touch: bool = True) -> tuple[Identity, Session]:
+        return self.signin.session_identity(secret, touch=touch)
+
+    def end_session(self, secret: str) -> Session | None:
+        return self.signin.end_session(secret)
+
+    def revoke_sessions(self, name: str, *, session_id: str | None = None,
+                        actor: str | None = None) -> list[Session]:
+        return self.signin.revoke_sessions(name, session_id=session_id, actor=actor)
+
+    def sessions(self, name: str) -> list[Session]:
+        return self.signin.sessions(name)
+
+    # ---- what the layers above read, and the records they keep (signoff.kernel.records) ----------
+
+    def find_request(self, request_id: str) -> ApprovalRequest | None:
+        return self.records.find_request(request_id)
+
+    def list_requests(self, *, status: RequestStatus | None = None,
+                      thread_id: str | None = None, limit: int = 100,
+                      query: RequestQuery | None = None,
+                      after: tuple[float, str] | None = None) -> list[ApprovalRequest]:
+        return self.records.list_requests(status=status, thread_id=thread_id, limit=limit,
+                                          query=query, after=after)
+
+    def decisions(self, request_id: str) -> list[DecisionRecord]:
+        return self.records.decisions(request_id)
+
+    def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:
+        return self.records.thread_memory(thread_id, fresh=fresh)
+
+    def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]:
+        return self.records.pending_on_thread(thread_id)
+
+    def thread_requests(self, thread_id: str, *, limit: int = 500) -> list[ApprovalRequest]:
+        return self.records.thread_requests(thread_id, limit=limit)
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` when the store closes (if the store can say)."""
+        register = getattr(self.store, "on_close", None)
+        if callable(register):
+            register(hook)
+
+    def thread_parties(self, thread_id: str) -> frozenset[str]:
+        return self.records.thread_parties(thread_id)
+
+    def audit_events(self, *, after: int = 0, limit: int | None = None,
+                     seal: bool = True) -> Iterator[AuditEvent]:
+        return self.records.audit_events(after=after, limit=limit, seal=seal)
+
+    def audit_head(self) -> tuple[int, str]:
+        return self.records.audit_head()
+
+    def verify_audit(self) -> Verification:
+        return self.records.verify_audit()
+
+    def count_users(self) -> int:
+        return self.records.count_users()
+
+    def live_sessions(self) -> dict[str, list[Session]]:
+        return self.records.live_sessions()
+
+    def identity_of(self, name: str) -> Identity | None:
+        return self.records.identity_of(name)
+
+    def deliveries(self, *, channel: str | None = None, status: str | None = None,
+                   request_id: str | None = None, before_index: int | None = None,
+                   limit: int = 100) -> list[Delivery]:
+        return self.records.deliveries(channel=channel, status=status, request_id=request_id,
+                                       before_index=before_index, limit=limit)
+
+    def note_call_result(self, data: Mapping[str, Any], *, actor: str | None) -> None:
+        self.records.note_call_result(data, actor=actor)
+
+    def note_shown(self, key: str, *, request_id: str, args_hash: str) -> None:
+        self.records.note_shown(key, request_id=request_id, args_hash=args_hash)
+
+    def shown(self, key: str, request_id: str) -> tuple[str | None, ApprovalRequest | None]:
+        return self.records.shown(key, request_id)
+
+    def first_use_of_signature(self, signature: str, *, at: float, keep: float) -> bool:
+        return self.records.first_use_of_signature(signature, at=at, keep=keep)
+
+    def note_refused(self, request_id: str, decision: Decision, *, code: str, via: str,
+                     actor: str | None, data: Mapping[str, Any]) -> None:
+        self.records.note_refused(request_id, decision, code=code, via=via, actor=actor,
+                                  data=data)
+
+    # ---- registered webhooks (signoff.kernel.webhooks; checked by signoff.notify.admin) ---------
+
+    def webhook_endpoints(self) -> list[StoredEndpoint]:
+        return self.webhooks.webhook_endpoints()
+
+    def add_webhook(self, endpoint: StoredEndpoint, *, data: Mapping[str, Any],
+                    actor: str | None, now: float) -> None:
+        self.webhooks.add_webhook(endpoint, data=data, actor=actor, now=now)
+
+    def remove_webhook(self, name: str, *, actor: str | None, now: float) -> None:
+        self.webhooks.remove_webhook(name, actor=actor, now=now)
+
+    def replay_deliveries(self, *, actor: str | None, now: float, ids: Sequence[str],
+                          channel: str | None, status: str | None,
+                          after_index: int | None) -> list[str]:
+        return self.webhooks.replay_deliveries(actor=actor, now=now, ids=ids, channel=channel,
+                                               status=status, after_index=after_index)
+
+    # ---- the policy's hints and guards, the verdict log, the store -----------------------------
+
+    def add_hints(self, hints: Mapping[str, ToolHints | None]) -> None:
+        """Tool annotations heard from a server (MCP), for the policy to judge by (``None``
+        clears a tool's)."""
+        self.policy.hints.update(hints)
+
+    def protect_files(self, paths: Iterable[str | os.PathLike[str] | None], role: str) -> None:
+        """Protect files the running gate's configuration names (the server's ``[notify]``
+        ``ca_file``) in the policies it judges with."""
+        guard_policies((self.policy, self.revalidation_policy), paths, role)
 
     def flush(self) -> None:
         """Write the batched verdict audit events now (see ``signoff.kernel.verdicts``)."""
@@ -213,21 +439,6 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling, ThreadRea
         if self.verdicts is not None:
             self.verdicts.close()
         self.store.close()
-
-    def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome:
-        """Withdraw a pending request (its caller gave up waiting: a subagent's time limit).
-        A request decided meanwhile keeps its decision; the outcome says which."""
-        now = self.clock()
-        with self.store.transaction() as tx:
-            locked = tx.get_request(request_id, lock=True)
-            if locked is None:
-                raise NotFound(f"no approval request {request_id!r}")
-            if locked.status is RequestStatus.PENDING:
-                locked = lifecycle.transition(
-                    tx, locked, RequestStatus.CANCELLED, now=now, actor=actor or self.agent,
-                    outcome_code="cancelled", outcome_reason=reason)
-                tx.notify(request_id)
-        return outcome_of(locked)
 
     # ---- async faces: the same implementation ------------------------------------------------
 
@@ -241,54 +452,14 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling, ThreadRea
             idempotency_key=idempotency_key))
 
     async def aresume(self, request_id: str) -> Outcome:
-        request = await asyncio.to_thread(self.store_get, request_id)
-        entry = self.tools.get(request.tool)
-        if entry is None or not entry.is_async or request.status is not RequestStatus.APPROVED:
-            return await asyncio.to_thread(self.resume, request_id)
-        claimed = await asyncio.to_thread(self.claim, request_id)
-        if isinstance(claimed, Outcome):
-            return claimed
-        return await self._arun_claimed(entry, claimed)
-
-    async def _arun_claimed(self, entry: ToolEntry, claimed: Execution) -> Outcome:
-        token = _current.set(claimed)
-        try:
-            value = await entry.fn(**_call_args(entry, claimed))
-        except Exception as exc:
-            return await asyncio.to_thread(functools.partial(
-                self.report, claimed, error=f"{type(exc).__name__}: {exc}"))
-        finally:
-            _current.reset(token)
-        return await asyncio.to_thread(functools.partial(self.report, claimed, result=value))
+        return await self.runner.aresume(request_id)
 
     async def await_decision(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
         return await asyncio.to_thread(functools.partial(self.wait, request_id, timeout=timeout))
 
     async def arun(self, call: ToolCall, context: RunContext | None = None, *,
                    timeout: float = DEFAULT_WAIT) -> Outcome:
-        proposal = await self.apropose(call, context)
-        entry = self.tools.get(call.name)
-        if proposal.kind is ProposalKind.ALLOWED:
-            args = parse_args(call.args)
-            if entry is None:
-                return Outcome(kind=OutcomeKind.APPROVED, args=args)
-            try:
-                value = entry.fn(**args)
-                if inspect.isawaitable(value):
-                    value = await value
-            except Exception as exc:
-                return Outcome(kind=OutcomeKind.FAILED, error=f"{type(exc).__name__}: {exc}")
-            return Outcome(kind=OutcomeKind.EXECUTED, result=value)
-        if proposal.kind is ProposalKind.DECIDED:
-            assert proposal.request is not None
-            return await self.aresume(proposal.request.id)
-        if proposal.kind is not ProposalKind.PENDING:
-            return _refusal(proposal)
-        assert proposal.request is not None
-        waited = await self.await_decision(proposal.request.id, timeout=timeout)
-        if waited.kind is OutcomeKind.APPROVED:
-            return await self.aresume(proposal.request.id)
-        return waited
+        return await self.runner.arun(call, context, timeout=timeout)
 
     # ---- tools -----------------------------------------------------------------------------------
 
@@ -313,13 +484,8 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling, ThreadRea
              expected_effect: str | Callable[[Mapping[str, Any]], str] | None = None,
              context: Callable[[], RunContext] | None = None,
              timeout: float = DEFAULT_WAIT) -> Any:
-        """Register a tool and wrap it so every call goes through the gate.
-
-        The wrapper keeps the function's signature (sync or async). Arguments
-        are passed by keyword as the call's JSON arguments. When the call does
-        not run, the wrapper raises ``Denied``, ``Rejected``, ``Blocked``,
-        ``Responded`` or ``StillPending`` carrying the ``Outcome``.
-        """
+        """Register a tool and wrap it so every call goes through the gate (the wrapper and
+        what it raises when a call does not run: ``signoff.kernel.wrapping``)."""
 
         def register(target: Callable[..., Any]) -> Callable[..., Any]:
             tool_name = name or target.__name__
@@ -327,68 +493,7 @@ class Gate(Proposing, Deciding, Recovering, Administering, Cancelling, ThreadRea
                                     preconditions=dict(preconditions or {}), verify=verify,
                                     summary=summary, expected_effect=expected_effect)
             self.tools[tool_name] = entry
-            signature = inspect.signature(target)
-
-            def to_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall:
-                bound = signature.bind(*args, **kwargs)
-                call_args = {k: v for k, v in bound.arguments.items()
-                             if k != "idempotency_key"}
-                return ToolCall(id="call_" + uuid.uuid4().hex, name=tool_name, args=call_args)
-
-            if entry.is_async:
-                @functools.wraps(target)
-                async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                    ctx = context() if context else None
-                    return _unwrap(await self.arun(to_call(args, kwargs), ctx, timeout=timeout))
-
-                return async_wrapper
-
-            @functools.wraps(target)
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                ctx = context() if context else None
-                return _unwrap(self.run(to_call(args, kwargs), ctx, timeout=timeout))
-
-            return wrapper
+            return wrap(target, entry, run=self.run, arun=self.arun, context=context,
+                        timeout=timeout)
 
         return register(fn) if fn is not None else register
-
-
-class _Boot:
-    """This process's boot id: random, drawn again in a forked child."""
-
-    value = uuid.uuid4().hex[:12]
-
-    @classmethod
-    def reseed(cls) -> None:
-        cls.value = uuid.uuid4().hex[:12]
-
-
-os.register_at_fork(after_in_child=_Boot.reseed)
-
-
-def worker_id() -> str:
-    """``host:pid:boot``: names the worker waiting on a child's request."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_Boot.value}"
-
-
-def _refusal(proposal: Proposal) -> Outcome:
-    verdict = proposal.verdict
-    kind = OutcomeKind.DENIED if proposal.kind is ProposalKind.DENIED else OutcomeKind.BLOCKED
-    return Outcome(kind=kind, code=verdict.code, message=verdict.message)
-
-
-def _unwrap(outcome: Outcome) -> Any:
-    kind = outcome.kind
-    if kind is OutcomeKind.EXECUTED:
-        return outcome.result
-    if kind is OutcomeKind.FAILED:
-        raise RuntimeError(outcome.error or "the tool failed")
-    if kind is OutcomeKind.REJECTED:
-        raise Rejected(outcome)
-    if kind is OutcomeKind.RESPONDED:
-        raise Responded(outcome)
-    if kind is OutcomeKind.BLOCKED:
-        raise Blocked(outcome)
-    if kind is OutcomeKind.PENDING:
-        raise StillPending(outcome)
-    raise Denied(outcome)

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from signoff.model import ApprovalRequest, Verdict
+from signoff.model import ApprovalRequest, RequestStatus, Verdict
 
 
 class ProposalKind(enum.StrEnum):
@@ -110,3 +110,42 @@ class StillPending(CallNotRun):
 
 class Responded(CallNotRun):
     """The approver answered instead of running the tool: ``outcome.message``."""
+
+
+def outcome_of(request: ApprovalRequest) -> Outcome:
+    """The outcome a request's current state means for the agent."""
+    status = request.status
+    base: dict[str, Any] = {"request_id": request.id}
+    # An approver's edit (code "edited") travels with the call that runs: the agent reads
+    # the editor's reason beside the result.
+    edit: dict[str, Any] = {"code": "edited", "reason": request.outcome_reason} \
+        if request.outcome_code == "edited" else {}
+    if status is RequestStatus.SUCCEEDED:
+        return Outcome(kind=OutcomeKind.EXECUTED, result=load_result(request.result), **base,
+                       **edit)
+    if status is RequestStatus.FAILED:
+        return Outcome(kind=OutcomeKind.FAILED, error=request.error,
+                       result=load_result(request.result), code=request.outcome_code,
+                       reason=request.outcome_reason, **base)
+    if status is RequestStatus.REJECTED:
+        return Outcome(kind=OutcomeKind.REJECTED, reason=request.outcome_reason,
+                       alternatives=request.alternatives, code="rejected",
+                       message="A human rejected this call. Do not retry the same call.", **base)
+    if status is RequestStatus.RESPONDED:
+        return Outcome(kind=OutcomeKind.RESPONDED, message=request.response, **base)
+    if status is RequestStatus.APPROVED:
+        return Outcome(kind=OutcomeKind.APPROVED, args=json.loads(request.run_args), **base,
+                       **edit)
+    kinds = {RequestStatus.PENDING: OutcomeKind.PENDING,
+             RequestStatus.EXECUTING: OutcomeKind.EXECUTING,
+             RequestStatus.EXPIRED: OutcomeKind.EXPIRED,
+             RequestStatus.CANCELLED: OutcomeKind.CANCELLED,
+             RequestStatus.INVALIDATED: OutcomeKind.INVALIDATED,
+             RequestStatus.UNKNOWN: OutcomeKind.UNKNOWN}
+    return Outcome(kind=kinds[status], code=request.outcome_code,
+                   reason=request.outcome_reason, **base)
+
+
+def load_result(text: str | None) -> Any:
+    """A stored result back as the value the tool returned (JSON)."""
+    return None if text is None else json.loads(text)

@@ -4,7 +4,7 @@ may not do about it.
 The *parties* of a thread are every principal and agent that ever asked for a call on
 it (approval requests carry both). Without ``[policy] self_service_modes``:
 
-* nobody decides a request they asked for, whatever the kind (``deciding.refusal``);
+* nobody decides a request they asked for, whatever the kind (``refusal``);
 * a party of a thread may not approve one of its calls *for this thread* (a grant
   would cover the party's own later calls), nor *auto-approve the thread* (that raises
   its mode), nor edit one (the edited arguments are the
@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from signoff.errors import Forbidden
+from signoff.identity import Identity
 from signoff.model import ApprovalRequest, ApproveScope, Decision, DecisionKind, ReviewMode
 
 CODE = "self_approval"
@@ -73,3 +74,18 @@ def mode_counts(mode: ReviewMode, set_by: str | None, askers: Collection[str | N
     if self_service or set_by is None or set_by not in askers or mode.rank <= default.rank:
         return mode
     return default
+
+
+def refusal(request: ApprovalRequest, identity: Identity) -> Forbidden | None:
+    """Why ``identity`` may not decide ``request`` (as the error ``decide`` raises), or
+    ``None``. The inbox asks the same question to decide whether to show the buttons."""
+    if not identity.may_decide:
+        return Forbidden(f"{identity.name} is an agent identity and cannot decide",
+                         code="agent_cannot_decide")
+    if asked(request, identity.name):
+        return Forbidden(f"{identity.name} asked for this call and cannot decide it",
+                         code="self_approval")
+    if not identity.holds_any(request.roles):
+        return Forbidden(f"{identity.name} holds none of the roles "
+                         f"{', '.join(request.roles)} this request needs", code="role_missing")
+    return None

@@ -1,4 +1,4 @@
-"""Proposing a call: the verdict, and for an ask the durable request (a mixin of the gate).
+"""Proposing a call: the verdict, and for an ask the durable request (a part of the gate).
 
 ``propose`` evaluates the call with the run's context (its review mode fixed at
 run start: explicit, else the thread's stored mode, else the policy default; a mode a
@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 from signoff import inputs
 from signoff.audit import to_us
 from signoff.canonical import args_hash, parse_args
-from signoff.errors import Conflict, SignoffError
-from signoff.kernel.execution import Hooks
+from signoff.errors import Conflict
+from signoff.kernel import fast_paths
+from signoff.kernel.hooks import Hooks
 from signoff.kernel.known import KnownRequests
 from signoff.kernel.mode_authority import lent
 from signoff.kernel.outcomes import Proposal, ProposalKind
@@ -32,7 +33,7 @@ from signoff.kernel.requests import build_request
 from signoff.kernel.tools import ToolEntry
 from signoff.kernel.verdicts import VerdictLog
 from signoff.kernel.writes import WriteEvidence, write_evidence
-from signoff.model import Effect, RequestStatus, ReviewMode, RunContext, ToolCall, Verdict
+from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
 from signoff.policy.quick import quick_verdict
@@ -42,18 +43,21 @@ if TYPE_CHECKING:
     from signoff.store.recall import ThreadMemory
 
 
-class Proposing:
-    """The propose half of the gate (a mixin: the gate supplies the attributes)."""
+class Proposer:
+    """The propose half of the gate: a call's verdict, and for an ask its request."""
 
-    store: Store
-    policy: Policy
-    clock: Callable[[], float]
-    tools: dict[str, ToolEntry]
-    agent: str | None
-    hooks: Hooks
-    verdicts: VerdictLog | None
-    worker_id: str
-    known: KnownRequests
+    def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
+                 verdicts: VerdictLog | None, known: KnownRequests, hooks: Hooks,
+                 clock: Callable[[], float], agent: str | None, worker_id: str) -> None:
+        self.store = store
+        self.policy = policy  # with the store as its memory (grants, rejections)
+        self.tools = tools  # the gate's registry, shared: a tool validates its own input
+        self.verdicts = verdicts  # the batched audit of verdicts (``None``: written at once)
+        self.known = known  # requests proposed here, which a decision may then not re-read
+        self.hooks = hooks
+        self.clock = clock
+        self.agent = agent
+        self.worker_id = worker_id  # names the waiting worker on a subagent's request
 
     def context_for(self, context: RunContext | None) -> RunContext:
         """Fix the run's review mode: explicit, else the thread's stored mode (unless the
@@ -116,40 +120,23 @@ class Proposing:
                 evidence: Sequence[str] = ()) -> Proposal:
         """Evaluate and, for an ask, create (or find again) the durable approval request."""
         evidence = inputs.texts("evidence", evidence, inputs.EVIDENCE_MAX, inputs.EVIDENCE_ITEMS)
-        thread = self._unread_thread(context)
-        if thread is not None:
-            with self.store.assuming_no_thread_memory(thread):
-                try:
-                    proposal = self._propose(call, context, evidence, assumed=thread)
-                except SignoffError:  # judged on the memory read instead: the answer it
-                    proposal = None   # gives is the one that counts, refusals included
-            if proposal is not None:
-                return proposal
-        proposal = self._propose(call, context, evidence)
+        # The rule is ``judge``; ``fast_paths.propose_unread`` may answer first, on a thread
+        # it need not read (PostgreSQL: a round trip less), or leave it to the rule.
+        proposal = fast_paths.propose_unread(self, call, context, evidence)
+        if proposal is None:
+            proposal = self.judge(call, context, evidence)
         assert proposal is not None  # only an assumption gives up
         return proposal
 
-    def _unread_thread(self, context: RunContext | None) -> str | None:
-        """The thread whose memory a proposal may take for empty without reading it: one
-        this process does not remember, on a store whose writes can require it
-        (PostgreSQL: a round trip less), in manual review — so the evaluation asks no
-        reviewer, and does nothing it would have to take back."""
-        if not self.store.guards_unread or context is None or not context.thread_id:
-            return None
-        mode = context.review_mode or self.policy.config.default_review_mode
-        if mode is not ReviewMode.MANUAL:
-            return None
-        if self.store.remembered_thread_memory(context.thread_id) is not None:
-            return None  # remembered: no read to spare
-        return context.thread_id
-
-    def _propose(self, call: ToolCall, context: RunContext | None, evidence: Sequence[str],
-                 *, assumed: str | None = None) -> Proposal | None:
-        """``propose``. ``assumed``: the thread whose memory is taken for empty, unread; a
-        request is then created only if the thread truly has none (in the same
-        statement: else ``changed_underneath``, nothing written), and ``None`` means:
-        propose again, reading it. Any verdict but ask gives up at once: it has no write
-        to require it with."""
+    def judge(self, call: ToolCall, context: RunContext | None, evidence: Sequence[str],
+              *, assumed: str | None = None) -> Proposal | None:
+        """The rule of ``propose``: evaluate the call on the thread's memory and, for an
+        ask, create (or find again) its request. ``assumed``: the thread whose memory is
+        taken for empty, unread (``fast_paths.propose_unread``); a request is then created
+        only if the thread truly has none (in the same statement: else
+        ``changed_underneath``, nothing written), and ``None`` means: propose again,
+        reading it. Any verdict but ask gives up at once: it has no write to require it
+        with."""
         context = lent(self.store, self.context_for(context), self.clock())
         args: dict[str, Any] = {}
         for attempt in range(3):

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, Proposal
 from signoff.model import ApprovalRequest, RunContext, ToolCall
-from signoff.policy import Policy
+from signoff.policy import Policy, PolicyConfig
 from signoff.store.recall import ThreadMemory
 
 
@@ -30,6 +30,11 @@ class GateProtocol(Protocol):
     def policy(self) -> Policy:
         """The policy the gate judges by: what an adapter checks before proposing (the
         clarification tool, subagent tools, file backends, the review-mode ceiling)."""
+        ...
+
+    @property
+    def config(self) -> PolicyConfig:
+        """The policy's configuration (``policy.config``)."""
         ...
 
     def start_run(self, context: RunContext) -> RunContext:

@@ -1,7 +1,7 @@
 """After a crash: expire what is overdue, withdraw the live waits of dead workers, mark dead
 runs ``unknown``, finish approved work.
 
-A mixin of the gate, beside ``Executing``. Nothing here ever runs a call a
+A part of the gate, beside the executor (``Executor``). Nothing here ever runs a call a
 second time: a run whose lease ran out is ``unknown`` until the tool's
 ``verify`` hook or a human settles it (``settle``).
 """
@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from signoff.kernel import lifecycle
-from signoff.kernel.execution import Executing
+from signoff.kernel.execution import Executor
+from signoff.kernel.tools import ToolEntry
 from signoff.model import ApprovalRequest, RequestStatus
+from signoff.store.base import Store
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,10 +63,34 @@ def waiter_gone(waiter: str | None, me: str) -> bool:
     return False
 
 
-class Recovering(Executing):
-    """Recovery builds on execution: it finishes approved work with ``work()``."""
+class _Boot:
+    """This process's boot id: random, drawn again in a forked child."""
 
-    worker_id: str
+    value = uuid.uuid4().hex[:12]
+
+    @classmethod
+    def reseed(cls) -> None:
+        cls.value = uuid.uuid4().hex[:12]
+
+
+os.register_at_fork(after_in_child=_Boot.reseed)
+
+
+def worker_id() -> str:
+    """``host:pid:boot``: names the worker waiting on a child's request."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_Boot.value}"
+
+
+class Recoverer:
+    """Recovery builds on the executor: it finishes approved work with its ``work()``."""
+
+    def __init__(self, store: Store, executor: Executor, *, tools: dict[str, ToolEntry],
+                 clock: Callable[[], float], worker_id: str) -> None:
+        self.store = store
+        self.executor = executor
+        self.tools = tools  # the gate's registry, shared: a tool's ``verify`` hook
+        self.clock = clock
+        self.worker_id = worker_id  # this worker: the waits of others that died are withdrawn
 
     def recover(self, *, run_approved: bool = True) -> RecoveryReport:
         """After a crash: expire overdue pending requests, mark dead executions ``unknown``
@@ -108,7 +137,7 @@ class Recovering(Executing):
         for request in undecided:
             if self._settle_by_verify(request):
                 settled += 1
-        executed = self.work() if run_approved else 0
+        executed = self.executor.work() if run_approved else 0
         with self.store.transaction() as tx:
             left = len(tx.requests_in([RequestStatus.APPROVED], 100_000))
         return RecoveryReport(expired=expired, unknown=unknown, settled=settled,

@@ -1,4 +1,4 @@
-"""Signing in to the inbox: one-time login links and server-side sessions (a gate mixin).
+"""Signing in to the inbox: one-time login links and server-side sessions (a part of the gate).
 
 A login link carries a random code, good once and for minutes; a person may
 also paste their token into the sign-in form (a POST, never a URL). Either is
@@ -38,6 +38,8 @@ class SessionLimits:
     lifetime: float = 7 * 86400.0
 
 
+DEFAULT_LIMITS = SessionLimits()
+
 def login_url(base_url: str, code: str) -> str:
     """Where a login link's code is opened (``GET /login?code=…``)."""
     return f"{base_url.rstrip('/')}/login?code={quote(code, safe='')}"
@@ -67,12 +69,14 @@ def _may_sign_in(account: Account | None, name: str) -> Account:
     return account
 
 
-class Signing:
-    store: Store
-    clock: Callable[[], float]
+class SignIn:
+    """Login links and inbox sessions: how a person signs in, stays in and leaves."""
 
-    def authenticate(self, token: str | None) -> Identity:  # Administering's
-        raise NotImplementedError
+    def __init__(self, store: Store, *, clock: Callable[[], float],
+                 authenticate: Callable[[str | None], Identity]) -> None:
+        self.store = store
+        self.clock = clock
+        self.authenticate = authenticate  # a token's identity (``Accounts.authenticate``)
 
     def mint_login_link(self, name: str, *, ttl: float = LINK_TTL,
                         actor: str | None = None) -> tuple[str, float]:

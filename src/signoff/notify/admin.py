@@ -2,17 +2,18 @@
 
 Shared by the CLI (``signoff webhooks``) and the admin API (``/api/v1/webhooks``).
 Every change is an audit event in the same transaction as the change
-(``webhook.added``, ``webhook.removed``, ``webhook.replayed``). A secret is
+(``webhook.added``, ``webhook.removed``, ``webhook.replayed``), written by the kernel
+(``signoff.kernel.webhooks``: the gate, or ``Webhooks`` over a store). A secret is
 made here, returned once, and never shown again — not in lists, not in the
 audit log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol
 
-from signoff.audit import to_us
-from signoff.errors import Conflict, InvalidInput, NotFound
+from signoff.errors import Conflict, InvalidInput
 from signoff.notify.config import (
     Filters,
     NotifyConfig,
@@ -23,23 +24,41 @@ from signoff.notify.config import (
     parse_filters,
 )
 from signoff.notify.targets import check_url as check_target
-from signoff.store.base import Store
 from signoff.store.deliveries import DEAD, DELIVERED, PENDING, StoredEndpoint
 
 STATUSES = (PENDING, DELIVERED, DEAD)
 
 
-def endpoints(store: Store, config: NotifyConfig) -> list[WebhookEndpoint]:
+class Endpoints(Protocol):
+    """Where registered endpoints are read: a store, a gate, the kernel's ``Webhooks``."""
+
+    def webhook_endpoints(self) -> list[StoredEndpoint]: ...
+
+
+class WebhookDesk(Endpoints, Protocol):
+    """Where they are changed: the gate, or the kernel's ``Webhooks`` over a store."""
+
+    def add_webhook(self, endpoint: StoredEndpoint, *, data: Mapping[str, Any],
+                    actor: str | None, now: float) -> None: ...
+
+    def remove_webhook(self, name: str, *, actor: str | None, now: float) -> None: ...
+
+    def replay_deliveries(self, *, actor: str | None, now: float, ids: Sequence[str],
+                          channel: str | None, status: str | None,
+                          after_index: int | None) -> list[str]: ...
+
+
+def endpoints(source: Endpoints, config: NotifyConfig) -> list[WebhookEndpoint]:
     """Every endpoint: the policy file's, then the registered ones (a file's name wins)."""
     seen = {e.name for e in config.webhooks}
     stored = [WebhookEndpoint(name=s.name, url=s.url, secret=s.secret, source="api",
                               filters=parse_filters(s.filters, s.name))
-              for s in store.webhook_endpoints() if s.name not in seen]
+              for s in source.webhook_endpoints() if s.name not in seen]
     return [*config.webhooks, *stored]
 
 
-def add_endpoint(store: Store, config: NotifyConfig, *, name: str, url: str, filters: Filters,
-                 actor: str | None, now: float,
+def add_endpoint(desk: WebhookDesk, config: NotifyConfig, *, name: str, url: str,
+                 filters: Filters, actor: str | None, now: float,
                  own: Collection[str] = ()) -> tuple[WebhookEndpoint, str]:
     """Register an endpoint; returns it and its new secret (shown this once). A target in
     the server's own network is refused unless the config allows it (``own``: this
@@ -52,33 +71,21 @@ def add_endpoint(store: Store, config: NotifyConfig, *, name: str, url: str, fil
     secret = new_secret()
     stored = StoredEndpoint(name=name, url=url, secret=secret, filters=filters.to_dict(),
                             created_at=now, created_by=actor)
-    # Sealed first: what was committed before this registration is under the head its
-    # channel starts at (PostgreSQL numbers events when it seals them), so it is not told.
-    store.seal()
-    with store.transaction() as tx:
-        if not tx.insert_endpoint(stored):
-            raise Conflict(f"webhook {name!r} exists", code="webhook_exists")
-        tx.start_channel_cursor(f"webhook:{name}")
-        tx.append_audit("webhook.added", at_us=to_us(now), request_id=None, actor=actor,
-                        data={"name": name, "url": url, **filters.to_dict()})
+    desk.add_webhook(stored, data={"name": name, "url": url, **filters.to_dict()},
+                     actor=actor, now=now)
     return WebhookEndpoint(name=name, url=url, secret=secret, filters=filters,
                            source="api"), secret
 
 
-def remove_endpoint(store: Store, config: NotifyConfig, name: str, *, actor: str | None,
-                    now: float) -> None:
+def remove_endpoint(desk: WebhookDesk, config: NotifyConfig, name: str, *,
+                    actor: str | None, now: float) -> None:
     if any(e.name == name for e in config.webhooks):
         raise Conflict(f"webhook {name!r} is defined in the policy file: remove it there",
                        code="webhook_in_policy")
-    with store.transaction() as tx:
-        if not tx.delete_endpoint(name):
-            raise NotFound(f"no webhook {name!r}", code="webhook_not_found")
-        tx.drop_channel_cursor(f"webhook:{name}")
-        tx.append_audit("webhook.removed", at_us=to_us(now), request_id=None, actor=actor,
-                        data={"name": name})
+    desk.remove_webhook(name, actor=actor, now=now)
 
 
-def replay(store: Store, *, actor: str | None, now: float, ids: Sequence[str] = (),
+def replay(desk: WebhookDesk, *, actor: str | None, now: float, ids: Sequence[str] = (),
            endpoint: str | None = None, channel: str | None = None,
            status: str | None = None, after_index: int | None = None) -> list[str]:
     """Make deliveries pending and due now (see ``DeliveryRows.replay_deliveries``); at
@@ -92,15 +99,5 @@ def replay(store: Store, *, actor: str | None, now: float, ids: Sequence[str] = 
     if status is not None and status not in (DELIVERED, DEAD):
         raise InvalidInput(f"status {status!r}: replay delivered or dead deliveries",
                            code="invalid_status")
-    with store.transaction() as tx:
-        chosen = tx.replay_deliveries(now=now, ids=ids, channel=channel, status=status,
-                                      after_index=after_index)
-        if ids and len(chosen) < len(set(ids)):
-            missing = sorted(set(ids) - set(chosen))
-            raise NotFound(f"no delivery to replay: {missing[0]!r} (unknown, or pending "
-                           "already)", code="delivery_not_found")
-        if chosen:
-            tx.append_audit("webhook.replayed", at_us=to_us(now), request_id=None, actor=actor,
-                            data={"deliveries": len(chosen), "first": chosen[0],
-                                  "channel": channel, "status": status})
-    return chosen
+    return desk.replay_deliveries(actor=actor, now=now, ids=ids, channel=channel,
+                                  status=status, after_index=after_index)

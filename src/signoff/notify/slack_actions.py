@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from signoff import inputs
-from signoff.audit import to_us
 from signoff.errors import InvalidInput
 from signoff.kernel.gate import Gate
 from signoff.model import Decision
@@ -122,7 +121,7 @@ def _decide(gate: Gate, config: SlackConfig, slack_user: str, request_id: str, *
 def _changed(gate: Gate, request_id: str) -> str:
     """What the clicker is told when the message they clicked showed other arguments than
     would run: not taken, and what would run now (the message itself is updated too)."""
-    request = gate.store.get_request(request_id)
+    request = gate.find_request(request_id)
     if request is None:
         return "Not taken: the arguments changed since this message showed them."
     args, whole = shown_args(json.loads(request.run_args))
@@ -135,10 +134,5 @@ def _changed(gate: Gate, request_id: str) -> str:
 
 def _unmapped(gate: Gate, slack_user: str, request_id: str, decision: Decision) -> None:
     """An authentic click by someone signoff does not know: refused, and audited."""
-    now = gate.clock()
-    with gate.store.transaction() as tx:
-        known = tx.get_request(request_id) is not None if request_id else False
-        tx.append_audit("decision.refused", at_us=to_us(now),
-                        request_id=request_id if known else None, actor=None, data={
-                            "kind": decision.kind.value, "code": "slack_user_unmapped",
-                            "via": "slack", "slack_user": slack_user[:64]})
+    gate.note_refused(request_id, decision, code="slack_user_unmapped", via="slack", actor=None,
+                      data={"slack_user": slack_user[:64]})

@@ -16,10 +16,11 @@ import os
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 if TYPE_CHECKING:
+    from signoff.policy.engine import Policy
     from signoff.policy.spec import PolicyConfig
 
 # What a SQLite database keeps beside its file: the write-ahead log, its index, the
@@ -104,13 +105,14 @@ def guard_store(config: PolicyConfig, store: object) -> PolicyConfig:
     return config if path is None else guard_database(config, path)
 
 
-def guard_gate(gate: Any, paths: Iterable[str | os.PathLike[str] | None], role: str) -> None:
+def guard_policies(policies: Iterable[Policy], paths: Iterable[str | os.PathLike[str] | None],
+                   role: str) -> None:
     """Protect files a running gate's configuration names (the server's ``[notify]``
     ``ca_file``) in the policies it judges with."""
     named = [p for p in paths if p]
     if not named:
         return
-    for policy in (gate.policy, gate.revalidation_policy):
+    for policy in policies:
         policy.config = guard_files(policy.config, named, role)
 
 

@@ -18,7 +18,6 @@ from signoff.kernel.gate import Gate
 from signoff.notify.channels import Channel
 from signoff.notify.config import NotifyConfig
 from signoff.notify.notifier import Notifier
-from signoff.policy.guarded import guard_gate
 from signoff.server import api, history, inbox, problems, slack
 from signoff.server.bodycap import BodyCap
 from signoff.server.feed import ChangeFeed
@@ -36,8 +35,8 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
     settings = settings or ServerSettings()
     notify = notify or NotifyConfig()
     # Files the server's configuration names are the gate's own: no agent writes them.
-    guard_gate(gate, [notify.smtp.ca_file if notify.smtp else None],
-               "a file the server's configuration names ([notify] ca_file)")
+    gate.protect_files([notify.smtp.ca_file if notify.smtp else None],
+                       "a file the server's configuration names ([notify] ca_file)")
     feed = ChangeFeed(gate.store, poll=feed_poll)
     metrics = Metrics(gate.store, lambda: feed.subscribers)
     state = AppState(gate=gate, feed=feed, settings=settings, metrics=metrics)

@@ -65,7 +65,7 @@ async def list_requests(request: Request, *,
                          since=None if since is None else parse_time("since", since, now=now),
                          until=None if until is None else parse_time("until", until, now=now),
                          text=q or None)
-    found = await run_in_threadpool(lambda: state.gate.store.list_requests(
+    found = await run_in_threadpool(lambda: state.gate.list_requests(
         query=query, after=after, limit=limit + 1))
     more = len(found) > limit
     page = found[:limit]
@@ -85,10 +85,10 @@ def request_detail(gate: Gate, request_id: str,
                    identity: Identity | None = None) -> dict[str, Any]:
     """The request with its decisions; ``identity`` must be allowed to see it (an agent:
     only its own, else ``404 not_found``)."""
-    req = gate.store_get(request_id)
+    req = gate.request(request_id)
     if identity is not None:
         visible(identity, req)
-    decisions = gate.store.decisions(req.id)
+    decisions = gate.decisions(req.id)
     return {**request_fields(req), "approvals": len(approvers_of(req, decisions)),
             "changes": [dict(change) for change in req.changes], "decisions": [
         {"kind": d.kind.value, "scope": d.scope.value, "approver": d.approver,

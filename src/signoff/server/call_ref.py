@@ -36,11 +36,11 @@ ThreadOfCall = Annotated[schemas.Identifier | None, Query(
 def resolve(gate: Gate, identity: Identity, ref: str,
             thread_id: str | None = None) -> ApprovalRequest:
     """The request ``ref`` names for ``identity`` (see the module's docstring)."""
-    found = gate.store.get_request(ref)
+    found = gate.find_request(ref)
     if found is not None and may_see(identity, found) and thread_id in (None, found.thread_id):
         return found
     principal = None if sees_all(identity) else identity.name
-    named = gate.store.list_requests(
+    named = gate.list_requests(
         query=RequestQuery(call_id=ref, principal=principal, thread_id=thread_id), limit=11)
     if not named:
         where = f" on thread {thread_id!r}" if thread_id is not None else ""

@@ -95,7 +95,7 @@ async def claim(request: Request, request_id: CallRef, thread_id: ThreadOfCall =
     _may_run(current, identity)
     got = await run_in_threadpool(state.gate.claim, request_id, executor=identity.name)
     if isinstance(got, Execution):
-        refreshed = await run_in_threadpool(state.gate.store_get, request_id)
+        refreshed = await run_in_threadpool(state.gate.request, request_id)
         return {"request_id": got.request_id, "fencing_token": got.fencing_token,
                 "args": got.args, "lease_until": refreshed.lease_until}
     code = got.code or f"request_{got.kind.value}"

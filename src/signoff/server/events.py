@@ -55,8 +55,8 @@ async def event_stream(state: AppState, request: Request, after: int | None,
         yield b"retry: 1000\n: connected\n\n"
         if after is not None:
             missed = await run_in_threadpool(
-                lambda: list(state.gate.store.audit_events(after=after, limit=REPLAY_LIMIT,
-                                                          seal=False)))
+                lambda: list(state.gate.audit_events(after=after, limit=REPLAY_LIMIT,
+                                                    seal=False)))
             for event in missed:
                 yield _frame(event)
                 last = event.index

@@ -40,7 +40,7 @@ async def all_requests(request: Request, *,
                          thread_id=thread_id or None, requester=requester or None,
                          text=q or None)
     state = state_of(request)
-    found = await run_in_threadpool(lambda: state.gate.store.list_requests(
+    found = await run_in_threadpool(lambda: state.gate.list_requests(
         query=query, after=after, limit=PAGE + 1))
     now = state.gate.clock()
     page = found[:PAGE]

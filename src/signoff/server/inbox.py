@@ -27,8 +27,8 @@ from signoff.errors import InvalidDecision, InvalidInput, SignoffError, Unauthen
 from signoff.identity import Identity, IdentityKind, Session
 from signoff.kernel.auto_thread import same_pause
 from signoff.kernel.cancelling import CANCELLABLE
-from signoff.kernel.deciding import approvers_of, refusal
-from signoff.kernel.ownership import asked, decision_refusal
+from signoff.kernel.deciding import approvers_of
+from signoff.kernel.ownership import asked, decision_refusal, refusal
 from signoff.kernel.visibility import require_approver
 from signoff.model import ApprovalRequest, Decision, RequestStatus, ReviewMode
 from signoff.policy.definitions import definition_changed
@@ -175,15 +175,15 @@ async def logout(request: Request) -> Response:
 
 
 def inbox_data(state: AppState) -> dict[str, Any]:
-    store = state.gate.store
-    after = store.audit_head()[0]  # read first: the page's live stream replays what follows
-    now = state.gate.clock()
+    gate = state.gate
+    after = gate.audit_head()[0]  # read first: the page's live stream replays what follows
+    now = gate.clock()
     # A page of the newest pending requests, the most urgent first; the rest are a link
     # away (/requests?status=pending): rendering hundreds of rows was the page's cost.
-    pending = store.list_requests(status=RequestStatus.PENDING, limit=PENDING_PAGE + 1)
+    pending = gate.list_requests(status=RequestStatus.PENDING, limit=PENDING_PAGE + 1)
     more = len(pending) > PENDING_PAGE
     pending = pending[:PENDING_PAGE]
-    recent = [r for r in store.list_requests(limit=40) if r.status is not RequestStatus.PENDING]
+    recent = [r for r in gate.list_requests(limit=40) if r.status is not RequestStatus.PENDING]
     threads: dict[str, int] = {}
     for r in pending:
         if r.thread_id:
@@ -244,9 +244,9 @@ def change_views(req: ApprovalRequest) -> tuple[list[dict[str, Any]], int]:
 
 def request_data(state: AppState, request_id: str, identity: Identity) -> dict[str, Any]:
     gate = state.gate
-    after = gate.store.audit_head()[0]
-    req = gate.store_get(request_id)
-    decisions = gate.store.decisions(req.id)
+    after = gate.audit_head()[0]
+    req = gate.request(request_id)
+    decisions = gate.decisions(req.id)
     approvers = approvers_of(req, decisions)
     args_html, flagged = reveal(req.run_args)
     description_html, flagged_desc = reveal(req.description)
@@ -264,7 +264,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
     others: list[Row] = []
     can_auto = False
     if can_decide and req.thread_id and req.status is RequestStatus.PENDING:
-        parties = gate.store.thread_parties(req.thread_id)
+        parties = gate.thread_parties(req.thread_id)
         for name, probe in (("grant", Decision.approve(scope="thread")),
                             ("edit", Decision.edit({})),
                             ("auto", Decision.approve(scope="auto_thread"))):
@@ -275,7 +275,7 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
         can_auto = party["auto"] is None and ReviewMode.AUTO in allowed_modes(gate)
         if can_auto:  # the calls of this pause only (same run and asker): the form lists
             # each with its arguments hash, and the kernel approves no other
-            others = [Row(r, gate.clock()) for r in gate.store.pending_on_thread(req.thread_id)
+            others = [Row(r, gate.clock()) for r in gate.pending_on_thread(req.thread_id)
                       if r.id != req.id and same_pause(req, r)]
     can_cancel = req.status in CANCELLABLE and (asked(req, identity.name)
                                                 or identity.kind is IdentityKind.ADMIN)
@@ -404,7 +404,7 @@ def _form_kind(action: str, form: Mapping[str, Any]) -> Decision:
 
 
 def thread_data(state: AppState, thread_id: str) -> dict[str, Any]:
-    after = state.gate.store.audit_head()[0]
+    after = state.gate.audit_head()[0]
     view = thread_view(state.gate, thread_id)
     allowed = {m.value for m in allowed_modes(state.gate)}
     modes = [{"value": m, "label": f"{m} review mode", "help": MODE_HELP[m],

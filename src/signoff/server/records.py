@@ -28,13 +28,13 @@ async def audit(request: Request, after: Annotated[int, Query(ge=0, le=MAX_INDEX
     require_approver(await authenticate(state.gate, request), "the audit log")
 
     def read() -> dict[str, Any]:
-        store = state.gate.store
-        events = [e.to_dict() for e in store.audit_events(after=after, limit=limit)]
-        head_index, head_hash = store.audit_head()
+        gate = state.gate
+        events = [e.to_dict() for e in gate.audit_events(after=after, limit=limit)]
+        head_index, head_hash = gate.audit_head()
         page: dict[str, Any] = {"events": events, "head_index": head_index,
                                 "head_hash": head_hash}
         if verify:
-            checked = store.verify_audit()
+            checked = gate.verify_audit()
             page.update(verified=checked.ok, first_bad=checked.first_bad)
         return page
 
@@ -64,9 +64,9 @@ health = APIRouter()
 @health.get("/healthz", response_model=schemas.Health, summary="Liveness and the database")
 async def healthz(request: Request) -> Any:
     state = state_of(request)
-    await run_in_threadpool(state.gate.store.audit_head)  # a store fault: 503, typed
-    config = state.gate.policy.config
-    return {"status": "ok", "backend": state.gate.store.backend, "version": __version__,
+    await run_in_threadpool(state.gate.audit_head)  # a store fault: 503, typed
+    config = state.gate.config
+    return {"status": "ok", "backend": state.gate.backend, "version": __version__,
             "policy": config.source, "policy_version": config.version}
 
 

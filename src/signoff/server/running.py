@@ -44,7 +44,7 @@ ADMIN = "admin"
 def first_admin(gate: Gate, *, ttl: float = LINK_TTL) -> str | None:
     """Create the first admin if the database has no users; a one-time login code for it,
     else ``None``."""
-    if gate.store.count_users():
+    if gate.count_users():
         return None
     gate.add_user(ADMIN, kind=IdentityKind.ADMIN, actor=os_actor())
     code, _ = gate.mint_login_link(ADMIN, ttl=ttl, actor=os_actor())
@@ -83,15 +83,15 @@ def serve(app: FastAPI, settings: ServerSettings, *, gate: Gate, out: TextIO = s
 def _announce(gate: Gate, settings: ServerSettings, token: str | None, *, out: TextIO,
               as_json: bool) -> None:
     """Where to go: the URL, the policy, the first admin's login link (if just made)."""
-    config = gate.policy.config
+    config = gate.config
     if as_json:
-        print(json.dumps({"url": settings.base_url, "backend": gate.store.backend,
+        print(json.dumps({"url": settings.base_url, "backend": gate.backend,
                           "policy": config.source, "policy_version": config.version,
                           "admin_created": token is not None,
                           "login_url": login_url(settings, token) if token else None}),
               file=out)
     else:
-        print(f"signoff {gate.store.backend} server at {settings.base_url} "
+        print(f"signoff {gate.backend} server at {settings.base_url} "
               f"(policy {config.source}, version {config.version})", file=out)
         if token:
             minutes = settings.limits.link_ttl / 60

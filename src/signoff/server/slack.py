@@ -61,8 +61,7 @@ async def interactions(request: Request) -> Response:
     digest = hashlib.sha256(signature.encode()).hexdigest()
 
     def first_use() -> bool:
-        with state.gate.store.transaction() as tx:
-            return tx.first_use_of_signature(digest, at=time.time(), keep=2 * WINDOW)
+        return state.gate.first_use_of_signature(digest, at=time.time(), keep=2 * WINDOW)
 
     if not await run_in_threadpool(first_use):
         raise Conflict("this callback was already received", code="slack_replayed")

@@ -21,10 +21,10 @@ MODE_ORDER = (ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL)
 def thread_view(gate: Gate, thread_id: str, identity: Identity | None = None) -> dict[str, Any]:
     """The thread's mode and what waits on it; an agent's view lists only its own pending
     calls (``signoff.kernel.visibility``)."""
-    config = gate.policy.config
-    memory = gate.store.thread_memory(thread_id, fresh=True)
+    config = gate.config
+    memory = gate.thread_memory(thread_id, fresh=True)
     stored = memory.mode
-    pending = gate.store.pending_on_thread(thread_id)
+    pending = gate.pending_on_thread(thread_id)
     if identity is not None:
         pending = [r for r in pending if may_see(identity, r)]
     mode = stored or config.default_review_mode.value
@@ -43,13 +43,13 @@ def thread_view(gate: Gate, thread_id: str, identity: Identity | None = None) ->
 
 
 def allowed_modes(gate: Gate) -> list[ReviewMode]:
-    return list(MODE_ORDER[: MODE_ORDER.index(gate.policy.config.ceiling) + 1])
+    return list(MODE_ORDER[: MODE_ORDER.index(gate.config.ceiling) + 1])
 
 
 def run_in_progress(gate: Gate, thread_id: str) -> bool:
     """A call of this thread is executing right now: its mode must not change under it."""
-    return bool(gate.store.list_requests(status=RequestStatus.EXECUTING, thread_id=thread_id,
-                                         limit=1))
+    return bool(gate.list_requests(status=RequestStatus.EXECUTING, thread_id=thread_id,
+                                   limit=1))
 
 
 def set_mode(gate: Gate, thread_id: str, mode: str, identity: Identity) -> dict[str, Any]:

@@ -100,11 +100,7 @@ async def list_users(request: Request,
     state, _ = await admin_of(request)
 
     def read() -> dict[str, Any]:
-        now = state.gate.clock()
-        live: dict[str, list[Session]] = {}
-        for session in state.gate.store.sessions_of():
-            if session.ends_at() > now:
-                live.setdefault(session.user, []).append(session)
+        live = state.gate.live_sessions()
         return {"users": [_user(state, a, live.get(a.name, []))
                           for a in state.gate.users(removed=removed)]}
 

@@ -111,7 +111,7 @@ def _config(state: AppState) -> NotifyConfig:
 @router.get("", response_model=WebhookList, summary="Webhook endpoints (admins only)")
 async def list_webhooks(request: Request) -> Any:
     state, _ = await _admin(request)
-    found = await run_in_threadpool(admin.endpoints, state.gate.store, _config(state))
+    found = await run_in_threadpool(admin.endpoints, state.gate, _config(state))
     return {"webhooks": [e.to_dict() for e in found]}
 
 
@@ -124,7 +124,7 @@ async def add_webhook(request: Request) -> Any:
                       tools=tuple(body.tools), threads=tuple(body.threads))
 
     def add() -> dict[str, Any]:
-        endpoint, secret = admin.add_endpoint(state.gate.store, _config(state), name=body.name,
+        endpoint, secret = admin.add_endpoint(state.gate, _config(state), name=body.name,
                                               url=body.url, filters=filters, actor=actor,
                                               now=state.gate.clock(),
                                               own=state.settings.host_names())
@@ -143,7 +143,7 @@ async def remove_webhook(request: Request,
                          ) -> Response:
     state, actor = await _admin(request)
     await run_in_threadpool(lambda: admin.remove_endpoint(
-        state.gate.store, _config(state), name, actor=actor, now=state.gate.clock()))
+        state.gate, _config(state), name, actor=actor, now=state.gate.clock()))
     return Response(status_code=204)
 
 
@@ -161,7 +161,7 @@ async def deliveries(
     state, _ = await _admin(request)
     if endpoint is not None:
         channel = f"webhook:{endpoint}"
-    found = await run_in_threadpool(lambda: state.gate.store.deliveries(
+    found = await run_in_threadpool(lambda: state.gate.deliveries(
         channel=channel, status=status, request_id=request_id, before_index=before,
         limit=limit + 1))
     page, next_before = found[:limit], None
@@ -178,7 +178,7 @@ async def replay(request: Request) -> Any:
     state, actor = await _admin(request)
     body = await read_body(request, ReplayIn)
     chosen = await run_in_threadpool(lambda: admin.replay(
-        state.gate.store, actor=actor, now=state.gate.clock(), ids=body.ids,
+        state.gate, actor=actor, now=state.gate.clock(), ids=body.ids,
         endpoint=body.endpoint, channel=body.channel, status=body.status,
         after_index=body.after_index))
     if state.notifier is not None:

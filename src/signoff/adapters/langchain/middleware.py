@@ -178,7 +178,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         # Subagents known to run with signoff (a SignoffMiddleware of this gate in their
         # own stack): only these may be started by a tool the policy marks ``subagent``.
         self.gated_subagents: set[str] = set(gated_subagents)
-        self.clarification = clarification_tool or gate.policy.config.clarification_tool
+        self.clarification = clarification_tool or gate.config.clarification_tool
         self.tools = []
         self._runs: dict[tuple[str | None, str], RunContext] = {}
         self._contexts: dict[Any, tuple[dict[str, Any], RunContext]] = {}
@@ -351,7 +351,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
     def _no_human(self, run: RunContext) -> bool:
         """Full mode (as the operator's ceiling lets it be) or an unattended run: nobody
         will answer a clarifying question."""
-        mode = clamp(run.review_mode or ReviewMode.MANUAL, self.gate.policy.config.ceiling)
+        mode = clamp(run.review_mode or ReviewMode.MANUAL, self.gate.config.ceiling)
         return mode is ReviewMode.FULL or run.interaction_mode is not InteractionMode.INTERACTIVE
 
     def _remember(self, run: RunContext, message: AIMessage) -> None:
@@ -417,7 +417,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if backend is not None:
             from signoff.adapters.deepagents import relative_path  # noqa: PLC0415 (optional)
 
-            relative = relative_path(self.gate.policy, backend, call)
+            relative = relative_path(self.gate.config, backend, call)
             if relative is not None:
                 return tool_message(call, relative, error=True, code="relative_path")
         proposal = self.gate.propose(ToolCall(id=call["id"], name=call["name"],
@@ -458,7 +458,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
 
             backend = backend_of(tool)
             if backend is not None:
-                check_backend(self.gate.policy, backend)
+                check_backend(self.gate.config, backend)
         self._backends[id(tool)] = (tool, backend)
         while len(self._backends) > CONTEXTS_REMEMBERED:
             self._backends.pop(next(iter(self._backends)), None)
@@ -468,7 +468,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         """A call that would start a subagent running without signoff: refused before it
         reaches the policy, so no approval can start it either (its tools would run
         unreviewed, whatever was approved here)."""
-        spec = self.gate.policy.config.tools.get(str(call["name"]))
+        spec = self.gate.config.tools.get(str(call["name"]))
         if spec is None or spec.subagent is None:
             return None
         args = call.get("args")

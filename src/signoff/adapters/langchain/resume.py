@@ -12,7 +12,6 @@ and the decision carries it as ``expected_args_hash`` — an approver's edit sin
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
@@ -87,11 +86,7 @@ def note_shown(gate: Gate, request_id: str, delivery: int, args_hash: str) -> No
     if what would run moved, never taken for other arguments)."""
     key = _key("shown", request_id, delivery)
     try:
-        with gate.store.transaction() as tx:
-            if tx.idempotent_response(key) is None:
-                tx.put_idempotent_response(key, request_id=request_id, body_hash="shown",
-                                           response=json.dumps({"args_hash": args_hash}),
-                                           at=gate.clock())
+        gate.note_shown(key, request_id=request_id, args_hash=args_hash)
     except SignoffError:  # unrecorded: the decision falls back to the proposed arguments
         log.warning("signoff: could not record what the pause of %s showed", request_id,
                     exc_info=True)
@@ -101,11 +96,9 @@ def _shown(gate: Gate, request_id: str, delivery: int) -> str:
     """The hash the interrupt of ``delivery`` showed: as recorded when it was raised, else
     (a pause raised before this was recorded) the proposed arguments' hash, what pauses
     showed then."""
-    with gate.store.transaction() as tx:
-        stored = tx.idempotent_response(_key("shown", request_id, delivery))
-        request = tx.get_request(request_id)
+    stored, request = gate.shown(_key("shown", request_id, delivery), request_id)
     if stored is not None:
-        return str(json.loads(stored[2])["args_hash"])
+        return stored
     if request is None:
         raise NotFound(f"no approval request {request_id!r}", code="not_found")
     return request.args_hash
@@ -129,8 +122,7 @@ def resume_identity(gate: GateProtocol, name: str | None) -> str | None:
     if name == gate.agent:
         raise ConfigurationError(f"{name} is the agent's own identity: it never decides",
                                  code="agent_cannot_decide")
-    with gate.store.transaction() as tx:
-        found = tx.get_user(name)
+    found = gate.identity_of(name)
     if found is not None and found.kind is IdentityKind.AGENT:
         raise ConfigurationError(f"{name} is an agent identity: it never decides",
                                  code="agent_cannot_decide")

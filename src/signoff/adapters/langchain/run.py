@@ -153,7 +153,7 @@ def refixed(gate: GateProtocol, run: RunContext, entry: Mapping[str, Any]
         return None
     fixed = gate.context_for(dataclasses.replace(run, review_mode=None, mode_setter=None))
     if fixed.review_mode is None:
-        fixed = dataclasses.replace(fixed, review_mode=gate.policy.config.default_review_mode)
+        fixed = dataclasses.replace(fixed, review_mode=gate.config.default_review_mode)
     return fixed, run_entry(fixed, mode_from="thread", mode_at=memory.mode_at)
 
 
@@ -369,6 +369,6 @@ def _take(agent: Any, gate: Gate, config: Mapping[str, Any],
     ordered = sorted(decisions.items(),
                      key=lambda item: item[1].scope is ApproveScope.AUTO_THREAD)
     for request_id, decision in ordered:
-        if gate.store_get(request_id).status is RequestStatus.PENDING:  # not approved by a switch
+        if gate.request(request_id).status is RequestStatus.PENDING:  # not approved by a switch
             gate.decide(request_id, decision, identity=identity)
     return [i for i in ids if gate.store_get(i).status is RequestStatus.PENDING]

@@ -38,9 +38,9 @@ from signoff.adapters.mcp.relay import Relay
 from signoff.adapters.mcp.stopping import Stopping
 from signoff.errors import Conflict, Forbidden, NotFound, SignoffError
 from signoff.identity import Identity
-from signoff.kernel.deciding import refusal
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind
+from signoff.kernel.ownership import refusal
 from signoff.model import ApprovalRequest, Decision, RequestStatus
 from signoff.policy.definitions import DEFINITION_CHANGED
 from signoff.reveal import reveal_plain

@@ -78,7 +78,7 @@ class CallGate:
     def __init__(self, gate: Gate, asker: Asker, *, server: str | None = None) -> None:
         self.gate = gate
         self.asker = asker
-        self.mcp = gate.policy.config.mcp
+        self.mcp = gate.config.mcp
         self.server = server  # overrides [mcp] server (None: the table's)
         self.listed: set[str] = set()  # tools some tools/list has shown (their hints are in)
         self.fetched = False  # the proxy has read the whole list itself
@@ -122,7 +122,7 @@ class CallGate:
                 # First seen in this listing: all of its entries make the trusted definition.
                 self._first_seen.add(name)
                 self.trusted[name] = defined
-        self.gate.policy.hints.update(hints)
+        self.gate.add_hints(hints)
 
     def definition_of(self, tool: str) -> tuple[str | None, bool]:
         """The tool's definition hash as last listed, and whether it changed since the
@@ -218,7 +218,7 @@ class CallGate:
                         answer: object) -> dict[str, Any] | None:
         """The retried call of a modern client, carrying the person's answer."""
         try:
-            request = await anyio.to_thread.run_sync(self.gate.store_get, request_id)
+            request = await anyio.to_thread.run_sync(self.gate.request, request_id)
         except NotFound:
             request = None
         key = _join_key(call)
@@ -230,7 +230,7 @@ class CallGate:
             identity = await self.asker.eligible(request)
             if identity is not None:
                 await self.asker.answer(request, identity, answer, client=era.client_info)
-            request = await anyio.to_thread.run_sync(self.gate.store_get, request_id)
+            request = await anyio.to_thread.run_sync(self.gate.request, request_id)
         return await self._settle(relay, message, request, era, asked=True)
 
     async def _decide_and_run(self, relay: Relay, session: Session, message: JSONRPCRequest,
@@ -239,7 +239,7 @@ class CallGate:
         key = _join_key(call) if session.asked else None
         request_id = session.asked.get(key) if key is not None else None
         if request_id is not None:
-            request = await anyio.to_thread.run_sync(self.gate.store_get, request_id)
+            request = await anyio.to_thread.run_sync(self.gate.request, request_id)
             if request.status not in (RequestStatus.PENDING, RequestStatus.APPROVED):
                 session.asked.pop(key, None)  # type: ignore[arg-type]
                 request_id = None
@@ -265,7 +265,7 @@ class CallGate:
         finally:
             current = session.asked.get(key) if key is not None else None
             if current == request.id:
-                latest = await anyio.to_thread.run_sync(self.gate.store_get, request.id)
+                latest = await anyio.to_thread.run_sync(self.gate.request, request.id)
                 if latest.status not in (RequestStatus.PENDING, RequestStatus.APPROVED):
                     session.asked.pop(key, None)  # type: ignore[arg-type]
 
@@ -389,15 +389,7 @@ class CallGate:
             assert result is not None
             data["outcome"] = "error" if result.get("isError") is True else "ok"
             data["result_hash"] = _result_hash(result)
-        verdicts = self.gate.verdicts
-        if verdicts is not None:
-            verdicts.add("call.result", at_us=int(self.gate.clock() * 1_000_000),
-                         actor=session.context.principal or self.gate.agent, data=data)
-        else:
-            with self.gate.store.transaction() as tx:
-                tx.append_audit("call.result", at_us=int(self.gate.clock() * 1_000_000),
-                                request_id=None, actor=session.context.principal
-                                or self.gate.agent, data=data)
+        self.gate.note_call_result(data, actor=session.context.principal or self.gate.agent)
 
 
 def _call_id(request_id: RequestId) -> str:

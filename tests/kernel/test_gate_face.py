@@ -1,0 +1,43 @@
+"""The gate is the one way round the kernel: callers above it neither reach through it to
+its store or policy nor open transactions and write audit events of their own.
+
+The exceptions are named: the server hands the store the gate was built on to its own
+machinery (the live feed and metrics read it; the notifier writes the tables that belong
+to it alone — the delivery log, its timers, Slack message ids — with their events)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from signoff.kernel.gate import Gate
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "signoff"
+ABOVE = [p for p in SRC.rglob("*.py")
+         if p.relative_to(SRC).parts[0] not in ("kernel", "store")]
+REACH = re.compile(r"\bgate\.(store|policy|revalidation_policy)\b")
+WRITE = re.compile(r"\.transaction\(\)|\bappend_audits?\(|\brecord_audit\(")
+HANDS_OVER = {"server/app.py": 3}  # ChangeFeed, Metrics, Notifier
+NOTIFIER_OWN = {"notify/outbox.py", "notify/timers.py", "notify/slack.py"}
+
+
+def _name(path: Path) -> str:
+    return path.relative_to(SRC).as_posix()
+
+
+def test_nothing_above_the_kernel_reaches_through_the_gate() -> None:
+    found = {_name(p): len(REACH.findall(p.read_text())) for p in ABOVE}
+    assert {k: v for k, v in found.items() if v} == HANDS_OVER
+
+
+def test_nothing_above_the_kernel_opens_a_transaction_but_the_notifier() -> None:
+    writers = {_name(p) for p in ABOVE if WRITE.search(p.read_text())}
+    assert writers <= NOTIFIER_OWN, sorted(writers - NOTIFIER_OWN)
+
+
+@pytest.mark.parametrize("name", ["propose", "decide", "decide_once", "claim", "report",
+                                  "resume", "wait", "recover", "add_user", "sign_in",
+                                  "store_get", "request", "list_requests", "audit_events"])
+def test_every_face_is_on_the_gate_itself(name: str) -> None:
+    """A reader finds each method in ``kernel/gate.py``, not in a base class."""
+    assert name in vars(Gate)
