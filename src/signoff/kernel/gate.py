@@ -74,11 +74,10 @@ DEFAULT_WAIT = 3600.0
 class Gate:
     """The kernel's one face: every public method delegates to the part that does it."""
 
+    policy: Policy  # the loaded policy, its store's files guarded (set in __init__)
+
     def __init__(
-        self,
-        policy: Policy,
-        store: Store,
-        *,
+        self, policy: Policy, store: Store, *,
         agent: str | None = "agent",
         clock: Callable[[], float] = time.time,
         lease: float = 300.0,
