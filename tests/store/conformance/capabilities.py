@@ -74,7 +74,8 @@ class CapabilitiesContract(Base):
 
     def test_an_online_backup_is_a_verified_copy(self, store: Store, tmp_path: Path) -> None:
         if not supports(store, Capability.ONLINE_BACKUP):
-            pytest.skip("this store takes no online backup")
+            assert not hasattr(store, "backup")  # a store that takes none offers none
+            return
         append(store, 3)
         done = store.backup(tmp_path / "copy.db")  # type: ignore[attr-defined]
         assert (done.audit_events, done.audit_head) == (3, store.audit_head()[1])
