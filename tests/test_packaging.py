@@ -78,7 +78,7 @@ try:
     import signoff.adapters.langchain
 except ModuleNotFoundError as exc:
     results["import langchain adapter"] = [1, "", str(exc)]
-import signoff.client
+import signoff.remote
 exec("from signoff import *")  # the public API's star import needs no extra
 results["star"] = [0, " ".join(sorted(k for k in dir() if k in ("Gate", "SqliteStore"))), ""]
 results["loaded"] = [0, " ".join(sorted(m for m in sys.modules if m.split(".")[0] in HIDE)), ""]
@@ -303,7 +303,7 @@ def core(venv: Venv) -> None:
     venv.signoff("users", "add", "alice")
     assert "no requests" in venv.signoff("requests", "list").stdout
     assert "audit ok" in venv.signoff("audit", "verify").stdout
-    venv.python("import signoff, signoff.client")
+    venv.python("import signoff, signoff.remote")
     venv.missing("server", "serve")
     venv.missing("server", "demo", "--port", "0")
     venv.missing("postgres", "requests", "list", "--db", "postgresql://127.0.0.1:1/none")

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from signoff import Decision, Gate, Policy, SqliteStore
-from signoff.client import Client
 from signoff.identity import Identity
+from signoff.remote import Client
 
 
 def _procs() -> Any:

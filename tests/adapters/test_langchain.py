@@ -354,7 +354,7 @@ def test_a_decision_over_the_http_api_resumes_the_run(h: Harness,
     in_process_only(h, "it serves the in-process gate itself")
     import threading
 
-    from signoff.client import Client
+    from signoff.remote import Client
     from signoff.server import ServerSettings, create_app
     from signoff.server.running import ServerThread
 

@@ -2,8 +2,8 @@
 ``GateProtocol`` (``test_protocol.py`` runs it)."""
 
 from signoff import Gate
-from signoff.client import Client
 from signoff.kernel.protocol import GateProtocol
+from signoff.remote import Client
 
 
 def in_process(gate: Gate) -> GateProtocol:

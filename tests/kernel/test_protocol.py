@@ -9,8 +9,8 @@ import pytest
 from mypy import api
 
 from signoff import Gate
-from signoff.client import Client
 from signoff.kernel.protocol import GateProtocol
+from signoff.remote import Client
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent

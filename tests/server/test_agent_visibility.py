@@ -14,7 +14,7 @@ from procs import Live
 from test_sessions import code
 
 from signoff import errors
-from signoff.client import Client
+from signoff.remote import Client
 
 SHARED = "t-shared"
 

@@ -18,8 +18,8 @@ import pytest
 from procs import Live, live_server
 
 from signoff.canonical import args_hash
-from signoff.client import Client
 from signoff.errors import ArgsChanged
+from signoff.remote import Client
 
 POLICY = """
 [policy]

@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from kit import CHROMIUM, NO_CHROMIUM
 from signoff import Gate, Policy
-from signoff.client import Client
+from signoff.remote import Client
 from signoff.server import create_app
 from signoff.server.running import ServerThread, first_admin
 from signoff.server.settings import ServerSettings

@@ -1,4 +1,4 @@
-"""``signoff.client``: the whole gate over HTTP, against a real server."""
+"""``signoff.remote``: the whole gate over HTTP, against a real server."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from server_helpers import Served
 
 from signoff import errors
-from signoff.client import Client
 from signoff.kernel.outcomes import OutcomeKind
+from signoff.remote import Client
 
 
 def approve_when_pending(served: Served, *, edit: dict[str, str] | None = None,

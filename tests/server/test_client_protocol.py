@@ -7,10 +7,10 @@ import pytest
 from server_helpers import Served
 
 from signoff import errors
-from signoff.client import Client
 from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.model import RequestStatus, ReviewMode, RunContext, ToolCall
+from signoff.remote import Client
 
 
 def test_propose_claim_report_as_the_gate_answers(served: Served) -> None:

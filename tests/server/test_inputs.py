@@ -14,7 +14,7 @@ import httpx
 import pytest
 from procs import Live
 
-from signoff.client import Client
+from signoff.remote import Client
 
 BAD_IDS = {"nul": "a\x00b", "8kb": "t" * 8192, "space": "a b", "hangul filler": "a\u3164",
            "superscript": "\u00b2", "tab": "\t"}

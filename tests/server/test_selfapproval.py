@@ -18,9 +18,9 @@ import httpx
 import pytest
 from procs import Live, live_server
 
-from signoff.client import Client
 from signoff.errors import Forbidden
 from signoff.policy.starter import starter_toml
+from signoff.remote import Client
 
 
 def problem(response: httpx.Response, status: int, code: str) -> dict[str, Any]:

@@ -24,5 +24,5 @@ PostgreSQL): each is an optimisation of the rule it stands beside, which it leav
 decide whenever an assumption fails. ``lifecycle`` is the one table of legal moves every
 transition goes through.
 ``protocol`` is the gate as adapters see it (``GateProtocol``: the ``Gate`` here,
-``signoff.client.Client`` over HTTP).
+``signoff.remote.Client`` over HTTP).
 """

@@ -1,6 +1,6 @@
 """``GateProtocol``: the gate as an agent's adapter sees it, in-process or over HTTP.
 
-Both ``signoff.Gate`` (this process's store) and ``signoff.client.Client`` (a
+Both ``signoff.Gate`` (this process's store) and ``signoff.remote.Client`` (a
 ``signoff serve`` elsewhere) implement it with the same signatures, return types and
 typed errors, so an adapter written against it — the LangChain middleware — gates an
 agent on either. It holds only what an agent's side needs: fix a run's review mode,

@@ -1,4 +1,4 @@
-"""The HTTP API's JSON read back into ``signoff.model`` types, for ``signoff.client``:
+"""The HTTP API's JSON read back into ``signoff.model`` types, for ``signoff.remote``:
 a remote gate answers with the very types an in-process ``Gate`` does
 (``signoff.kernel.protocol``)."""
 

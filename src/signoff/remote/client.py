@@ -1,4 +1,4 @@
-"""``signoff.client``: the gate over HTTP, for Python agents and scripts on other machines.
+"""``signoff.remote``: the gate over HTTP, for Python agents and scripts on other machines.
 
     client = Client("http://127.0.0.1:8765", token=agent_token)
     outcome = client.run("execute", {"command": "make build"}, fn=run_command,
@@ -38,8 +38,8 @@ from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, OutcomeKind, Proposal, ProposalKind
 from signoff.model import ApprovalRequest, ReviewMode, RunContext, ToolCall
 from signoff.policy import Policy, PolicyConfig
+from signoff.remote.wire import outcome_of, request_of, verdict_of
 from signoff.store.recall import ThreadMemory
-from signoff.wire import outcome_of, request_of, verdict_of
 
 _BY_STATUS: dict[int, type[errors.SignoffError]] = {
     400: errors.ConfigurationError, 401: errors.Unauthenticated, 403: errors.Forbidden,
