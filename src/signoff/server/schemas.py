@@ -14,8 +14,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchem
 from pydantic_core import PydanticCustomError
 
 from signoff import inputs
+from signoff.decisions import LISTED_MAX
 from signoff.errors import InvalidInput
-from signoff.model import LISTED_MAX
 from signoff.shown import PATTERN as SHOWN_HASH
 from signoff.shown import shown_hash
 
