@@ -42,7 +42,6 @@ paths, a file call naming a relative path (deepagents reads it from ``/``) is re
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired
@@ -62,31 +61,30 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langgraph.config import get_config
-from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from signoff.adapters.langchain import child
-from signoff.adapters.langchain.hitl import (
-    args_schema_of,
-    hitl_shapes,
-    pause,
-    response_schema,
-)
 from signoff.adapters.langchain.messages import (
     edit_note,
     from_outcome,
-    proposing_message,
     refused,
     reused_id,
     strip_bad_ids,
     tool_message,
-    with_edited_args,
     with_note,
 )
-from signoff.adapters.langchain.resume import note_shown, resume_identity, take_resumed
+from signoff.adapters.langchain.pausing import Pauses
+from signoff.adapters.langchain.requests import (
+    call_name,
+    from_deepagents,
+    result_of,
+    thread_id_now,
+    thread_of,
+    tool_name,
+)
+from signoff.adapters.langchain.resume import resume_identity
 from signoff.adapters.langchain.run import (
-    PAUSE_KEY,
     RUN_KEY,
     SignoffContext,
     context_of,
@@ -100,7 +98,6 @@ from signoff.adapters.langchain.run import (
 from signoff.canonical import args_hash
 from signoff.errors import Conflict
 from signoff.kernel.execution import Execution, _current
-from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.kernel.protocol import GateProtocol
 from signoff.model import (
@@ -175,6 +172,8 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         keep_gate(gate)
         self.default = SignoffContext(interaction_mode=interaction_mode, principal=principal)
         self.subagent_wait = subagent_wait
+        self.pauses = Pauses(gate, subagent_wait=subagent_wait,
+                             resume_decisions_as=self.resume_decisions_as)
         # Subagents known to run with signoff (a SignoffMiddleware of this gate in their
         # own stack): only these may be started by a tool the policy marks ``subagent``.
         self.gated_subagents: set[str] = set(gated_subagents)
@@ -187,12 +186,6 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         self._through: dict[tuple[str | None, str], None] = {}
         # id(tool) → (tool, the deepagents backend it runs on, checked against the policy)
         self._backends: dict[int, tuple[Any, Any]] = {}
-
-    def _deciding(self) -> Gate:
-        """The in-process gate a resume value's decision is taken through
-        (``resume_decisions_as`` is refused for any other)."""
-        assert isinstance(self.gate, Gate)
-        return self.gate
 
     # ---- the model turn ---------------------------------------------------------------------
 
@@ -221,7 +214,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                 self._keep_context(entry, run)
                 update = {RUN_KEY: entry}
         if self.clarification and self._no_human(run):
-            tools = [t for t in request.tools if _tool_name(t) != self.clarification]
+            tools = [t for t in request.tools if tool_name(t) != self.clarification]
             note = FULL_MODE_NOTE
             if request.system_message is not None:
                 note = f"{request.system_message.text}\n\n{note}"
@@ -295,7 +288,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         the history, the proposing message is emitted again so its calls are routed to
         the tools, where each reads its decision. A call that ran beside the pause lost
         its result with the step: it is answered with a note, never run twice."""
-        thread = _thread_id()
+        thread = thread_id_now()
         found = knocked_over(self.gate, state, thread)
         if found is None:
             return None
@@ -303,7 +296,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if waiting:
             raise Conflict(f"thread {thread} is waiting for {len(waiting)} decision(s) "
                            f"({waiting[0]}); resolve them first", code="thread_waiting")
-        lost = [tool_message({"id": call_id, "name": _call_name(found.message, call_id)},
+        lost = [tool_message({"id": call_id, "name": call_name(found.message, call_id)},
                              LOST_RESULT, error=True, code="result_lost")
                 for call_id in found.unanswered if call_id not in found.requests]
         removed = [RemoveMessage(id=str(m.id)) for m in found.refused if m.id]
@@ -381,7 +374,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
     def _run_of(self, request: ToolCallRequest) -> RunContext | None:
         """The call's run: remembered from this process's model hook for that turn, else
         (a resume in another process, say) read from the graph state."""
-        remembered = self._runs.get((_thread_of(request), str(request.tool_call["id"])))
+        remembered = self._runs.get((thread_of(request), str(request.tool_call["id"])))
         if remembered is not None:
             return remembered
         state = request.state if isinstance(request.state, Mapping) else {}
@@ -396,7 +389,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                 raise
             plan = reused_id(request.tool_call, exc.message)
         # Answered through the gate here (not paused): see _refuse_while_waiting.
-        self._through[(_thread_of(request), str(request.tool_call["id"]))] = None
+        self._through[(thread_of(request), str(request.tool_call["id"]))] = None
         while len(self._through) > RUNS_REMEMBERED:
             self._through.pop(next(iter(self._through)), None)
         return plan
@@ -405,7 +398,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         call = request.tool_call
         run = self._run_of(request)
         context = run or RunContext(
-            thread_id=_thread_of(request), interaction_mode=InteractionMode(
+            thread_id=thread_of(request), interaction_mode=InteractionMode(
                 self.default.interaction_mode))
         if self.clarification and call["name"] == self.clarification and run \
                 and self._no_human(run):
@@ -427,7 +420,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
             return refused(call, proposal.verdict)
         assert proposal.request is not None
-        outcome = self._decision(proposal.request.id, call, context, request.tool)
+        outcome = self.pauses.decision(proposal.request.id, call, context, request.tool)
         if outcome.kind is not OutcomeKind.APPROVED:
             return from_outcome(call, outcome)
         claimed = self.gate.claim(proposal.request.id)
@@ -436,7 +429,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         rewrite = None
         if args_hash(claimed.args) != args_hash(call["args"]):
             state = request.state if isinstance(request.state, Mapping) else {}
-            rewrite = self._rewrite(state, str(call["id"]), context)
+            rewrite = self.pauses.rewrite(state, str(call["id"]), context)
         return _Claimed(request.override(tool_call={**call, "args": claimed.args}), claimed,
                         rewrite, edit_note(outcome))
 
@@ -450,7 +443,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if kept is not None and kept[0] is tool:
             return kept[1]
         backend = None
-        if _from_deepagents(tool):
+        if from_deepagents(tool):
             from signoff.adapters.deepagents import (  # noqa: PLC0415 (optional: deepagents)
                 backend_of,
                 check_backend,
@@ -479,75 +472,6 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         return tool_message(call, UNGATED_SUBAGENT.format(name=name, known=known),
                             error=True, code="ungated_subagent")
 
-    def _decision(self, request_id: str, call: Mapping[str, Any],
-                  context: RunContext, tool: Any = None) -> Outcome:
-        """The decided outcome: pause (interrupt) until there is one — the store is read
-        again on every resume — or, in a subagent, wait in place. With
-        ``resume_decisions_as``, a decision the resume value carries is taken first, through
-        the gate's rules, for this call's request only."""
-        note: str | None = None
-        delivery = 0  # this task's interrupts, in order: LangGraph replays them on re-runs
-        schema: dict[str, Any] | None = None
-        while True:
-            outcome = self.gate.outcome(request_id)
-            if outcome.kind is not OutcomeKind.PENDING:
-                return outcome
-            if context.parent_call:
-                outcome = self.gate.wait(request_id, timeout=self.subagent_wait)
-                if outcome.kind is OutcomeKind.PENDING:
-                    return self.gate.cancel(
-                        request_id, actor=context.principal,
-                        reason=f"the subagent's wait of {self.subagent_wait:g}s ran out")
-                return outcome
-            args_schema = args_schema_of(tool)
-            if self.resume_decisions_as is not None and schema is None:
-                schema = response_schema(str(call["name"]), args_schema)
-            shown = self._pause(request_id, call, context, args_schema, note)
-            try:
-                value = pause(shown, schema)
-            except GraphInterrupt:  # raised, not replayed: what it shows is what is decided
-                if self.resume_decisions_as is not None:
-                    note_shown(self._deciding(), request_id, delivery, shown["args_hash"])
-                raise
-            if self.resume_decisions_as is not None:
-                note = take_resumed(self._deciding(), self.resume_decisions_as, request_id, call,
-                                    tool=tool, value=value, delivery=delivery)
-            delivery += 1
-
-    def _pause(self, request_id: str, call: Mapping[str, Any], context: RunContext,
-               args_schema: Mapping[str, Any] | None = None,
-               note: str | None = None) -> dict[str, Any]:
-        """The interrupt value: signoff's own keys, and LangChain's HITL shapes for the call."""
-        request = self.gate.store_get(request_id)
-        waiting = [r.id for r in self.gate.pending_on_thread(context.thread_id)
-                   if r.run_id == context.run_id] if context.thread_id else [request_id]
-        own: dict[str, Any] = {
-            "request_id": request_id, "call_id": call["id"], "tool": request.tool,
-            "summary": request.summary, "risk": request.risk.value,
-            "args": json.loads(request.run_args), "args_hash": request.run_hash,
-            "thread_id": context.thread_id,
-            "run_id": context.run_id, "pending": waiting or [request_id],
-            "resume_decisions": self.resume_decisions_as is not None}
-        if note:
-            own["note"] = note
-        shapes = hitl_shapes(request, str(call["id"]), note=note,
-                             decisions_by_resume=self.resume_decisions_as is not None,
-                             args_schema=args_schema)
-        return {PAUSE_KEY: own, **shapes}
-
-    def _rewrite(self, state: Mapping[str, Any], call_id: str,
-                 context: RunContext) -> AIMessage | None:
-        """The proposing AIMessage with the approved arguments of every call of its turn."""
-        message = proposing_message(state.get("messages") or [], call_id)
-        if message is None or not context.thread_id:
-            return None
-        ids = {c["id"] for c in message.tool_calls}
-        edits: dict[str, Any] = {}
-        for req in self.gate.thread_requests(context.thread_id, limit=500):
-            if req.call_id in ids and req.approved_args is not None:
-                edits[req.call_id] = json.loads(req.approved_args)
-        return with_edited_args(message, edits)
-
     def _settle(self, plan: _Claimed, result: ToolMessage | Command[Any] | None,
                 failure: Exception | None) -> Any:
         """Record what the claimed call did; answer with its message (and the rewrite)."""
@@ -560,7 +484,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
             if result.status == "error":
                 self.gate.report(plan.execution, error=str(result.content))
             else:
-                self.gate.report(plan.execution, result=_result_of(result))
+                self.gate.report(plan.execution, result=result_of(result))
         else:
             self.gate.report(plan.execution, result=None)
             return result
@@ -568,35 +492,3 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         if plan.rewrite is not None:
             return Command(update={"messages": [plan.rewrite, message]})
         return message
-
-
-def _from_deepagents(tool: Any) -> bool:
-    """A tool deepagents built (its function lives in a ``deepagents`` module)."""
-    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
-    return str(getattr(func, "__module__", "")).startswith("deepagents.")
-
-
-def _tool_name(tool: Any) -> str | None:
-    if isinstance(tool, Mapping):
-        name = tool.get("name") or (tool.get("function") or {}).get("name")
-        return str(name) if name else None
-    return getattr(tool, "name", None)
-
-
-def _thread_id() -> str | None:
-    value = (get_config().get("configurable") or {}).get("thread_id")
-    return str(value) if value else None
-
-
-def _call_name(message: AIMessage, call_id: str) -> str | None:
-    return next((c["name"] for c in message.tool_calls if c.get("id") == call_id), None)
-
-
-def _thread_of(request: ToolCallRequest) -> str | None:
-    config = getattr(request.runtime, "config", None) or {}
-    value = (config.get("configurable") or {}).get("thread_id")
-    return str(value) if value else None
-
-
-def _result_of(message: ToolMessage) -> Any:
-    return message.content if isinstance(message.content, str) else list(message.content)
