@@ -9,6 +9,18 @@ import pytest
 from lc_helpers import Harness, harness
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked ``in_process("why")`` is about what only an in-process gate does (trusted
+    context never crosses the wire): its ``client`` variant is not collected, rather than
+    collected and skipped."""
+    dropped = [item for item in items if item.get_closest_marker("in_process") is not None
+               and getattr(item, "callspec", None) is not None
+               and item.callspec.params.get("either") == "client"]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
 @pytest.fixture
 def h(tmp_path: Path) -> Iterator[Harness]:
     made = harness(tmp_path)

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -159,8 +158,3 @@ def harness(tmp_path: Path, *, extra: str = "", reviewer: Any = None,
     return Harness(gate=gate, ledger=tmp_path / "ledger.txt",
                    alice=gate.authenticate(token), tmp=tmp_path)
 
-
-def in_process_only(h: Harness, why: str) -> None:
-    """Skip the remote variant of a test about what only an in-process gate does."""
-    if h.remote:
-        pytest.skip(f"in-process gate only: {why}")

@@ -9,7 +9,7 @@ import pytest
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
-from lc_helpers import Harness, calls, in_process_only
+from lc_helpers import Harness, calls
 
 from signoff import Decision
 from signoff.adapters.langchain import SignoffMiddleware
@@ -164,9 +164,9 @@ def test_respond_is_an_ordinary_tool_message(h: Harness) -> None:
     assert h.ran() == []
 
 
+@pytest.mark.in_process("over HTTP a call's review mode is its thread's (configurable "
+                         "is not trusted)")
 def test_full_mode_withdraws_ask_user_and_guards_a_forced_call(h: Harness) -> None:
-    in_process_only(h, "over HTTP a call's review mode is its thread's (configurable is "
-                       "not trusted)")
     agent, model = h.agent([calls(("ask_user", {"question": "which branch?"}, "q1"),
                                   ("execute", {"command": "make build"}, "c1")),
                             AIMessage(content="done")])
@@ -186,8 +186,8 @@ def test_manual_mode_keeps_ask_user(h: Harness) -> None:
     assert "ask_user" in model.offered[0]
 
 
+@pytest.mark.in_process('the interaction mode is trusted context: it never crosses the wire')
 def test_a_scheduled_run_is_blocked_without_a_pause(h: Harness) -> None:
-    in_process_only(h, "the interaction mode is trusted context: it never crosses the wire")
     agent, model = h.agent([calls(("execute", {"command": "make build"}, "c1")),
                             AIMessage(content="done")])
     out = agent.invoke(USER, {"configurable": {"thread_id": "t-sched"}},
@@ -302,8 +302,8 @@ def subagent_tool(h: Harness, *, interaction: str, wait: float) -> Any:
     return delegate
 
 
+@pytest.mark.in_process('parent_call is trusted context: it never crosses the wire')
 def test_a_subagents_ask_surfaces_labelled_and_times_out_closed(h: Harness) -> None:
-    in_process_only(h, "parent_call is trusted context: it never crosses the wire")
     import threading
     import time
 
@@ -335,8 +335,8 @@ def test_a_subagents_ask_surfaces_labelled_and_times_out_closed(h: Harness) -> N
     assert h.ran() == []
 
 
+@pytest.mark.in_process('the interaction mode is trusted context: it never crosses the wire')
 def test_a_subagent_of_an_unattended_parent_is_refused(h: Harness) -> None:
-    in_process_only(h, "the interaction mode is trusted context: it never crosses the wire")
     agent, _ = h.agent([calls(("delegate", {"task": "ship"}, "p2")),
                         AIMessage(content="parent done")],
                        extra_tools=[subagent_tool(h, interaction="scheduled", wait=30)])
@@ -349,9 +349,9 @@ def test_a_subagent_of_an_unattended_parent_is_refused(h: Harness) -> None:
     assert h.ran() == []
 
 
+@pytest.mark.in_process('it serves the in-process gate itself')
 def test_a_decision_over_the_http_api_resumes_the_run(h: Harness,
                                                       two_gated_one_free: Any) -> None:
-    in_process_only(h, "it serves the in-process gate itself")
     import threading
 
     from signoff.remote import Client
