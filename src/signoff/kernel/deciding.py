@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signoff import inputs
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.canonical import args_hash, canonical_text, hash_bytes, parse_args
 from signoff.errors import (
     ArgsChanged,
@@ -318,7 +318,7 @@ class Decider:
             "alternatives": list(decision.alternatives)}
         if via is not None:
             data["via"] = via
-        tx.record_audit("decision.recorded", at_us=to_us(now), request_id=request.id,
+        tx.record_audit(AuditKind.DECISION_RECORDED, at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data=data)
         if changes:
             moved = tx.update_request(request, updated_at=now, **changes)

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from signoff.audit import AuditEvent, Verification
+from signoff.audit import AuditEvent, AuditKind, Verification
 from signoff.identity import Account, Identity, Session
 from signoff.model import (
     ApprovalRequest,
@@ -100,20 +100,20 @@ class Tx(GuardsUnreadTx, Protocol):
         their identity as stored now, ``None`` if they no longer exist."""
         ...
 
-    def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
+    def append_audit(self, kind: AuditKind, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> int:
         """Append one event; its number (unique; increasing among transactions one row
         lock orders: a claim's fencing token). Its index in the chain is given when it is
         sealed — at once on SQLite, just after commit on PostgreSQL."""
         ...
 
-    def record_audit(self, kind: str, *, at_us: int, request_id: str | None,
+    def record_audit(self, kind: AuditKind, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> None:
         """``append_audit`` for an event whose number nobody needs: the store may write it
         with the transaction's next events (one statement), in order."""
         ...
 
-    def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
+    def append_audits(self, events: Sequence[Event]
                       ) -> None:
         """Many events without a request, ``(kind, at_us, actor, data)`` each, in order."""
         ...
