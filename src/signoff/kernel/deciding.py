@@ -41,9 +41,9 @@ from signoff.identity import Identity
 from signoff.ids import new_id
 from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, writes
 from signoff.kernel.hooks import Hooks
-from signoff.kernel.known import KnownRequests
 from signoff.kernel.ownership import decision_refusal, refusal
 from signoff.kernel.tools import ToolEntry
+from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import (
     ApprovalRequest,
     ApproveScope,
@@ -102,11 +102,11 @@ class Decider:
     """The decide half of the gate: one authenticated decision, recorded whole or not at all."""
 
     def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
-                 known: KnownRequests, hooks: Hooks, clock: Callable[[], float]) -> None:
+                 written: WrittenRequests, hooks: Hooks, clock: Callable[[], float]) -> None:
         self.store = store
         self.policy = policy  # an edit is judged again; grants take its tool's shell argument
         self.tools = tools  # the gate's registry, shared: an edit is validated by its tool
-        self.known = known  # requests proposed here: decided without reading them again
+        self.written = written  # requests proposed here: decided without reading them again
         self.hooks = hooks
         self.clock = clock
 
@@ -126,10 +126,10 @@ class Decider:
                 idempotency_key: str | None, via: str | None) -> DecisionResult:
         """The rule is ``decide_locked``: the row held, every check and every write in one
         transaction. Where the store can require a row unchanged inside a write
-        (PostgreSQL), ``fast_paths.decide_as_known`` may take the same decision first, in
+        (PostgreSQL), ``fast_paths.decide_as_written`` may take the same decision first, in
         fewer round trips; ``None`` from it means it did not, and wrote nothing."""
         asked = self._asked(request_id, decision, identity, idempotency_key, via)
-        taken = fast_paths.decide_as_known(self, asked) if self.store.guards_unread else None
+        taken = fast_paths.decide_as_written(self, asked) if self.store.guards_unread else None
         return taken if taken is not None else self.decide_locked(asked)
 
     def decide_locked(self, asked: Asked) -> DecisionResult:

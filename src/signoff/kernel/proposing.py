@@ -25,7 +25,6 @@ from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict
 from signoff.kernel import fast_paths
 from signoff.kernel.hooks import Hooks
-from signoff.kernel.known import KnownRequests
 from signoff.kernel.mode_authority import lent
 from signoff.kernel.outcomes import Proposal, ProposalKind
 from signoff.kernel.ownership import mode_counts
@@ -33,6 +32,7 @@ from signoff.kernel.requests import build_request
 from signoff.kernel.tools import ToolEntry
 from signoff.kernel.verdicts import VerdictLog
 from signoff.kernel.writes import WriteEvidence, write_evidence
+from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
@@ -47,13 +47,13 @@ class Proposer:
     """The propose half of the gate: a call's verdict, and for an ask its request."""
 
     def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
-                 verdicts: VerdictLog | None, known: KnownRequests, hooks: Hooks,
+                 verdicts: VerdictLog | None, written: WrittenRequests, hooks: Hooks,
                  clock: Callable[[], float], agent: str | None, worker_id: str) -> None:
         self.store = store
         self.policy = policy  # with the store as its memory (grants, rejections)
         self.tools = tools  # the gate's registry, shared: a tool validates its own input
         self.verdicts = verdicts  # the batched audit of verdicts (``None``: written at once)
-        self.known = known  # requests proposed here, which a decision may then not re-read
+        self.written = written  # requests proposed here, which a decision may then not re-read
         self.hooks = hooks
         self.clock = clock
         self.agent = agent
@@ -231,7 +231,7 @@ class Proposer:
                                 else to_us(request.expires_at), "review": request.review})
             tx.notify(request.id)
         if self.store.guards_unread:  # a decision taken here may then go unread
-            self.known.remember(request)
+            self.written.remember(request)
         if self.hooks.after_insert:
             self.hooks.after_insert(request.id)
         return Proposal(kind=ProposalKind.PENDING, verdict=verdict, request=request)
