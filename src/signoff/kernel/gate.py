@@ -64,7 +64,7 @@ from signoff.store.deliveries import Delivery, StoredEndpoint
 from signoff.store.pages import RequestQuery
 
 if TYPE_CHECKING:
-    from signoff.store.recall import ThreadMemory
+    from signoff.store.thread_memory import ThreadMemory
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -40,7 +40,7 @@ from signoff.policy.quick import quick_verdict
 from signoff.store.base import Store
 
 if TYPE_CHECKING:
-    from signoff.store.recall import ThreadMemory
+    from signoff.store.thread_memory import ThreadMemory
 
 
 class Proposer:

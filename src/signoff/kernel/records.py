@@ -23,7 +23,7 @@ from signoff.store.deliveries import Delivery
 from signoff.store.pages import RequestQuery
 
 if TYPE_CHECKING:
-    from signoff.store.recall import ThreadMemory
+    from signoff.store.thread_memory import ThreadMemory
 
 
 class Records:

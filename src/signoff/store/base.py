@@ -19,9 +19,9 @@ reads) and ``sqltx`` (their shared transaction: ``dialect``, the ``auditlog`` it
 ``accounts``, ``threadrows`` and ``deliveries`` rows, ``rows`` codecs); ``schema``
 (migrations);
 ``groupcommit`` and ``fifo`` (SQLite's writers), ``pgbatch``, ``sealer`` and ``outage``
-(PostgreSQL's round trips, chain and outages); ``recall`` (thread memory kept between
-reads), ``pages`` (keyset pages), ``faults`` (typed errors), ``retention`` and ``backup``
-(``signoff db purge`` and ``backup``).
+(PostgreSQL's round trips, chain and outages); ``thread_memory`` (thread memory read in
+one statement and kept between reads), ``pages`` (keyset pages), ``faults`` (typed
+errors), ``retention`` and ``backup`` (``signoff db purge`` and ``backup``).
 """
 
 from __future__ import annotations

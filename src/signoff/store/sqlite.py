@@ -236,7 +236,7 @@ class SqliteStore(SqlStore):
         thread getting it back costs far more than the query. A rejection decided or a mode
         set in another process therefore reaches remembered thread memory within 50 ms;
         until then a re-proposed call asks a human again — it is never allowed by the delay
-        (``signoff.store.recall``)."""
+        (``signoff.store.thread_memory``)."""
         return self._memory_writes
 
     memory_staleness = MEMORY_STALENESS

@@ -99,7 +99,7 @@ class SqlTx(AccountRows, ThreadRows, DeliveryRows):
         self.cursor = cursor
         self.dialect = dialect
         self.notified: list[str] = []
-        # Wrote what ``signoff.store.recall`` remembers (a mode, rejection, grant or use).
+        # Wrote what ``signoff.store.thread_memory`` remembers (a mode, rejection, grant or use).
         self.memory_changed = False
         self.audit = AuditLog(self, head_hint)  # the events it appends (signoff.store.auditlog)
         # PostgreSQL's ``Batch`` keeps writes for the next round trip (signoff.store.pgbatch).
