@@ -39,7 +39,7 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, writes
+from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, write_evidence
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.ownership import decision_refusal, refusal
 from signoff.kernel.tools import ToolEntry
@@ -91,7 +91,7 @@ class Asked:
     decision: Decision
     identity: Identity  # as authenticated; the rule reads it again with the row
     edited: dict[str, Any] | None  # an edit's arguments, parsed
-    edit_writes: writes.WriteEvidence | None  # what the edited call will change
+    edit_writes: write_evidence.WriteEvidence | None  # what the edited call will change
     key: str | None  # the idempotency key, scoped to the approver
     body: str  # what a replay under ``key`` must have asked
     via: str | None
@@ -196,7 +196,7 @@ class Decider:
         edited = self._edited_args(decision)
         body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
         now = self.clock()
-        edit_writes: writes.WriteEvidence | None = None
+        edit_writes: write_evidence.WriteEvidence | None = None
         if idempotency_key is not None:  # keys are per approver: one never replays another's
             idempotency_key = scoped(identity.name, idempotency_key)
         if edited is not None:
@@ -206,7 +206,7 @@ class Decider:
             if before is not None and before.status is RequestStatus.PENDING:
                 self._check_edit(before, edited)
                 # What the edited call will change, read from the files now (not under a lock).
-                edit_writes = writes.write_evidence(self.policy, before.tool, edited)
+                edit_writes = write_evidence.write_evidence(self.policy, before.tool, edited)
         return Asked(request_id=request_id, decision=decision, identity=identity,
                      edited=edited, edit_writes=edit_writes, key=idempotency_key, body=body,
                      via=via, now=now)
@@ -276,7 +276,7 @@ class Decider:
     def apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
                edited: dict[str, Any] | None, identity: Identity, now: float,
                via: str | None = None,
-               edit_writes: writes.WriteEvidence | None = None) -> DecisionResult:
+               edit_writes: write_evidence.WriteEvidence | None = None) -> DecisionResult:
         if decision.expected_args_hash is not None \
                 and decision.expected_args_hash != request.run_hash:
             raise ArgsChanged(
@@ -377,13 +377,14 @@ class Decider:
                               also_approved=tuple(data.get("also_approved") or ()))
 
 
-def _edited_writes(request: ApprovalRequest, evidence: writes.WriteEvidence) -> dict[str, Any]:
+def _edited_writes(request: ApprovalRequest,
+                   evidence: write_evidence.WriteEvidence) -> dict[str, Any]:
     """An edit shows what the *edited* call will change; a file bound when the call was
     proposed keeps that version (what the first approver saw is the state the write must
     still meet), a file only the edit writes is bound as it was read for the edit."""
     fresh, versions = evidence
     kept = {k: v for k, v in request.resource_versions.items()
-            if not k.startswith(writes.PREFIX)}
+            if not k.startswith(write_evidence.PREFIX)}
     for key, version in versions.items():
         kept[key] = request.resource_versions.get(key, version)
     return {"changes": tuple({**change, "edited": True} for change in fresh),

@@ -31,7 +31,7 @@ from signoff.kernel.ownership import mode_counts
 from signoff.kernel.requests import build_request
 from signoff.kernel.tools import ToolEntry
 from signoff.kernel.verdicts import VerdictLog
-from signoff.kernel.writes import WriteEvidence, write_evidence
+from signoff.kernel.write_evidence import WriteEvidence, write_evidence
 from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.policy import Policy
