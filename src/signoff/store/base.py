@@ -14,7 +14,7 @@ it imports no backend. Every backend passes the conformance suite,
 ``tests/store/conformance`` (docs/internals/store.md: running it for a new backend).
 
 The package, module by module: ``base`` and ``capabilities`` (the contract), ``records``
-(its values); ``sqlite`` and ``postgres`` (the backends) over ``common`` (their shared
+(its values); ``sqlite`` and ``postgres`` (the backends) over ``sqlstore`` (their shared
 reads) and ``sqltx`` (their shared transaction: ``dialect``, the ``auditlog`` it holds,
 ``accounts``, ``threadrows`` and ``deliveries`` rows, ``rows`` codecs); ``schema``
 (migrations);

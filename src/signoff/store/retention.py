@@ -32,7 +32,7 @@ from signoff.audit import AuditKind, to_us
 from signoff.errors import ConfigurationError
 from signoff.model import RequestStatus
 from signoff.store.base import Store
-from signoff.store.common import SqlStore
+from signoff.store.sqlstore import SqlStore
 
 BATCH = 1000  # rows per transaction (requests, or audit events): each holds writers ~0.1 s
 _IDS_PER_STATEMENT = 500  # placeholders per IN (…) list, well inside both databases' limits
