@@ -13,6 +13,7 @@ trigger, a hand-edited file).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -24,11 +25,106 @@ from signoff import jcs
 GENESIS = "sha256:" + "0" * 64
 
 
+class AuditKind(enum.StrEnum):
+    """Every kind of audit event signoff writes, each with when it is written and what its
+    data holds (docs/kernel.md#audit-event-kinds lists them from here). A member is its
+    string, so the stored log, the chain's hashes and every reader comparing strings stay
+    as they were; events read back from a store keep a plain ``str`` kind (a log may hold
+    kinds an older version wrote)."""
+
+    doc: str
+
+    def __new__(cls, value: str, doc: str) -> AuditKind:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.doc = doc
+        return member
+
+    # A request's life (``signoff.kernel``). ``request.<status>``: a move to that status
+    # (``lifecycle.transition``); its data is ``from``, ``to`` and whichever of
+    # ``outcome_code``, ``outcome_reason`` and ``executor`` the move set.
+    REQUEST_CREATED = "request.created", (
+        "an `ask` verdict made a pending request: its tool, call id, arguments hash, risk, "
+        "policy version, decision id, thread and run, roles, approvals required, expiry and "
+        "review")
+    REQUEST_APPROVED = "request.approved", "the decision that completed the quorum"
+    REQUEST_REJECTED = "request.rejected", "an approver's reject"
+    REQUEST_RESPONDED = "request.responded", "an approver's answer instead of a run"
+    REQUEST_EXPIRED = "request.expired", (
+        "met after its expiry: by a decision, a wait, `recover()` or the notifier's timer")
+    REQUEST_CANCELLED = "request.cancelled", (
+        "cancelled by its asker or an admin, or by `recover()` (its waiting worker died)")
+    REQUEST_INVALIDATED = "request.invalidated", "re-validation before running failed"
+    REQUEST_EXECUTING = "request.executing", (
+        "an executor's claim; the event's number is the claim's fencing token")
+    REQUEST_SUCCEEDED = "request.succeeded", "the run's result, or a reconciliation"
+    REQUEST_FAILED = "request.failed", "the run's error, or a reconciliation"
+    REQUEST_UNKNOWN = "request.unknown", (
+        "`recover()` found the claim's lease run out: it is never run again silently")
+
+    # Verdicts that create no request (``signoff.kernel.proposing``; batched unless
+    # ``verdict_audit="sync"``): the call's tool, call id, arguments hash, code, source,
+    # risk, policy version, decision id, thread, run, rules and any auto review.
+    CALL_ALLOWED = "call.allowed", "a call was allowed at once (a rule, a grant, the thread's mode)"
+    CALL_DENIED = "call.denied", "a call was denied by a rule"
+    CALL_BLOCKED = "call.blocked", (
+        "a call was blocked: an ask in a run where nobody may be asked")
+    CALL_RESULT = "call.result", (
+        "what a call the gate let through returned (the MCP proxy): its outcome and "
+        "result hash")
+
+    # Decisions (``signoff.kernel.deciding``, ``once``, ``records``).
+    DECISION_RECORDED = "decision.recorded", (
+        "an approver's decision was counted: its kind, decision id, arguments hash, reason, "
+        "scope, alternatives and `via`")
+    DECISION_REFUSED = "decision.refused", (
+        "a decision refused before it counted (`decide_once`, a Slack user signoff does "
+        "not know): its kind, code and `via`")
+    GRANT_CREATED = "grant.created", (
+        "an approve for the thread left a standing grant: its id, tool, argument patterns, "
+        "arguments hash (`null`: patterns) and scope")
+    THREAD_MODE = "thread.mode", (
+        "a thread's review mode was set (by an admin, or an approver's auto-approve for the "
+        "thread): `thread_id`, `review_mode`, and `decision_id`, `via` for the latter")
+
+    # Accounts and sign-in (``signoff.kernel.admin``, ``sessions``).
+    USER_ADDED = "user.added", "a user was added: name, kind, roles, token expiry"
+    USER_ROLES = "user.roles", "a user's roles were set: name, roles and the roles before"
+    USER_DISABLED = "user.disabled", "a user was disabled: name and the sessions ended"
+    USER_ENABLED = "user.enabled", "a disabled user was enabled again: name"
+    USER_REMOVED = "user.removed", "a user was removed for good: name and the sessions ended"
+    USER_TOKEN_ROTATED = "user.token_rotated", (
+        "a user's token was replaced: name, new token's expiry and the sessions ended")
+    USER_LOGIN_LINK = "user.login_link", (
+        "a one-use login link was made for a user: name and its expiry")
+    SESSION_STARTED = "session.started", (
+        "a browser session began: name, session id, `via` (token or link) and its expiry")
+    SESSION_ENDED = "session.ended", (
+        "a session ended: name, session id and `reason` (logout or revoked)")
+
+    # Webhooks and the notifier (``signoff.kernel.webhooks``, ``signoff.notify.timers``).
+    WEBHOOK_ADDED = "webhook.added", "a webhook endpoint was registered: its settings"
+    WEBHOOK_REMOVED = "webhook.removed", "a webhook endpoint was removed: its name"
+    WEBHOOK_REPLAYED = "webhook.replayed", (
+        "deliveries were made pending again: how many, the first, the channel and status "
+        "chosen")
+    NOTIFY_REMINDER = "notify.reminder", (
+        "a pending request's reminder timer fired: the rule and the seconds waited")
+    NOTIFY_ESCALATED = "notify.escalated", (
+        "a pending request was escalated: the rule, the seconds waited and the channels")
+
+    # Retention (``signoff.store.retention``).
+    DB_PURGED = "db.purged", (
+        "`signoff db purge` removed old requests or events: the cut-off, how many of each, "
+        "and the checkpoint the chain is verified from")
+
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AuditEvent:
     index: int  # 1, 2, 3, … without gaps
     at_us: int  # server clock, microseconds since the epoch
-    kind: str  # request.created, decision.recorded, request.approved, call.allowed, …
+    kind: str  # an AuditKind's value (a plain str: as stored)
     request_id: str | None
     actor: str | None
     data: str  # canonical JSON text
@@ -60,7 +156,7 @@ def chain_hash(prev_hash: str, *, index: int, at_us: int, kind: str, request_id:
                actor: str | None, data: str) -> str:
     # A JSON array of integers, strings and nulls: one unambiguous byte string per event
     # (``data`` is already canonical text), cheap enough for every state change.
-    if type(index) is int and type(at_us) is int and type(kind) is str \
+    if type(index) is int and type(at_us) is int and type(kind) in _KIND_TYPES \
             and type(data) is str and type(request_id) in _STR_OR_NONE \
             and type(actor) in _STR_OR_NONE:
         # The same bytes as the general form below, without building a list to encode.
@@ -74,6 +170,7 @@ def chain_hash(prev_hash: str, *, index: int, at_us: int, kind: str, request_id:
 
 
 _STR_OR_NONE = (str, type(None))
+_KIND_TYPES = (str, AuditKind)  # a writer's member or a stored string: the same bytes
 
 
 @dataclass(frozen=True, slots=True)

@@ -316,7 +316,7 @@ class ApprovalRequest:
     # Dual control (``signoff.kernel.quorum``): (role, approvals) pairs, every one needed, each
     # approver counted once; ``roles`` then lists them all and ``approvals_required`` the sum.
     requires: tuple[tuple[str, int], ...] = ()
-    # Write evidence (``signoff.kernel.writes``): per file the call writes, what changes —
+    # Write evidence (``signoff.kernel.write_evidence``): per file the call writes, what changes —
     # a unified diff, or a description (binary, too large, a shell write, outside, …).
     changes: tuple[Mapping[str, Any], ...] = ()
     # The hash of the tool's definition the agent was shown (an MCP tool's description,

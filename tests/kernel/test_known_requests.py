@@ -1,6 +1,6 @@
 """A decision on PostgreSQL on a request this process proposed goes without reading it.
 
-The gate keeps the requests it wrote (``signoff.kernel.known``); a decision on one is one
+The gate keeps the requests it wrote (``signoff.kernel.written_requests``); a decision on one is one
 statement whose compare-and-set requires the row at that version, still pending, with
 those arguments, and the approver stored as they sign (``Tx.expect_as_known``). Each case
 here changes one of those through a second store on the same database — another process,
@@ -42,7 +42,7 @@ class Two:
                                               args={"command": command}),
                                      RunContext(thread_id=f"t-{n}"))
         assert proposal.request is not None
-        assert proposal.request.id in self.here.known._rows  # written here: known
+        assert proposal.request.id in self.here.written._rows  # written here: known
         return proposal.request
 
     def stored(self, request: ApprovalRequest) -> ApprovalRequest:
@@ -80,7 +80,7 @@ def test_a_decision_on_a_request_proposed_here_is_one_round_trip(two: Two) -> No
     assert counted[0] == 1
     assert result.transitioned and result.request.status is RequestStatus.APPROVED
     assert two.stored(request).status is RequestStatus.APPROVED
-    assert request.id not in two.here.known._rows  # used once
+    assert request.id not in two.here.written._rows  # used once
     assert two.here.resume(request.id).kind is OutcomeKind.EXECUTED
     assert two.ran == ["make build"]
     assert two.here.store.verify_audit().ok

@@ -45,7 +45,7 @@ class Pair:
                                                args={"command": command}),
                                       RunContext(thread_id=f"t-{n}"))
         assert proposal.request is not None
-        assert proposal.request.id not in self.here.known._rows  # not written here
+        assert proposal.request.id not in self.here.written._rows  # not written here
         return proposal.request
 
     def stored(self, request: ApprovalRequest) -> ApprovalRequest:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from signoff import PolicyError
-from signoff.kernel import writes
+from signoff.kernel import write_evidence as writes
 from signoff.kernel.execution import Execution
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind

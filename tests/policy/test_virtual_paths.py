@@ -139,7 +139,7 @@ def test_an_allowlisted_real_reading_is_admitted(beside: Path) -> None:
 def test_the_real_reading_is_explained_and_outside_writes_are_not_read(beside: Path) -> None:
     """An ask names the real reading; the request's changes show both readings, the
     outside one unread."""
-    from signoff.kernel.writes import write_evidence
+    from signoff.kernel.write_evidence import write_evidence
 
     text = POLICY.format(root=beside, virtual="true").replace('outside = "deny"',
                                                               'outside = "approve"')

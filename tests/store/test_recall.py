@@ -1,4 +1,4 @@
-"""Remembered thread memory (``signoff.store.recall``) on both backends: one read for a
+"""Remembered thread memory (``signoff.store.thread_memory``) on both backends: one read for a
 thread's mode, rejections and grants; this process's commits seen at once, another
 process's within the stated staleness; a stale grant never lets a call through."""
 
@@ -122,12 +122,12 @@ def test_a_grant_used_up_elsewhere_is_never_used_again(policy: Policy, store: St
 
 
 def test_memory_is_bounded(sqlite_store: Store, tmp_path: Path) -> None:
-    from signoff.store import recall
+    from signoff.store import thread_memory
 
-    for i in range(recall.MAX_KEPT + 10):
+    for i in range(thread_memory.MAX_KEPT + 10):
         sqlite_store.thread_memory(f"t{i}")
-    kept = sqlite_store._recall._kept  # type: ignore[attr-defined]
-    assert len(kept[1]) <= recall.MAX_KEPT
+    kept = sqlite_store._memory_cache._kept  # type: ignore[attr-defined]
+    assert len(kept[1]) <= thread_memory.MAX_KEPT
 
 
 def test_commits_that_write_nothing_remembered_keep_it(store: Store,

@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
-from signoff.audit import AuditEvent, Verification
+from signoff.audit import AuditEvent, AuditKind, Verification
 from signoff.demo.tools import describe_result
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import Verdict
@@ -169,7 +169,7 @@ def _about(event: AuditEvent) -> str:
         return ""
     if not isinstance(data, dict):
         return ""
-    if event.kind == "decision.recorded":
+    if event.kind == AuditKind.DECISION_RECORDED:
         reason = data.get("reason")
         return str(data.get("kind", "")) + (f": {reason}" if reason else "")
     return str(data.get("name") or data.get("tool") or "")

@@ -16,8 +16,11 @@ events. Every public method is on ``Gate`` and says which part does it:
 * ``recovery.Recoverer`` — after a crash: expire, mark ``unknown``, finish approved work;
 * ``admin.Accounts`` and ``sessions.SignIn`` — users, their lifecycle, modes, login
   links, sessions.
-* ``writes`` — a write's evidence (the diff approvers read), ``file_state`` — a file read
-  the safe way and the version a request binds it by.
+* ``write_evidence`` — a write's evidence (the diff approvers read), ``file_state`` — a
+  file read the safe way and the version a request binds it by.
+
+``written_requests`` keeps the pending requests this process wrote, so that a decision
+on one may go unread (``fast_paths.decide_as_written``).
 
 ``fast_paths`` holds the shortcuts of deciding and proposing (fewer round trips on
 PostgreSQL): each is an optimisation of the rule it stands beside, which it leaves to

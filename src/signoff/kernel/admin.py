@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.errors import (
     ConfigurationError,
     Conflict,
@@ -99,7 +99,7 @@ class Accounts:
             if existing is not None:
                 raise Conflict(f"user {name!r} exists", code="user_exists")
             tx.insert_user(identity, token_hash=token_hash(token), at=now, expires_at=expires_at)
-            tx.append_audit("user.added", at_us=to_us(now), request_id=None, actor=actor,
+            tx.append_audit(AuditKind.USER_ADDED, at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name, "kind": identity.kind.value,
                                   "roles": list(identity.roles),
                                   "token_expires_at": expires_at})
@@ -112,7 +112,7 @@ class Accounts:
         with self.store.transaction() as tx:
             account = _live(tx, name)
             tx.set_user(name, roles=roles)
-            tx.append_audit("user.roles", at_us=to_us(now), request_id=None, actor=actor,
+            tx.append_audit(AuditKind.USER_ROLES, at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name, "roles": list(roles),
                                   "before": list(account.identity.roles)})
             return _reread(tx, name)
@@ -131,7 +131,7 @@ class Accounts:
             tx.set_user(name, disabled=True)
             ended = tx.delete_sessions(user=name)
             tx.end_login_links(name, at=now)
-            tx.append_audit("user.disabled", at_us=to_us(now), request_id=None, actor=actor,
+            tx.append_audit(AuditKind.USER_DISABLED, at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name, "sessions_ended": [s.id for s in ended]})
             return _reread(tx, name), True
 
@@ -143,7 +143,7 @@ class Accounts:
             if not account.identity.disabled:
                 return account, False
             tx.set_user(name, disabled=False)
-            tx.append_audit("user.enabled", at_us=to_us(now), request_id=None, actor=actor,
+            tx.append_audit(AuditKind.USER_ENABLED, at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name})
             return _reread(tx, name), True
 
@@ -160,7 +160,7 @@ class Accounts:
             tx.mark_removed(name, at=now, tombstone_hash=tombstone)
             ended = tx.delete_sessions(user=name)
             tx.end_login_links(name, at=now)
-            tx.append_audit("user.removed", at_us=to_us(now), request_id=None, actor=actor,
+            tx.append_audit(AuditKind.USER_REMOVED, at_us=to_us(now), request_id=None, actor=actor,
                             data={"name": name, "sessions_ended": [s.id for s in ended]})
             return _reread(tx, name)
 
@@ -177,7 +177,7 @@ class Accounts:
             tx.set_token(name, token_hash=token_hash(token), at=now, expires_at=expires_at)
             ended = tx.delete_sessions(user=name)
             tx.end_login_links(name, at=now)
-            tx.append_audit("user.token_rotated", at_us=to_us(now), request_id=None,
+            tx.append_audit(AuditKind.USER_TOKEN_ROTATED, at_us=to_us(now), request_id=None,
                             actor=actor, data={"name": name, "token_expires_at": expires_at,
                                                "sessions_ended": [s.id for s in ended]})
             return _reread(tx, name), token
@@ -275,7 +275,7 @@ class Accounts:
                 if refused is not None:
                     raise refused
             tx.set_thread_mode(thread_id, parsed.value, at=now, by=actor)
-            tx.append_audit("thread.mode", at_us=to_us(now), request_id=None, actor=actor,
+            tx.append_audit(AuditKind.THREAD_MODE, at_us=to_us(now), request_id=None, actor=actor,
                             data={"thread_id": thread_id, "review_mode": parsed.value})
         return parsed
 

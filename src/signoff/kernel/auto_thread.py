@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.errors import InvalidDecision
 from signoff.identity import Identity
 from signoff.kernel.admin import mode_change_refusal
@@ -73,7 +73,7 @@ def switch(tx: Tx, result: DecisionResult, identity: Identity, now: float,
     mode = current if current.rank >= ReviewMode.AUTO.rank else ReviewMode.AUTO
     if mode is not current or stored is None:
         tx.set_thread_mode(thread, mode.value, at=now, by=identity.name)
-        tx.append_audit("thread.mode", at_us=to_us(now), request_id=request.id,
+        tx.append_audit(AuditKind.THREAD_MODE, at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data={
                             "thread_id": thread, "review_mode": mode.value,
                             "decision_id": result.decision_id, "via": "auto_thread"})

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signoff import inputs
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.canonical import args_hash, canonical_text, hash_bytes, parse_args
 from signoff.errors import (
     ArgsChanged,
@@ -39,11 +39,11 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, writes
+from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, write_evidence
 from signoff.kernel.hooks import Hooks
-from signoff.kernel.known import KnownRequests
 from signoff.kernel.ownership import decision_refusal, refusal
 from signoff.kernel.tools import ToolEntry
+from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import (
     ApprovalRequest,
     ApproveScope,
@@ -91,7 +91,7 @@ class Asked:
     decision: Decision
     identity: Identity  # as authenticated; the rule reads it again with the row
     edited: dict[str, Any] | None  # an edit's arguments, parsed
-    edit_writes: writes.WriteEvidence | None  # what the edited call will change
+    edit_writes: write_evidence.WriteEvidence | None  # what the edited call will change
     key: str | None  # the idempotency key, scoped to the approver
     body: str  # what a replay under ``key`` must have asked
     via: str | None
@@ -102,11 +102,11 @@ class Decider:
     """The decide half of the gate: one authenticated decision, recorded whole or not at all."""
 
     def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
-                 known: KnownRequests, hooks: Hooks, clock: Callable[[], float]) -> None:
+                 written: WrittenRequests, hooks: Hooks, clock: Callable[[], float]) -> None:
         self.store = store
         self.policy = policy  # an edit is judged again; grants take its tool's shell argument
         self.tools = tools  # the gate's registry, shared: an edit is validated by its tool
-        self.known = known  # requests proposed here: decided without reading them again
+        self.written = written  # requests proposed here: decided without reading them again
         self.hooks = hooks
         self.clock = clock
 
@@ -126,10 +126,10 @@ class Decider:
                 idempotency_key: str | None, via: str | None) -> DecisionResult:
         """The rule is ``decide_locked``: the row held, every check and every write in one
         transaction. Where the store can require a row unchanged inside a write
-        (PostgreSQL), ``fast_paths.decide_as_known`` may take the same decision first, in
+        (PostgreSQL), ``fast_paths.decide_as_written`` may take the same decision first, in
         fewer round trips; ``None`` from it means it did not, and wrote nothing."""
         asked = self._asked(request_id, decision, identity, idempotency_key, via)
-        taken = fast_paths.decide_as_known(self, asked) if self.store.guards_unread else None
+        taken = fast_paths.decide_as_written(self, asked) if self.store.guards_unread else None
         return taken if taken is not None else self.decide_locked(asked)
 
     def decide_locked(self, asked: Asked) -> DecisionResult:
@@ -196,7 +196,7 @@ class Decider:
         edited = self._edited_args(decision)
         body = _body_hash(request_id, decision, edited) if idempotency_key is not None else ""
         now = self.clock()
-        edit_writes: writes.WriteEvidence | None = None
+        edit_writes: write_evidence.WriteEvidence | None = None
         if idempotency_key is not None:  # keys are per approver: one never replays another's
             idempotency_key = scoped(identity.name, idempotency_key)
         if edited is not None:
@@ -206,7 +206,7 @@ class Decider:
             if before is not None and before.status is RequestStatus.PENDING:
                 self._check_edit(before, edited)
                 # What the edited call will change, read from the files now (not under a lock).
-                edit_writes = writes.write_evidence(self.policy, before.tool, edited)
+                edit_writes = write_evidence.write_evidence(self.policy, before.tool, edited)
         return Asked(request_id=request_id, decision=decision, identity=identity,
                      edited=edited, edit_writes=edit_writes, key=idempotency_key, body=body,
                      via=via, now=now)
@@ -276,7 +276,7 @@ class Decider:
     def apply(self, tx: Tx, request: ApprovalRequest, decision: Decision, *,
                edited: dict[str, Any] | None, identity: Identity, now: float,
                via: str | None = None,
-               edit_writes: writes.WriteEvidence | None = None) -> DecisionResult:
+               edit_writes: write_evidence.WriteEvidence | None = None) -> DecisionResult:
         if decision.expected_args_hash is not None \
                 and decision.expected_args_hash != request.run_hash:
             raise ArgsChanged(
@@ -318,7 +318,7 @@ class Decider:
             "alternatives": list(decision.alternatives)}
         if via is not None:
             data["via"] = via
-        tx.record_audit("decision.recorded", at_us=to_us(now), request_id=request.id,
+        tx.record_audit(AuditKind.DECISION_RECORDED, at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data=data)
         if changes:
             moved = tx.update_request(request, updated_at=now, **changes)
@@ -377,13 +377,14 @@ class Decider:
                               also_approved=tuple(data.get("also_approved") or ()))
 
 
-def _edited_writes(request: ApprovalRequest, evidence: writes.WriteEvidence) -> dict[str, Any]:
+def _edited_writes(request: ApprovalRequest,
+                   evidence: write_evidence.WriteEvidence) -> dict[str, Any]:
     """An edit shows what the *edited* call will change; a file bound when the call was
     proposed keeps that version (what the first approver saw is the state the write must
     still meet), a file only the edit writes is bound as it was read for the edit."""
     fresh, versions = evidence
     kept = {k: v for k, v in request.resource_versions.items()
-            if not k.startswith(writes.PREFIX)}
+            if not k.startswith(write_evidence.PREFIX)}
     for key, version in versions.items():
         kept[key] = request.resource_versions.get(key, version)
     return {"changes": tuple({**change, "edited": True} for change in fresh),

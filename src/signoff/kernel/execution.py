@@ -30,7 +30,7 @@ from signoff import inputs
 from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
-from signoff.kernel import lifecycle, quorum, writes
+from signoff.kernel import lifecycle, quorum, write_evidence
 from signoff.kernel.deciding import needs_more_review
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.outcomes import Outcome, OutcomeKind, load_result, outcome_of
@@ -299,7 +299,7 @@ class Executor:
         if stronger:
             return "policy_changed", f"the current policy needs more review: {stronger}"
         recorded = dict(request.resource_versions)
-        files = {k: v for k, v in recorded.items() if k.startswith(writes.PREFIX)}
+        files = {k: v for k, v in recorded.items() if k.startswith(write_evidence.PREFIX)}
         declared = {k: v for k, v in recorded.items() if k not in files}
         entry = self.tools.get(request.tool)
         if entry is not None and entry.preconditions:
@@ -315,8 +315,8 @@ class Executor:
         if files:
             # The files the write evidence was read from: what approvers saw is what the
             # write applies to (registered tool or not).
-            now_files = writes.file_versions_now(self.revalidation_policy, files)
-            moved = sorted(k[len(writes.PREFIX):] for k, v in files.items()
+            now_files = write_evidence.file_versions_now(self.revalidation_policy, files)
+            moved = sorted(k[len(write_evidence.PREFIX):] for k, v in files.items()
                            if now_files.get(k) != v)
             if moved:
                 return ("resource_changed",

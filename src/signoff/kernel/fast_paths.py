@@ -5,8 +5,8 @@ Each is an optimisation of a rule that stands on its own (``Decider.decide_locke
 itself, that what it assumed still holds (PostgreSQL: ``Store.guards_unread``). When an
 assumption fails nothing is written, ``None`` is returned, and the rule decides.
 
-* ``decide_as_known`` — decide on the request's row as this process wrote it
-  (``signoff.kernel.known``) or as read with its approver in one statement, without
+* ``decide_as_written`` — decide on the request's row as this process wrote it
+  (``signoff.kernel.written_requests``) or as read with its approver in one statement, without
   holding its lock: one statement whose compare-and-set requires both unchanged.
 * ``propose_unread`` — take a thread this process has not read for one with no memory
   (no mode, rejections, grants or pending calls) and create the request only if the
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 from signoff.errors import Conflict, SignoffError
 from signoff.identity import Identity
-from signoff.kernel.known import ARGS_MAX
 from signoff.kernel.outcomes import Proposal
 from signoff.kernel.ownership import refusal
+from signoff.kernel.written_requests import ARGS_MAX
 from signoff.model import (
     ApprovalRequest,
     ApproveScope,
@@ -48,12 +48,12 @@ def may_go_unread(decision: Decision) -> bool:
 
 # ---- deciding ---------------------------------------------------------------------------------
 
-def decide_as_known(decider: Decider, asked: Asked) -> DecisionResult | None:
+def decide_as_written(decider: Decider, asked: Asked) -> DecisionResult | None:
     """``decide`` without the row lock: on the row as this process wrote it, else — a row
     written elsewhere (another server) — on the row and the approver read in one
     statement outside any transaction; the write's guard checks inside PostgreSQL that
     both are still as read. ``None``: the rule decides."""
-    request = decider.known.take(asked.request_id)
+    request = decider.written.take(asked.request_id)
     signer = asked.identity
     if request is None and may_go_unread(asked.decision):
         request, current = decider.store.request_and_user(asked.request_id,
@@ -63,10 +63,10 @@ def decide_as_known(decider: Decider, asked: Asked) -> DecisionResult | None:
         signer = current
     if request is None or asked.edited is not None:
         return None
-    return _apply_as_known(decider, request, asked, signer)
+    return _apply_as_written(decider, request, asked, signer)
 
 
-def _apply_as_known(decider: Decider, request: ApprovalRequest, asked: Asked,
+def _apply_as_written(decider: Decider, request: ApprovalRequest, asked: Asked,
                     identity: Identity) -> DecisionResult | None:
     """The decision on ``request`` as known here and ``identity`` as it signs (as read with
     the row): one statement on PostgreSQL, whose compare-and-set requires the row and the

@@ -4,7 +4,7 @@ Read beneath the workspace root (or its allowlist entry) through
 :mod:`signoff.safeopen`, without following a symlink out; nothing but a regular file is
 opened for reading (no FIFO can block, no device is touched). The version —
 ``sha256:…``, ``absent``, ``large:…`` or ``unreadable:…`` — is recorded at proposal
-(``signoff.kernel.writes``) and read again before the approved call runs
+(``signoff.kernel.write_evidence``) and read again before the approved call runs
 (``file_versions_now``): a file changed since refuses the claim (``resource_changed``).
 """
 

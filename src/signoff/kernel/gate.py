@@ -33,7 +33,6 @@ from signoff.kernel.cancelling import Canceller
 from signoff.kernel.deciding import Decider, DecisionResult
 from signoff.kernel.execution import Execution, Executor
 from signoff.kernel.hooks import Hooks
-from signoff.kernel.known import KnownRequests
 from signoff.kernel.once import Once, OnceDecider
 from signoff.kernel.outcomes import Outcome, Proposal
 from signoff.kernel.proposing import Proposer
@@ -46,6 +45,7 @@ from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.kernel.verdicts import VerdictLog
 from signoff.kernel.webhooks import Webhooks
 from signoff.kernel.wrapping import wrap
+from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import (
     ApprovalRequest,
     Decision,
@@ -64,7 +64,7 @@ from signoff.store.deliveries import Delivery, StoredEndpoint
 from signoff.store.pages import RequestQuery
 
 if TYPE_CHECKING:
-    from signoff.store.recall import ThreadMemory
+    from signoff.store.thread_memory import ThreadMemory
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -101,7 +101,7 @@ class Gate:
                                           hints=policy.hints)
         self.hooks = hooks or Hooks()
         self.tools: dict[str, ToolEntry] = {}
-        self.known = KnownRequests()  # the requests proposed here (signoff.kernel.known)
+        self.written = WrittenRequests()  # the requests proposed here, as written here
         self.executor_id = executor_id or f"{socket.gethostname()}:{os.getpid()}"
         # Names this worker on the child requests it waits on (``recover`` withdraws the
         # waits of a worker that died or restarted): host, pid and a per-process boot id.
@@ -110,9 +110,9 @@ class Gate:
         # The parts, each given what it needs; ``clock`` and ``agent`` are set on them all.
         self.reader = Reader(store, clock=clock)
         self.proposer = Proposer(store, self.policy, tools=self.tools, verdicts=self.verdicts,
-                                 known=self.known, hooks=self.hooks, clock=clock, agent=agent,
+                                 written=self.written, hooks=self.hooks, clock=clock, agent=agent,
                                  worker_id=self.worker_id)
-        self.decider = Decider(store, self.policy, tools=self.tools, known=self.known,
+        self.decider = Decider(store, self.policy, tools=self.tools, written=self.written,
                                hooks=self.hooks, clock=clock)
         self.executor = Executor(store, self.reader,
                                  revalidation_policy=self.revalidation_policy,

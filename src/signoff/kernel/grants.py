@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.errors import InvalidDecision
 from signoff.identity import Identity
 from signoff.ids import new_id
@@ -44,7 +44,7 @@ def grant_thread(tx: Tx, request: ApprovalRequest, decision: Decision, identity:
                   definition_hash=request.definition_hash,
                   session_id=request.session_id, created_by=identity.name, args_hash=bound)
     tx.insert_grant(grant, at=now, request_id=request.id)
-    tx.append_audit("grant.created", at_us=to_us(now), request_id=request.id,
+    tx.append_audit(AuditKind.GRANT_CREATED, at_us=to_us(now), request_id=request.id,
                     actor=identity.name, data={"grant_id": grant.id, "tool": grant.tool,
                                                "args": patterns, "args_hash": bound,
                                                "scope": "thread"})

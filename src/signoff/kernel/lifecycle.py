@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.errors import Conflict
 from signoff.model import ApprovalRequest
 from signoff.model import RequestStatus as S
@@ -24,6 +24,14 @@ if TYPE_CHECKING:
     from signoff.store.base import Approvals, Event, Tx
 
 _AUDITED = ("outcome_code", "outcome_reason", "executor")
+# The audit event of a move to each status (``request.<status>``).
+_MOVED: dict[S, AuditKind] = {
+    S.APPROVED: AuditKind.REQUEST_APPROVED, S.REJECTED: AuditKind.REQUEST_REJECTED,
+    S.EXPIRED: AuditKind.REQUEST_EXPIRED, S.CANCELLED: AuditKind.REQUEST_CANCELLED,
+    S.RESPONDED: AuditKind.REQUEST_RESPONDED, S.EXECUTING: AuditKind.REQUEST_EXECUTING,
+    S.SUCCEEDED: AuditKind.REQUEST_SUCCEEDED, S.FAILED: AuditKind.REQUEST_FAILED,
+    S.UNKNOWN: AuditKind.REQUEST_UNKNOWN, S.INVALIDATED: AuditKind.REQUEST_INVALIDATED,
+}
 
 TRANSITIONS: dict[S, frozenset[S]] = {
     S.PENDING: frozenset({S.APPROVED, S.REJECTED, S.EXPIRED, S.CANCELLED, S.RESPONDED}),
@@ -77,7 +85,7 @@ def claim(tx: Tx, request: ApprovalRequest, *, now: float, actor: str,
     row was read, not held (``Store.request_to_run``); the claim requires it as read."""
     check(request.status, S.EXECUTING)
     token = tx.claim_request(request, event=(
-        f"request.{S.EXECUTING.value}", to_us(now), actor,
+        AuditKind.REQUEST_EXECUTING, to_us(now), actor,
         {"from": request.status.value, "to": S.EXECUTING.value, "executor": actor}),
         status=S.EXECUTING, updated_at=now, lease_until=lease_until, executor=actor,
         commit=last, approvals=approvals)
@@ -95,7 +103,7 @@ def move_event(source: S, target: S, *, now: float, actor: str | None,
     check(source, target)
     data: dict[str, Any] = {"from": source.value, "to": target.value}
     data.update((key, changes[key]) for key in _AUDITED if key in changes)
-    return f"request.{target.value}", to_us(now), actor, data
+    return _MOVED[target], to_us(now), actor, data
 
 
 def record_move(tx: Tx, request_id: str, source: S, target: S, *, now: float,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from signoff import inputs
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.errors import (
     Conflict,
     Expired,
@@ -93,7 +93,7 @@ class OnceDecider:
             tx.put_idempotent_response(
                 key, request_id=request_id, body_hash="refused",
                 response=json.dumps({"refused": error.code, "message": error.message}), at=now)
-            tx.append_audit("decision.refused", at_us=to_us(now),
+            tx.append_audit(AuditKind.DECISION_REFUSED, at_us=to_us(now),
                             request_id=request_id if known else None, actor=user, data={
                                 "kind": decision.kind.value, "code": error.code,
                                 "message": error.message, "via": via,

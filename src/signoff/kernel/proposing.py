@@ -20,19 +20,19 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from signoff import inputs
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict
 from signoff.kernel import fast_paths
 from signoff.kernel.hooks import Hooks
-from signoff.kernel.known import KnownRequests
 from signoff.kernel.mode_authority import lent
 from signoff.kernel.outcomes import Proposal, ProposalKind
 from signoff.kernel.ownership import mode_counts
 from signoff.kernel.requests import build_request
 from signoff.kernel.tools import ToolEntry
 from signoff.kernel.verdicts import VerdictLog
-from signoff.kernel.writes import WriteEvidence, write_evidence
+from signoff.kernel.write_evidence import WriteEvidence, write_evidence
+from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import Effect, RequestStatus, RunContext, ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.policy.modes import parse_review_mode
@@ -40,20 +40,20 @@ from signoff.policy.quick import quick_verdict
 from signoff.store.base import Store
 
 if TYPE_CHECKING:
-    from signoff.store.recall import ThreadMemory
+    from signoff.store.thread_memory import ThreadMemory
 
 
 class Proposer:
     """The propose half of the gate: a call's verdict, and for an ask its request."""
 
     def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
-                 verdicts: VerdictLog | None, known: KnownRequests, hooks: Hooks,
+                 verdicts: VerdictLog | None, written: WrittenRequests, hooks: Hooks,
                  clock: Callable[[], float], agent: str | None, worker_id: str) -> None:
         self.store = store
         self.policy = policy  # with the store as its memory (grants, rejections)
         self.tools = tools  # the gate's registry, shared: a tool validates its own input
         self.verdicts = verdicts  # the batched audit of verdicts (``None``: written at once)
-        self.known = known  # requests proposed here, which a decision may then not re-read
+        self.written = written  # requests proposed here, which a decision may then not re-read
         self.hooks = hooks
         self.clock = clock
         self.agent = agent
@@ -111,7 +111,7 @@ class Proposer:
         if call.name in self.tools:
             # A call its own tool would refuse is bad input, whatever the verdict.
             self.tools[call.name].validate(args, edit=False)
-        verdicts.add(f"call.{ProposalKind.ALLOWED.value}", at_us=to_us(now),
+        verdicts.add(AuditKind.CALL_ALLOWED, at_us=to_us(now),
                      actor=context.principal or self.agent,
                      data=_call_record(call, verdict, context))
         return Proposal(kind=ProposalKind.ALLOWED, verdict=verdict)
@@ -158,12 +158,12 @@ class Proposer:
                 with self.store.transaction() as tx:
                     tx.put_review(context.thread_id, call.id, args_hash=verdict.args_hash
                                   or args_hash(args), record=verdict.review, at=now)
-                    tx.append_audit(f"call.{kind.value}", at_us=to_us(now), request_id=None,
+                    tx.append_audit(_CALL_KINDS[kind], at_us=to_us(now), request_id=None,
                                     actor=context.principal or self.agent,
                                     data=_call_record(call, verdict, context))
                 return Proposal(kind=kind, verdict=verdict)
             if self.verdicts is not None and not verdict.grant_id:
-                self.verdicts.add(f"call.{kind.value}", at_us=to_us(now),
+                self.verdicts.add(_CALL_KINDS[kind], at_us=to_us(now),
                                   actor=context.principal or self.agent,
                                   data=_call_record(call, verdict, context))
                 return Proposal(kind=kind, verdict=verdict)
@@ -172,7 +172,7 @@ class Proposer:
                 # someone else used it up meanwhile, evaluate again without it.
                 if verdict.grant_id and not tx.use_grant(verdict.grant_id):
                     continue
-                tx.append_audit(f"call.{kind.value}", at_us=to_us(now), request_id=None,
+                tx.append_audit(_CALL_KINDS[kind], at_us=to_us(now), request_id=None,
                                 actor=context.principal or self.agent,
                                 data=_call_record(call, verdict, context))
             return Proposal(kind=kind, verdict=verdict)
@@ -218,7 +218,7 @@ class Proposer:
                                     now=now, evidence=evidence, waiter=self.worker_id,
                                     changes=writes[0], file_versions=writes[1])
             tx.insert_request(request)
-            tx.record_audit("request.created", at_us=to_us(now), request_id=request.id,
+            tx.record_audit(AuditKind.REQUEST_CREATED, at_us=to_us(now), request_id=request.id,
                             actor=context.principal or self.agent, data={
                                 "tool": request.tool, "call_id": request.call_id,
                                 "args_hash": request.args_hash, "risk": request.risk.value,
@@ -231,7 +231,7 @@ class Proposer:
                                 else to_us(request.expires_at), "review": request.review})
             tx.notify(request.id)
         if self.store.guards_unread:  # a decision taken here may then go unread
-            self.known.remember(request)
+            self.written.remember(request)
         if self.hooks.after_insert:
             self.hooks.after_insert(request.id)
         return Proposal(kind=ProposalKind.PENDING, verdict=verdict, request=request)
@@ -255,6 +255,12 @@ class Proposer:
         if context.review_mode is None:
             context = _replace(context, review_mode=self.policy.config.default_review_mode)
         return context
+
+
+# The event of a verdict that creates no request.
+_CALL_KINDS = {ProposalKind.ALLOWED: AuditKind.CALL_ALLOWED,
+               ProposalKind.DENIED: AuditKind.CALL_DENIED,
+               ProposalKind.BLOCKED: AuditKind.CALL_BLOCKED}
 
 
 def _call_record(call: ToolCall, verdict: Verdict, context: RunContext) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, Proposal
 from signoff.model import ApprovalRequest, RunContext, ToolCall
 from signoff.policy import Policy, PolicyConfig
-from signoff.store.recall import ThreadMemory
+from signoff.store.thread_memory import ThreadMemory
 
 
 class GateProtocol(Protocol):

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from signoff.audit import AuditEvent, Verification, to_us
+from signoff.audit import AuditEvent, AuditKind, Verification, to_us
 from signoff.identity import Identity, Session
 from signoff.kernel.verdicts import VerdictLog
 from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus
@@ -23,7 +23,7 @@ from signoff.store.deliveries import Delivery
 from signoff.store.pages import RequestQuery
 
 if TYPE_CHECKING:
-    from signoff.store.recall import ThreadMemory
+    from signoff.store.thread_memory import ThreadMemory
 
 
 class Records:
@@ -105,10 +105,10 @@ class Records:
         batched with the verdicts unless they are written at once."""
         at_us = int(self.clock() * 1_000_000)
         if self.verdicts is not None:
-            self.verdicts.add("call.result", at_us=at_us, actor=actor, data=data)
+            self.verdicts.add(AuditKind.CALL_RESULT, at_us=at_us, actor=actor, data=data)
             return
         with self.store.transaction() as tx:
-            tx.append_audit("call.result", at_us=at_us, request_id=None, actor=actor,
+            tx.append_audit(AuditKind.CALL_RESULT, at_us=at_us, request_id=None, actor=actor,
                             data=data)
 
     def note_shown(self, key: str, *, request_id: str, args_hash: str) -> None:
@@ -141,7 +141,7 @@ class Records:
         now = self.clock()
         with self.store.transaction() as tx:
             known = tx.get_request(request_id) is not None if request_id else False
-            tx.append_audit("decision.refused", at_us=to_us(now),
+            tx.append_audit(AuditKind.DECISION_REFUSED, at_us=to_us(now),
                             request_id=request_id if known else None, actor=actor, data={
                                 "kind": decision.kind.value, "code": code, "via": via,
                                 **data})

@@ -4,7 +4,7 @@ The request freezes the call as canonical JSON text and its hash, and adds
 what an approver needs: a summary generated *from the call itself* (the
 model's own description is kept separately and shown as agent-supplied),
 the expected effect, evidence references, what a write will change (a diff per
-file, ``signoff.kernel.writes``), and the versions of the resources the tool
+file, ``signoff.kernel.write_evidence``), and the versions of the resources the tool
 declared preconditions on and of the files that diff was read from.
 """
 
@@ -43,8 +43,9 @@ def build_request(
     changes: Sequence[Mapping[str, Any]] = (),
     file_versions: Mapping[str, str] | None = None,
 ) -> ApprovalRequest:
-    """``changes`` and ``file_versions``: the write evidence (``signoff.kernel.writes``); the
-    versions bind the files it was read from, beside the tool's own preconditions."""
+    """``changes`` and ``file_versions``: the write evidence
+    (``signoff.kernel.write_evidence``); the versions bind the files it was read from,
+    beside the tool's own preconditions."""
     assert verdict.args_hash is not None and call.id is not None
     expires_at = now + verdict.expires_in if verdict.expires_in is not None else None
     if context.parent_call and expires_at is None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.errors import Conflict, Expired, Forbidden, NotFound, Unauthenticated
 from signoff.identity import Account, Identity, IdentityKind, Session, token_hash
 from signoff.store.base import Store, Tx
@@ -88,8 +88,8 @@ class SignIn:
             _may_sign_in(tx.account(name), name)
             tx.insert_login_link(token_hash(code), user=name, at=now, expires_at=expires_at,
                                  created_by=actor)
-            tx.append_audit("user.login_link", at_us=to_us(now), request_id=None, actor=actor,
-                            data={"name": name, "expires_at": expires_at})
+            tx.append_audit(AuditKind.USER_LOGIN_LINK, at_us=to_us(now), request_id=None,
+                            actor=actor, data={"name": name, "expires_at": expires_at})
         return code, expires_at
 
     def redeem_login_link(self, code: str, *,
@@ -126,7 +126,7 @@ class SignIn:
                           created_at=now, last_seen=now, expires_at=now + limits.lifetime,
                           idle_timeout=limits.idle, via=via)
         tx.insert_session(session, secret_hash=token_hash(secret))
-        tx.append_audit("session.started", at_us=to_us(now), request_id=None,
+        tx.append_audit(AuditKind.SESSION_STARTED, at_us=to_us(now), request_id=None,
                         actor=account.name, data={"name": account.name, "session": session.id,
                                                   "via": via, "expires_at": session.expires_at})
         return secret, session
@@ -159,7 +159,7 @@ class SignIn:
         with self.store.transaction() as tx:
             ended = tx.delete_sessions(secret_hash=token_hash(secret))
             for session in ended:
-                tx.append_audit("session.ended", at_us=to_us(now), request_id=None,
+                tx.append_audit(AuditKind.SESSION_ENDED, at_us=to_us(now), request_id=None,
                                 actor=session.user, data={"name": session.user,
                                                           "session": session.id,
                                                           "reason": "logout"})
@@ -177,7 +177,7 @@ class SignIn:
                 raise NotFound(f"{name} has no session {session_id!r}",
                                code="session_not_found")
             for session in ended:
-                tx.append_audit("session.ended", at_us=to_us(now), request_id=None,
+                tx.append_audit(AuditKind.SESSION_ENDED, at_us=to_us(now), request_id=None,
                                 actor=actor, data={"name": name, "session": session.id,
                                                    "reason": "revoked"})
         return ended

@@ -24,8 +24,9 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+from signoff.audit import AuditKind
 from signoff.errors import StoreError
-from signoff.store.base import Store
+from signoff.store.base import Event, Store
 from signoff.store.faults import classify
 
 _LIVE: weakref.WeakSet[VerdictLog] = weakref.WeakSet()
@@ -37,7 +38,7 @@ class VerdictLog:
     def __init__(self, store: Store, *, interval: float = 0.05) -> None:
         self.store = store
         self.interval = interval
-        self._items: list[tuple[str, int, str | None, Mapping[str, Any]]] = []
+        self._items: list[Event] = []
         self._lock = threading.Lock()
         self._flushing = threading.Lock()
         self._wake = threading.Event()
@@ -48,7 +49,8 @@ class VerdictLog:
         if register is not None:
             register(self.close)  # finish writing before the store's connections close
 
-    def add(self, kind: str, *, at_us: int, actor: str | None, data: Mapping[str, Any]) -> None:
+    def add(self, kind: AuditKind, *, at_us: int, actor: str | None,
+            data: Mapping[str, Any]) -> None:
         with self._lock:
             self._items.append((kind, at_us, actor, data))
             if self._thread is None and not self._closed:

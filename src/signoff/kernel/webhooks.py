@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.errors import Conflict, NotFound
 from signoff.store.base import Store
 from signoff.store.deliveries import StoredEndpoint
@@ -37,7 +37,7 @@ class Webhooks:
             if not tx.insert_endpoint(endpoint):
                 raise Conflict(f"webhook {endpoint.name!r} exists", code="webhook_exists")
             tx.start_channel_cursor(f"webhook:{endpoint.name}")
-            tx.append_audit("webhook.added", at_us=to_us(now), request_id=None, actor=actor,
+            tx.append_audit(AuditKind.WEBHOOK_ADDED, at_us=to_us(now), request_id=None, actor=actor,
                             data=data)
 
     def remove_webhook(self, name: str, *, actor: str | None, now: float) -> None:
@@ -46,8 +46,8 @@ class Webhooks:
             if not tx.delete_endpoint(name):
                 raise NotFound(f"no webhook {name!r}", code="webhook_not_found")
             tx.drop_channel_cursor(f"webhook:{name}")
-            tx.append_audit("webhook.removed", at_us=to_us(now), request_id=None, actor=actor,
-                            data={"name": name})
+            tx.append_audit(AuditKind.WEBHOOK_REMOVED, at_us=to_us(now), request_id=None,
+                            actor=actor, data={"name": name})
 
     def replay_deliveries(self, *, actor: str | None, now: float, ids: Sequence[str],
                           channel: str | None, status: str | None,
@@ -61,7 +61,7 @@ class Webhooks:
                 raise NotFound(f"no delivery to replay: {missing[0]!r} (unknown, or pending "
                                "already)", code="delivery_not_found")
             if chosen:
-                tx.append_audit("webhook.replayed", at_us=to_us(now), request_id=None,
+                tx.append_audit(AuditKind.WEBHOOK_REPLAYED, at_us=to_us(now), request_id=None,
                                 actor=actor, data={"deliveries": len(chosen),
                                                    "first": chosen[0], "channel": channel,
                                                    "status": status})

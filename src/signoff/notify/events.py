@@ -16,23 +16,23 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from signoff.audit import AuditEvent
+from signoff.audit import AuditEvent, AuditKind
 from signoff.model import ApprovalRequest, DecisionRecord
 
-# request.<status> audit kind → notification type
-TYPES = {
-    "request.created": "request.created",
-    "request.approved": "request.decided",
-    "request.rejected": "request.decided",
-    "request.responded": "request.decided",
-    "request.expired": "request.expired",
-    "request.cancelled": "request.cancelled",
-    "request.invalidated": "request.invalidated",
-    "request.succeeded": "request.executed",
-    "request.failed": "request.failed",
-    "request.unknown": "request.unknown",
-    "notify.reminder": "request.reminder",  # written by signoff.notify.timers
-    "notify.escalated": "request.escalated",
+# request.<status> audit kind → notification type (the notifications' own vocabulary)
+TYPES: dict[str, str] = {
+    AuditKind.REQUEST_CREATED: "request.created",
+    AuditKind.REQUEST_APPROVED: "request.decided",
+    AuditKind.REQUEST_REJECTED: "request.decided",
+    AuditKind.REQUEST_RESPONDED: "request.decided",
+    AuditKind.REQUEST_EXPIRED: "request.expired",
+    AuditKind.REQUEST_CANCELLED: "request.cancelled",
+    AuditKind.REQUEST_INVALIDATED: "request.invalidated",
+    AuditKind.REQUEST_SUCCEEDED: "request.executed",
+    AuditKind.REQUEST_FAILED: "request.failed",
+    AuditKind.REQUEST_UNKNOWN: "request.unknown",
+    AuditKind.NOTIFY_REMINDER: "request.reminder",  # written by signoff.notify.timers
+    AuditKind.NOTIFY_ESCALATED: "request.escalated",
 }
 EDITED = "request.edited"  # an approver's edit: what would run changed, shown anew
 
@@ -43,7 +43,7 @@ def notification_type(event: AuditEvent) -> str | None:
     arguments that would run now (``request.edited``)."""
     if event.request_id is None:
         return None
-    if event.kind == "decision.recorded":
+    if event.kind == AuditKind.DECISION_RECORDED:
         if '"edit"' not in event.data:  # most decisions: no parse
             return None
         data = json.loads(event.data)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.kernel import lifecycle
 from signoff.model import ApprovalRequest, RequestStatus
 from signoff.notify.config import Escalation
@@ -129,10 +129,10 @@ class Timers:
         if not 0 <= rule < len(self.rules):  # the rule was removed from the policy file
             return 0
         if kind == REMIND:
-            tx.append_audit("notify.reminder", at_us=to_us(now), request_id=request.id,
+            tx.append_audit(AuditKind.NOTIFY_REMINDER, at_us=to_us(now), request_id=request.id,
                             actor="clock", data={"rule": rule, "after": waited})
         else:
-            tx.append_audit("notify.escalated", at_us=to_us(now), request_id=request.id,
+            tx.append_audit(AuditKind.NOTIFY_ESCALATED, at_us=to_us(now), request_id=request.id,
                             actor="clock", data={"rule": rule, "after": waited,
                                                  "channels": list(self.rules[rule].escalate_to)})
         return 1

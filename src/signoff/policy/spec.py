@@ -38,7 +38,7 @@ class ToolSpec:
     # The path arguments are virtual, rooted at the workspace root: "/notes.md" is
     # "<root>/notes.md" (deepagents' file backends with virtual_mode, their default).
     virtual: bool = False
-    # Write evidence (signoff.kernel.writes): the argument holding the file's whole new text
+    # Write evidence (signoff.kernel.write_evidence): the argument holding the file's whole new text
     # (write_file-style), or the edit_file-style arguments (old text, new text, replace all).
     content: str | None = None
     edit: EditSpec | None = None

@@ -39,7 +39,7 @@ from signoff.kernel.outcomes import Outcome, OutcomeKind, Proposal, ProposalKind
 from signoff.model import ApprovalRequest, ReviewMode, RunContext, ToolCall
 from signoff.policy import Policy, PolicyConfig
 from signoff.remote.wire import outcome_of, request_of, verdict_of
-from signoff.store.recall import ThreadMemory
+from signoff.store.thread_memory import ThreadMemory
 
 _BY_STATUS: dict[int, type[errors.SignoffError]] = {
     400: errors.ConfigurationError, 401: errors.Unauthenticated, 403: errors.Forbidden,

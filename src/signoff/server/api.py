@@ -1,10 +1,10 @@
 """The JSON API under ``/api/v1`` (docs/server.md): the gate over HTTP.
 
 ``calls`` is the agent's half (propose, wait, claim, report, check),
-``approvals`` the approver's (requests, decisions, thread modes), ``records``
-the audit log and the event stream, ``users`` and ``webhooks`` the admins' (the user
-lifecycle; notification endpoints and deliveries). Every handler does its
-database work in the thread pool.
+``approvals`` the approver's (requests, decisions, thread modes), ``observability``
+the audit log and the event stream (and ``health``), ``users`` and ``webhooks`` the
+admins' (the user lifecycle; notification endpoints and deliveries). Every handler does
+its database work in the thread pool.
 ``health`` holds ``/healthz`` and ``/metrics``, outside the prefix.
 
 The app includes each part itself (``include``), one level deep: FastAPI matches a
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI
 
-from signoff.server import approvals, calls, records, users, webhooks
+from signoff.server import approvals, calls, observability, users, webhooks
 from signoff.server.bodies import ERRORS
 
 PREFIX = "/api/v1"
-PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, records.router, users.router,
+PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, observability.router, users.router,
                                 webhooks.router)
-health = records.health
+health = observability.health
 
 
 def include(app: FastAPI) -> None:

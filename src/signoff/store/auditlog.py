@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from signoff.audit import canonical_data, chain_hash
+from signoff.audit import AuditKind, canonical_data, chain_hash
+from signoff.store.records import Event
 from signoff.store.rows import AUDIT_COLUMNS
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class AuditLog:
         self._head: tuple[int, str] | None = None
         self._later: list[tuple[int, str, str | None, str | None, str]] = []  # ``record``
 
-    def append(self, kind: str, *, at_us: int, request_id: str | None,
+    def append(self, kind: AuditKind, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> int:
         """Append one event; returns its number — unique, and increasing among the
         transactions that one row lock orders (a fencing token): on SQLite the event's
@@ -79,7 +80,7 @@ class AuditLog:
         self._head = (index, digest)
         return index
 
-    def record(self, kind: str, *, at_us: int, request_id: str | None,
+    def record(self, kind: AuditKind, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> None:
         """Append one event whose number nobody needs. PostgreSQL keeps it until the next
         append or the commit and writes those together, in order, in one statement: a round
@@ -100,7 +101,7 @@ class AuditLog:
             self._tx._defer("INSERT INTO audit_pending (at_us, kind, request_id, actor, data) "
                            f"VALUES {marks}", [value for row in rows for value in row])
 
-    def append_many(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
+    def append_many(self, events: Sequence[Event]
                       ) -> None:
         """Append many events without a request, ``(kind, at_us, actor, data)`` each, in
         order: the head read once, the chain computed here, one ``executemany`` (what the

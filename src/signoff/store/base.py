@@ -14,14 +14,14 @@ it imports no backend. Every backend passes the conformance suite,
 ``tests/store/conformance`` (docs/internals/store.md: running it for a new backend).
 
 The package, module by module: ``base`` and ``capabilities`` (the contract), ``records``
-(its values); ``sqlite`` and ``postgres`` (the backends) over ``common`` (their shared
+(its values); ``sqlite`` and ``postgres`` (the backends) over ``sqlstore`` (their shared
 reads) and ``sqltx`` (their shared transaction: ``dialect``, the ``auditlog`` it holds,
 ``accounts``, ``threadrows`` and ``deliveries`` rows, ``rows`` codecs); ``schema``
 (migrations);
 ``groupcommit`` and ``fifo`` (SQLite's writers), ``pgbatch``, ``sealer`` and ``outage``
-(PostgreSQL's round trips, chain and outages); ``recall`` (thread memory kept between
-reads), ``pages`` (keyset pages), ``faults`` (typed errors), ``retention`` and ``backup``
-(``signoff db purge`` and ``backup``).
+(PostgreSQL's round trips, chain and outages); ``thread_memory`` (thread memory read in
+one statement and kept between reads), ``pages`` (keyset pages), ``faults`` (typed
+errors), ``retention`` and ``backup`` (``signoff db purge`` and ``backup``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from signoff.audit import AuditEvent, Verification
+from signoff.audit import AuditEvent, AuditKind, Verification
 from signoff.identity import Account, Identity, Session
 from signoff.model import (
     ApprovalRequest,
@@ -100,20 +100,20 @@ class Tx(GuardsUnreadTx, Protocol):
         their identity as stored now, ``None`` if they no longer exist."""
         ...
 
-    def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
+    def append_audit(self, kind: AuditKind, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> int:
         """Append one event; its number (unique; increasing among transactions one row
         lock orders: a claim's fencing token). Its index in the chain is given when it is
         sealed — at once on SQLite, just after commit on PostgreSQL."""
         ...
 
-    def record_audit(self, kind: str, *, at_us: int, request_id: str | None,
+    def record_audit(self, kind: AuditKind, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> None:
         """``append_audit`` for an event whose number nobody needs: the store may write it
         with the transaction's next events (one statement), in order."""
         ...
 
-    def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
+    def append_audits(self, events: Sequence[Event]
                       ) -> None:
         """Many events without a request, ``(kind, at_us, actor, data)`` each, in order."""
         ...

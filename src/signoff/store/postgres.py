@@ -36,7 +36,6 @@ from psycopg_pool import ConnectionPool
 
 from signoff.errors import Conflict, StoreError
 from signoff.store.capabilities import Capability
-from signoff.store.common import SqlStore
 from signoff.store.dialect import POSTGRES
 from signoff.store.faults import classify, reraise
 from signoff.store.outage import Outage
@@ -44,6 +43,7 @@ from signoff.store.pgbatch import Batch
 from signoff.store.records import Event
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sealer import Sealer, lock_key, pending
+from signoff.store.sqlstore import SqlStore
 from signoff.store.sqltx import SqlTx
 
 CHANNEL = "signoff_requests"

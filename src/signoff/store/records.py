@@ -14,11 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from signoff.audit import AuditKind
 from signoff.identity import Identity
 from signoff.model import Grant
 
 # An audit event as a write carries it: ``(kind, at_us, actor, data)``.
-Event = tuple[str, int, str | None, Mapping[str, Any]]
+Event = tuple[AuditKind, int, str | None, Mapping[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)

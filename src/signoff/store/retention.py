@@ -28,11 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from signoff.audit import to_us
+from signoff.audit import AuditKind, to_us
 from signoff.errors import ConfigurationError
 from signoff.model import RequestStatus
 from signoff.store.base import Store
-from signoff.store.common import SqlStore
+from signoff.store.sqlstore import SqlStore
 
 BATCH = 1000  # rows per transaction (requests, or audit events): each holds writers ~0.1 s
 _IDS_PER_STATEMENT = 500  # placeholders per IN (…) list, well inside both databases' limits
@@ -92,7 +92,7 @@ def purge(store: Store, *, before: float, now: float, actor: str | None,
         with store.transaction() as tx:
             removed = _purge_requests(_sql(tx), before, batch)
             if removed:
-                tx.append_audit("db.purged", at_us=to_us(now), request_id=None, actor=actor,
+                tx.append_audit(AuditKind.DB_PURGED, at_us=to_us(now), request_id=None, actor=actor,
                                 data={"before": iso(before), "requests": removed,
                                       "events": 0})
         requests += removed
@@ -123,7 +123,7 @@ def purge(store: Store, *, before: float, now: float, actor: str | None,
                       (upto, anchor[1], at_us, before_us, now, actor))
             removed = int(sql._exec("DELETE FROM audit WHERE idx > ? AND idx <= ?",
                                     (top[0], upto)).rowcount)
-            tx.append_audit("db.purged", at_us=to_us(now), request_id=None, actor=actor,
+            tx.append_audit(AuditKind.DB_PURGED, at_us=to_us(now), request_id=None, actor=actor,
                             data={"before": iso(before), "requests": 0, "events": removed,
                                   "checkpoint": {"index": upto, "hash": anchor[1]}})
         events += removed

@@ -166,7 +166,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         name="write evidence",
-        # What a proposed write changes, per file (signoff.kernel.writes): a unified diff
+        # What a proposed write changes, per file (signoff.kernel.write_evidence): a unified diff
         # against the file at proposal time, or a description; a JSON list.
         statements=("ALTER TABLE requests ADD COLUMN changes <TEXT> NOT NULL DEFAULT '[]'",),
     ),

@@ -27,13 +27,13 @@ from typing import Any
 from signoff.errors import ConfigurationError
 from signoff.store.backup import backup_sqlite
 from signoff.store.capabilities import Capability
-from signoff.store.common import SqlStore
 from signoff.store.dialect import SQLITE
 from signoff.store.faults import reraise, store_error
 from signoff.store.fifo import FifoLock
 from signoff.store.groupcommit import Group, Transaction, rollback
 from signoff.store.records import Backup
 from signoff.store.schema import MIGRATIONS
+from signoff.store.sqlstore import SqlStore
 from signoff.store.sqltx import SqlTx
 
 POLL_INTERVAL = 0.02
@@ -236,7 +236,7 @@ class SqliteStore(SqlStore):
         thread getting it back costs far more than the query. A rejection decided or a mode
         set in another process therefore reaches remembered thread memory within 50 ms;
         until then a re-proposed call asks a human again — it is never allowed by the delay
-        (``signoff.store.recall``)."""
+        (``signoff.store.thread_memory``)."""
         return self._memory_writes
 
     memory_staleness = MEMORY_STALENESS

@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from signoff.audit import AuditEvent, canonical_data
+from signoff.audit import AuditEvent, AuditKind, canonical_data
 from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, RequestStatus
 from signoff.store.accounts import AccountRows
@@ -99,7 +99,7 @@ class SqlTx(AccountRows, ThreadRows, DeliveryRows):
         self.cursor = cursor
         self.dialect = dialect
         self.notified: list[str] = []
-        # Wrote what ``signoff.store.recall`` remembers (a mode, rejection, grant or use).
+        # Wrote what ``signoff.store.thread_memory`` remembers (a mode, rejection, grant or use).
         self.memory_changed = False
         self.audit = AuditLog(self, head_hint)  # the events it appends (signoff.store.auditlog)
         # PostgreSQL's ``Batch`` keeps writes for the next round trip (signoff.store.pgbatch).
@@ -166,7 +166,7 @@ class SqlTx(AccountRows, ThreadRows, DeliveryRows):
         rows = self._exec(
             f"SELECT a.idx, {', '.join('r.' + c for c in REQUEST_COLUMNS)} FROM audit a "
             "LEFT JOIN requests r ON r.id = a.request_id WHERE a.idx > ? AND a.idx <= ? "
-            "AND a.kind = 'request.created' ORDER BY a.idx LIMIT ?",
+            f"AND a.kind = '{AuditKind.REQUEST_CREATED}' ORDER BY a.idx LIMIT ?",
             (index, head, limit)).fetchall()
         return head, [(int(row[0]), None if row[1] is None else request_from_row(row[1:]))
                       for row in rows]
@@ -393,13 +393,13 @@ class SqlTx(AccountRows, ThreadRows, DeliveryRows):
 
     # ---- audit (``signoff.store.auditlog``) ---------------------------------------------------
 
-    def append_audit(self, kind: str, *, at_us: int, request_id: str | None,
+    def append_audit(self, kind: AuditKind, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> int:
         """``AuditLog.append``: the event's number (SQLite: its index in the chain)."""
         return self.audit.append(kind, at_us=at_us, request_id=request_id, actor=actor,
                                  data=data)
 
-    def record_audit(self, kind: str, *, at_us: int, request_id: str | None,
+    def record_audit(self, kind: AuditKind, *, at_us: int, request_id: str | None,
                      actor: str | None, data: Mapping[str, Any]) -> None:
         """``AuditLog.record``: an event whose number nobody needs."""
         self.audit.record(kind, at_us=at_us, request_id=request_id, actor=actor, data=data)
@@ -407,7 +407,7 @@ class SqlTx(AccountRows, ThreadRows, DeliveryRows):
     def flush_audit(self) -> None:
         self.audit.flush()
 
-    def append_audits(self, events: Sequence[tuple[str, int, str | None, Mapping[str, Any]]]
+    def append_audits(self, events: Sequence[Event]
                       ) -> None:
         """``AuditLog.append_many``: events without a request, in order."""
         self.audit.append_many(events)

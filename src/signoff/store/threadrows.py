@@ -1,7 +1,7 @@
 """Rows of a thread's memory: remembered rejections, kept reviews, grants, its review mode
 and who asked on it, for both SQL stores.
 
-``ThreadRows`` is mixed into ``SqlTx``. Every write to what ``signoff.store.recall``
+``ThreadRows`` is mixed into ``SqlTx``. Every write to what ``signoff.store.thread_memory``
 remembers sets ``memory_changed``, so that the store drops what it remembers at commit.
 """
 
@@ -43,7 +43,7 @@ class ThreadRows:
 
     def expect_no_thread_memory(self, thread_id: str) -> None:
         """This transaction commits only if ``thread_id`` has no memory — no stored mode, no
-        rejection, no grant of its own (``recall.THREAD_SQL``'s rows but the pending
+        rejection, no grant of its own (``thread_memory.THREAD_SQL``'s rows but the pending
         requests) — or it writes nothing (``changed_underneath``). PostgreSQL only: kept
         back, it travels with the writes."""
         if not self.dialect.seals_later:

@@ -183,7 +183,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         self._contexts: dict[Any, tuple[dict[str, Any], RunContext]] = {}
         # (thread, call id) of calls that went through this process's tool hook: their
         # answers are the gate's, so the next model turn needs no store read to know it
-        self._through: dict[tuple[str | None, str], None] = {}
+        self._hooked_calls: dict[tuple[str | None, str], None] = {}
         # id(tool) → (tool, the deepagents backend it runs on, checked against the policy)
         self._backends: dict[int, tuple[Any, Any]] = {}
 
@@ -274,7 +274,7 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
         last = next((m for m in reversed(messages)
                      if isinstance(m, AIMessage) and m.tool_calls), None)
         if not thread or last is None or all(
-                (thread, str(c.get("id"))) in self._through for c in last.tool_calls):
+                (thread, str(c.get("id"))) in self._hooked_calls for c in last.tool_calls):
             return
         pending = self.gate.thread_memory(thread, fresh=True).pending
         if pending:
@@ -389,9 +389,9 @@ class SignoffMiddleware(AgentMiddleware[SignoffState, Any, Any]):
                 raise
             plan = reused_id(request.tool_call, exc.message)
         # Answered through the gate here (not paused): see _refuse_while_waiting.
-        self._through[(thread_of(request), str(request.tool_call["id"]))] = None
-        while len(self._through) > RUNS_REMEMBERED:
-            self._through.pop(next(iter(self._through)), None)
+        self._hooked_calls[(thread_of(request), str(request.tool_call["id"]))] = None
+        while len(self._hooked_calls) > RUNS_REMEMBERED:
+            self._hooked_calls.pop(next(iter(self._hooked_calls)), None)
         return plan
 
     def _plan(self, request: ToolCallRequest) -> ToolMessage | _Run | _Claimed:

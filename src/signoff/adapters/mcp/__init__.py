@@ -3,7 +3,7 @@
 * ``relay`` — the session between client and server, message by message;
 * ``calls`` — ``tools/call`` through the gate (allow / deny / ask, run once);
 * ``asking`` — an asked call's wait: the inbox, elicitation, progress;
-* ``era`` — handshake-era and 2026-07-28 clients, and the latter's approval question;
+* ``client_version`` — handshake-era and 2026-07-28 clients, and the latter's approval question;
 * ``results`` — the tool results signoff writes itself;
 * ``hosts`` — the HTTP listener's Host/Origin allow-list (DNS rebinding);
 * ``proxy`` — sessions and transports (stdio, streamable HTTP), and the options;

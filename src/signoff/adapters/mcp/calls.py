@@ -40,7 +40,13 @@ import anyio
 from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
 from signoff.adapters.mcp.asking import Asker, takes_elicitation
-from signoff.adapters.mcp.era import INPUT_KEY, RESERVED_META, STATE_PREFIX, Era, input_required
+from signoff.adapters.mcp.client_version import (
+    INPUT_KEY,
+    RESERVED_META,
+    STATE_PREFIX,
+    ClientVersion,
+    input_required,
+)
 from signoff.adapters.mcp.relay import CallCancelled, Relay, RequestId, UpstreamGone
 from signoff.adapters.mcp.results import (
     error_result,
@@ -182,7 +188,7 @@ class CallGate:
         defined, changed = self.definition_of(name)
         call = ToolCall(id=_call_id(message.id), name=self.policy_name(name), args=raw_args,
                         definition_hash=defined, definition_changed=changed)
-        era = Era.of(relay, params)
+        version = ClientVersion.of(relay, params)
         state = params.get("requestState")
         answer: object = None
         if isinstance(state, str) and state.startswith(STATE_PREFIX):
@@ -198,23 +204,23 @@ class CallGate:
             state = None
         try:
             if state is not None:
-                result = await self._answered(relay, session, message, call, era,
+                result = await self._answered(relay, session, message, call, version,
                                               request_id=state[len(STATE_PREFIX):],
                                               answer=answer)
             else:
-                result = await self._decide_and_run(relay, session, message, call, era)
+                result = await self._decide_and_run(relay, session, message, call, version)
         except anyio.get_cancelled_exc_class():
             raise
         except SignoffError as exc:  # bad input the verdict could not carry
             result = error_result(f"signoff refused this call: {exc.message}", code=exc.code)
         if result is not None:
-            if era.modern and "resultType" not in result:  # 2026-07-28 results say their kind
+            if version.modern and "resultType" not in result:  # 2026-07-28 results say their kind
                 result = {**result, "resultType": "complete"}
             await relay.to_client(JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result),
                                   related=message.id)
 
     async def _answered(self, relay: Relay, session: Session, message: JSONRPCRequest,
-                        call: ToolCall, era: Era, *, request_id: str,
+                        call: ToolCall, version: ClientVersion, *, request_id: str,
                         answer: object) -> dict[str, Any] | None:
         """The retried call of a modern client, carrying the person's answer."""
         try:
@@ -229,12 +235,12 @@ class CallGate:
         if request.status is RequestStatus.PENDING:
             identity = await self.asker.eligible(request)
             if identity is not None:
-                await self.asker.answer(request, identity, answer, client=era.client_info)
+                await self.asker.answer(request, identity, answer, client=version.client_info)
             request = await anyio.to_thread.run_sync(self.gate.request, request_id)
-        return await self._settle(relay, message, request, era, asked=True)
+        return await self._settle(relay, message, request, version, asked=True)
 
     async def _decide_and_run(self, relay: Relay, session: Session, message: JSONRPCRequest,
-                              call: ToolCall, era: Era) -> dict[str, Any] | None:
+                              call: ToolCall, version: ClientVersion) -> dict[str, Any] | None:
         # Only a request this session asked can be joined: no hashing before the first.
         key = _join_key(call) if session.asked else None
         request_id = session.asked.get(key) if key is not None else None
@@ -261,7 +267,7 @@ class CallGate:
             if key is not None:
                 session.asked[key] = request.id
         try:
-            return await self._settle(relay, message, request, era)
+            return await self._settle(relay, message, request, version)
         finally:
             current = session.asked.get(key) if key is not None else None
             if current == request.id:
@@ -270,18 +276,18 @@ class CallGate:
                     session.asked.pop(key, None)  # type: ignore[arg-type]
 
     async def _settle(self, relay: Relay, message: JSONRPCRequest, request: ApprovalRequest,
-                      era: Era, *, asked: bool = False) -> dict[str, Any] | None:
+                      version: ClientVersion, *, asked: bool = False) -> dict[str, Any] | None:
         """Wait for the request's decision (if pending) and act on it. A modern client that
         takes elicitation is asked first, by an ``InputRequiredResult`` (``asked``: this
         is its answer coming back)."""
-        if request.status is RequestStatus.PENDING and era.modern and not asked \
-                and takes_elicitation(era.capabilities) \
+        if request.status is RequestStatus.PENDING and version.modern and not asked \
+                and takes_elicitation(version.capabilities) \
                 and await self.asker.eligible(request) is not None:
             return input_required(request, self.asker.inbox_link(request.id))
         if request.status is RequestStatus.PENDING:
             try:
                 outcome = await self.asker.wait(relay, message, request,
-                                                elicit_here=not era.modern)
+                                                elicit_here=not version.modern)
             except anyio.get_cancelled_exc_class():
                 if not relay.client_gone:  # the call was cancelled, not abandoned: withdraw
                     why = relay.ending or "the MCP client cancelled the call"

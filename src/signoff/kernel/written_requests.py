@@ -24,7 +24,7 @@ LIMIT = 1024
 ARGS_MAX = 16 * 1024  # characters of arguments (original and approved) a kept request holds
 
 
-class KnownRequests:
+class WrittenRequests:
     """Pending requests as this process wrote them, the newest ``LIMIT``; thread-safe."""
 
     def __init__(self, limit: int = LIMIT) -> None:

@@ -4,7 +4,7 @@ Every proposal asks the store three things about its thread: the review mode
 stored for it, which tools have a remembered rejection there, and its standing
 grants. Each is a read of its own, and on PostgreSQL a round trip of its own;
 asked again at every proposal and again when an approved call is re-validated.
-``Recall`` reads all three in one statement (with the thread's pending requests,
+``MemoryCache`` reads all three in one statement (with the thread's pending requests,
 which a run's start checks on a fresh read) and keeps the answer until the
 store's ``memory_token()`` says the database may have changed — at once after a
 commit of this process that wrote a mode, a rejection, a grant or a grant's use —
@@ -32,7 +32,7 @@ from signoff.store.records import ThreadMemory
 from signoff.store.rows import grant_from_row
 from signoff.store.sqltx import SqlTx
 
-__all__ = ["MAX_KEPT", "SESSION_SQL", "THREAD_SQL", "Recall", "ThreadMemory", "merged_grants",
+__all__ = ["MAX_KEPT", "SESSION_SQL", "THREAD_SQL", "MemoryCache", "ThreadMemory", "merged_grants",
            "read_session", "read_thread"]
 
 _GRANT = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
@@ -108,7 +108,7 @@ def merged_grants(memory: ThreadMemory | None,
     return [grant for _, grant in found]
 
 
-class Recall:
+class MemoryCache:
     """The cache: per token, the threads and sessions read since it was taken, each kept
     for at most ``staleness`` seconds from the moment its read began (``None``: until
     the token changes)."""

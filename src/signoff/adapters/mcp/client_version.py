@@ -30,7 +30,7 @@ RESERVED_META = "io.modelcontextprotocol/"  # the envelope keys of a 2026-07-28 
 
 
 @dataclass(frozen=True, slots=True)
-class Era:
+class ClientVersion:
     """How this call's client speaks: the initialize handshake, or the per-request
     envelope of 2026-07-28 (capabilities in each request's ``_meta``)."""
 
@@ -39,7 +39,7 @@ class Era:
     client_info: dict[str, Any]
 
     @classmethod
-    def of(cls, relay: Relay, params: dict[str, Any]) -> Era:
+    def of(cls, relay: Relay, params: dict[str, Any]) -> ClientVersion:
         meta = params.get("_meta")
         if isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_META_KEY) \
                 in MODERN_PROTOCOL_VERSIONS:

@@ -23,16 +23,16 @@ from signoff.store.accounts import AccountReads
 from signoff.store.capabilities import Capability, SealsAfterCommit
 from signoff.store.deliveries import DeliveryReads
 from signoff.store.pages import RequestQuery, after_key
-from signoff.store.recall import (
-    Recall,
+from signoff.store.records import Approvals, Event
+from signoff.store.rows import audit_from_row, request_from_row
+from signoff.store.sqltx import _SELECT_REQUEST, SqlTx
+from signoff.store.thread_memory import (
+    MemoryCache,
     ThreadMemory,
     merged_grants,
     read_session,
     read_thread,
 )
-from signoff.store.records import Approvals, Event
-from signoff.store.rows import audit_from_row, request_from_row
-from signoff.store.sqltx import _SELECT_REQUEST, SqlTx
 
 _AUDIT_PAGE = 1000
 
@@ -188,12 +188,12 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
             hook()
 
     @property
-    def _recall(self) -> Recall:
-        recall: Recall | None = self.__dict__.get("_recall_cache")
-        if recall is None:
-            recall = self.__dict__.setdefault(
-                "_recall_cache", Recall(self.memory_token, self.memory_staleness))
-        return recall
+    def _memory_cache(self) -> MemoryCache:
+        cache: MemoryCache | None = self.__dict__.get("_memory_cache_kept")
+        if cache is None:
+            cache = self.__dict__.setdefault(
+                "_memory_cache_kept", MemoryCache(self.memory_token, self.memory_staleness))
+        return cache
 
     def _read_thread(self, thread_id: str) -> ThreadMemory:
         with self._reader() as tx:
@@ -205,10 +205,10 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
 
     def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:
         """The thread's stored mode, rejected tools, grants and pending requests
-        (``signoff.store.recall``); ``fresh``: read now (and remember that)."""
+        (``signoff.store.thread_memory``); ``fresh``: read now (and remember that)."""
         if not fresh and _ASSUMED_EMPTY.get() == thread_id:
             return _NO_MEMORY
-        return self._recall.thread(thread_id, self._read_thread, fresh=fresh)
+        return self._memory_cache.thread(thread_id, self._read_thread, fresh=fresh)
 
     # PostgreSQL: a proposal may take a thread's memory for empty, and a decision a request
     # it knows for current, unread, if its write then requires it (``Tx.expect_*``): a
@@ -229,7 +229,7 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
     def remembered_thread_memory(self, thread_id: str) -> ThreadMemory | None:
         """``thread_memory`` if it is remembered and fresh, else ``None``: never reads
         the database."""
-        return self._recall.remembered(thread_id)
+        return self._memory_cache.remembered(thread_id)
 
     def rejected_tools(self, thread_id: str) -> frozenset[str]:
         """The tools with a remembered rejection in this thread: the common answer, "none",
@@ -256,7 +256,7 @@ class SqlStore(AccountReads, DeliveryReads, abc.ABC):
                    tool: str) -> Sequence[Grant]:
         """The thread's and the session's grants, oldest first (the policy filters by tool)."""
         return merged_grants(self.thread_memory(thread_id) if thread_id else None,
-                             self._recall.session(session_id, self._read_session)
+                             self._memory_cache.session(session_id, self._read_session)
                              if session_id else ())
 
     def thread_mode(self, thread_id: str) -> str | None:
