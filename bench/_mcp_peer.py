@@ -40,12 +40,11 @@ from typing import Any
 
 import anyio
 import mcp_types
+from mcp import types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-
-from mcp import types
 
 ECHO = types.Tool(name="echo", description="gives its text argument back",
                   input_schema={"type": "object", "properties": {"text": {"type": "string"}},

@@ -25,7 +25,7 @@ tool, ``echo`` — a fresh process per session. Each system is a real process ch
   (the console script next to ``sys.executable``), a policy that allows ``echo``
   (declared, ``unknown_tools = "allow"``, no hint that asks), SQLite in a temp dir.
 
-With the official filesystem server installed (``tests/mcp/node/node_modules``, as the
+With the official filesystem server installed (``tests/adapters/mcp/node/node_modules``, as the
 proxy's tests install it) direct, bare relay and proxy are also measured against it on
 ``read_text_file`` of a small file, the proxy's workspace path guard included; without
 it that part is skipped and the run says so.
@@ -59,9 +59,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp.client.stdio import stdio_client
-
 from mcp import Client, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -71,7 +70,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 EXE = Path(sys.executable).with_name("signoff")
 PEER = HERE / "_mcp_peer.py"
-FS_SERVER = REPO / "tests" / "mcp" / "node" / "node_modules" / ".bin" / "mcp-server-filesystem"
+FS_SERVER = (REPO / "tests" / "adapters" / "mcp" / "node" / "node_modules" / ".bin"
+             / "mcp-server-filesystem")
 TARGET_MS = 1.0  # added per allowed call at p50 over stdio (the issue's target)
 
 POLICY = """\
@@ -412,7 +412,8 @@ def report(systems: list[System], with_fs: bool) -> None:
          "proxy − direct = hop + signoff.")
     if not with_fs:
         print(f"\nofficial filesystem server: SKIPPED ({FS_SERVER.relative_to(REPO)} is not "
-              "installed; `npm ci` in tests/mcp/node, as the proxy's tests do, installs it)")
+              "installed; `npm ci` in tests/adapters/mcp/node, as the proxy's tests do, "
+              "installs it)")
     echo_direct, echo_relay, echo_proxy = (by_key[f"echo-{k}"] for k in ("direct", "relay",
                                                                          "proxy"))
     added = echo_proxy.ms(0.5) - echo_direct.ms(0.5)

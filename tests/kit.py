@@ -480,7 +480,8 @@ def statements() -> Iterator[list[str]]:
 
 
 # Builds ask one ops approver (expiring in 1 h), releases two: the row a decision on PostgreSQL
-# may write unread, and one it may not (tests/kernel/test_known_requests.py, test_read_first.py).
+# may write unread, and one it may not (tests/kernel/test_decide_changed_since_proposal.py and
+# test_decide_changed_after_read.py).
 OPS_POLICY = """
 [policy]
 version = "{version}"

@@ -1,4 +1,5 @@
-"""Fixtures of the LangChain adapter tests (machinery in ``lc_helpers``)."""
+"""Fixtures of the LangChain adapter tests (``langchain/``); the machinery is in ``lc_helpers``,
+which the deepagents tests here use too."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""A token checked a moment ago is answered from memory (``Gate.remembered_identity``):
-the server spares each request a thread hop and a read. Every change made through the
-gate forgets at once; a change made elsewhere is seen within ``TOKEN_FRESH`` — on
-PostgreSQL when its notice arrives, the memory then lasting up to ``TOKEN_HEARD`` while
-nothing is heard, and ``TOKEN_FRESH`` only while the listener is cut off."""
+"""A change to a token or its user is seen in time, though a token checked a moment ago
+is answered from memory (``Gate.remembered_identity``: the server spares each request a
+thread hop and a read). Every change made through the gate forgets at once; a change
+made elsewhere is seen within ``TOKEN_FRESH`` — on PostgreSQL when its notice arrives, the
+memory then lasting up to ``TOKEN_HEARD`` while nothing is heard, and ``TOKEN_FRESH`` only
+while the listener is cut off."""
 
 from __future__ import annotations
 

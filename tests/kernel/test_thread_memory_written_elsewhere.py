@@ -1,4 +1,6 @@
-"""A proposal on PostgreSQL takes a thread's memory it does not remember for empty, unread.
+"""A thread's mode, rejections and grants written by another process count for a proposal
+here: a proposal on PostgreSQL takes a thread's memory it does not remember for empty,
+unread, and that shortcut must never give another answer.
 
 The request is then written only if the thread truly has no stored mode, no remembered
 rejection and no grant of its own (one statement: ``Tx.expect_no_thread_memory``); if it

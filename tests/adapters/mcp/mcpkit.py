@@ -24,9 +24,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mcp import Client, StdioServerParameters
 from signoff import Gate, Policy, SqliteStore
 from signoff.model import ApprovalRequest, RequestStatus
 

@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp import types
 from mcpkit import (
     Site,
     answering,
@@ -34,12 +35,11 @@ from mcpkit import (
     wait_for,
 )
 
-from mcp import types
 from signoff import Decision
 from signoff.model import ApprovalRequest, RequestStatus
 from signoff.policy.starter import starter_toml
 
-SERVER_TESTS = str(Path(__file__).parents[1] / "server")  # procs.py: real `signoff serve`
+SERVER_TESTS = str(Path(__file__).parents[2] / "server")  # procs.py: real `signoff serve`
 if SERVER_TESTS not in sys.path:
     sys.path.insert(0, SERVER_TESTS)
 from procs import Server, signoff, start_server  # noqa: E402

@@ -11,9 +11,9 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import types
 from mcpkit import Site, direct, dump, make_site, proxied
 
-from mcp import types
 from signoff.model import RequestStatus
 from signoff.policy.starter import starter_toml
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client, types
 from mcpkit import (
     EXE,
     HERE,
@@ -36,7 +37,6 @@ from mcpkit import (
     signoff_meta as meta,
 )
 
-from mcp import Client, types
 from signoff import Decision
 from signoff.model import RequestStatus
 

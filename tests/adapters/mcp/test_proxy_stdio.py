@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import types
 from mcp.shared.exceptions import MCPError
 from mcpkit import (
     EXE,
@@ -39,7 +40,6 @@ from mcpkit import (
     answering as accept,
 )
 
-from mcp import types
 from signoff import Decision
 from signoff.model import RequestStatus
 
@@ -193,7 +193,7 @@ def test_a_tool_list_change_reaches_the_client_and_the_hints_are_read_again(
     assert notes == ["notifications/tools/list_changed"]
     assert signoff_meta(before)["outcome"] == "pending"  # destructive: asked
     # No longer marked destructive — but its definition changed mid-session: asked anew
-    # (tests/mcp/test_proxy_definitions.py), not let through on the gentler hints.
+    # (tests/adapters/mcp/test_proxy_definitions.py), not let through on the gentler hints.
     assert signoff_meta(after)["outcome"] == "pending"
     changed = request_named(site, signoff_meta(after)["request_id"])
     assert [r["code"] for r in changed.reasons] == ["definition_changed"]
@@ -585,7 +585,7 @@ def test_a_client_cannot_pass_an_answer_off_as_the_proxys_own(tmp_path: Path) ->
 
 def test_the_proxy_on_postgresql(tmp_path: Path) -> None:
     # Two proxies (one per client) on one PostgreSQL: one asked in the dialog, one waiting.
-    sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
+    sys.path.insert(0, str(Path(__file__).parents[2] / "server"))
     from procs import database, signoff
 
     with database("postgres", tmp_path) as url:

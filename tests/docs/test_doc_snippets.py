@@ -32,7 +32,7 @@ from signoff.model import RequestStatus
 from signoff.policy import parse_policy
 from signoff.policy.starter import starter_toml
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 MARKER = re.compile(r"<!--\s*snippet:\s*([\w-]+)(.*?)-->\s*\Z", re.S)

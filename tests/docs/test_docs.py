@@ -7,8 +7,8 @@ from pathlib import Path
 
 from signoff.policy import parse_policy
 
-DOCS = Path(__file__).parents[1] / "docs"
-README = Path(__file__).parents[1] / "README.md"
+DOCS = Path(__file__).parents[2] / "docs"
+README = Path(__file__).parents[2] / "README.md"
 
 
 def _blocks(text: str, lang: str) -> list[str]:

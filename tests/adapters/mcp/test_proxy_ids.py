@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import types
 from mcpkit import (
     EXE,
     HERE,
@@ -35,7 +36,6 @@ from mcpkit import (
     wait_for,
 )
 
-from mcp import types
 from signoff.model import RequestStatus
 
 pytestmark = pytest.mark.slow
@@ -49,7 +49,7 @@ def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Site]:
     if request.param == "sqlite":
         yield plain
         return
-    sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
+    sys.path.insert(0, str(Path(__file__).parents[2] / "server"))
     from procs import database, signoff
 
     with database("postgres", tmp_path) as url:

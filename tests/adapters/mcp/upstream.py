@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-
-from mcp import types
 
 PAGE = 3
 LEDGER = Path(os.environ.get("UPSTREAM_LEDGER", "ledger.txt"))

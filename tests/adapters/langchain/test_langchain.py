@@ -382,7 +382,7 @@ def test_the_example_runs() -> None:
     import sys
     from pathlib import Path
 
-    example = Path(__file__).parents[2] / "examples" / "langchain_agent.py"
+    example = Path(__file__).parents[3] / "examples" / "langchain_agent.py"
     done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr

@@ -1,6 +1,6 @@
-"""Round trips: a PostgreSQL transaction keeps back the writes nobody waits on and sends
-them with its next statement or its commit (``signoff.store.pgbatch``) — and still writes
-all of them or none, in order, with typed errors.
+"""Writes a transaction keeps back are still written all or none, in order, with typed
+errors: to spare round trips, a PostgreSQL transaction keeps back the writes nobody waits on
+and sends them with its next statement or its commit (``signoff.store.pgbatch``).
 
 Round trips are counted on the wire's waits: every time this thread's psycopg connection
 waits on its socket for a statement's answer, or for a pipeline's at its synchronisation

@@ -47,7 +47,7 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_every_command_is_documented() -> None:
-    doc = (Path(__file__).parents[1] / "docs" / "cli.md").read_text("utf-8")
+    doc = (Path(__file__).parents[2] / "docs" / "cli.md").read_text("utf-8")
     for command in LEAVES:
         assert f"## signoff {' '.join(command)}" in doc, command
 

@@ -1,4 +1,6 @@
-"""A decision on PostgreSQL on a request this process proposed goes without reading it.
+"""A request or approver changed since this process proposed it is decided as under the
+row's lock: a decision on PostgreSQL on a request this process proposed goes without
+reading it, and that shortcut must never give another answer.
 
 The gate keeps the requests it wrote (``signoff.kernel.written_requests``); a decision on one is one
 statement whose compare-and-set requires the row at that version, still pending, with

@@ -18,15 +18,15 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp import types
 from mcpkit import Site, make_site, pending, proxied, run, signoff_meta, text
 
-from mcp import types
 from signoff import Decision
 from signoff.model import RequestStatus, ToolCall
 from signoff.policy.hints import ToolHints
 from signoff.policy.modes import trusted_context
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "server"))
 from procs import database, signoff, start_server
 
 pytestmark = pytest.mark.slow

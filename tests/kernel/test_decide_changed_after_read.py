@@ -1,12 +1,15 @@
-"""A decision on PostgreSQL on a request another process wrote reads it without a lock.
+"""A request or approver changed between a decision's read and its write is decided as
+under the row's lock: a decision on PostgreSQL on a request another process wrote reads it
+without a lock, and that shortcut must never give another answer.
 
 The row and the approver are read in one statement outside any transaction, and the
-decision is written as on a row this process wrote (``test_known_requests.py``): one
-statement whose compare-and-set requires, inside PostgreSQL, the row still at the version
-read, pending, with the arguments read, and the approver still stored as read. Each case
-here changes one of those in the window between that read and the write — through a
-second store on the same database, or behind the store's back — and checks that the
-decision is what a decision on the row read under its lock gives.
+decision is written as on a row this process wrote
+(``test_decide_changed_since_proposal.py``): one statement whose compare-and-set requires,
+inside PostgreSQL, the row still at the version read, pending, with the arguments read,
+and the approver still stored as read. Each case here changes one of those in the window
+between that read and the write — through a second store on the same database, or behind
+the store's back — and checks that the decision is what a decision on the row read under
+its lock gives.
 """
 
 from __future__ import annotations
