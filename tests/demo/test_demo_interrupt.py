@@ -19,11 +19,18 @@ from signoff.store.sqlite import SqliteStore
 SIGNOFF = str(Path(sys.executable).parent / "signoff")
 
 
-def _interrupt_while_pending(*args: str) -> tuple[int, dict[str, Any], str, str]:
-    """The exit code, the start event, the last note, and stderr."""
+def _ignore_ctrl_c() -> None:  # in the child, before exec: as a shell's background job
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _interrupt_while_pending(*args: str, ignored: bool = False
+                             ) -> tuple[int, dict[str, Any], str, str]:
+    """The exit code, the start event, the last note, and stderr (``ignored``: the demo
+    starts with SIGINT ignored, inherited from its parent)."""
     demo = subprocess.Popen([SIGNOFF, "demo", "--json", "--no-auto-approve", "--port", "0",
                              *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ignore_ctrl_c if ignored else None)  # noqa: PLW1509
     try:
         assert demo.stdout is not None
         start: dict[str, Any] = {}
@@ -67,3 +74,13 @@ def test_ctrl_c_with_dir_says_where_the_pending_requests_stay(tmp_path: Path) ->
         assert [r.status for r in store.list_requests()] == [RequestStatus.PENDING]
     finally:
         store.close()
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_demo_even_when_its_parent_ignored_sigint() -> None:
+    """The demo says Ctrl-C stops it; an inherited SIG_IGN (a background job, a parent that
+    ignored SIGINT while it forked) must not leave it waiting for a human forever."""
+    code, start, note, err = _interrupt_while_pending(ignored=True)
+    assert code == 130 and "Traceback" not in err, err
+    assert note.startswith("interrupted: the demo stops here")
+    assert not Path(start["db"]).parent.exists()

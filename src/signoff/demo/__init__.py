@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -191,10 +192,27 @@ def run_demo(*, as_json: bool = False, port: int = 8765, auto_approve_after: flo
                                  code="invalid_argument")
     after, note = auto_approval(auto_approve_after, no_auto_approve=no_auto_approve,
                                 interactive=interactive)
-    with _home(directory) as home:
+    with _ctrl_c_stops(), _home(directory) as home:
         return _run(home, report=Report(as_json=as_json), notes=[note] if note else [],
                     port=port, auto_after=after, keep_serving=keep_serving,
                     kept=str(home) if directory else None)
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops() -> Iterator[None]:
+    """The demo says "Ctrl-C stops the demo", so Ctrl-C does, as it stops ``serve``: a
+    SIGINT ignored or blocked by whatever started the process (a shell's background job, a
+    parent that ignored it while forking) would leave it waiting for a human forever."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 @contextlib.contextmanager
