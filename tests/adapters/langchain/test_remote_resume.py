@@ -25,9 +25,9 @@ def _no_network(request: httpx.Request) -> httpx.Response:
 def test_resume_decisions_are_refused_with_a_remote_gate(tmp_path: Path) -> None:
     policy = Policy.from_toml(POLICY.format(root=tmp_path), source="lc.toml")
     with Client("http://127.0.0.1:9", "so_agent", policy=policy,
-                transport=httpx.MockTransport(_no_network)) as client:
-        with pytest.raises(ConfigurationError) as refused:
-            SignoffMiddleware(client, resume_decisions_as="alice")
+                transport=httpx.MockTransport(_no_network)) as client, \
+            pytest.raises(ConfigurationError) as refused:
+        SignoffMiddleware(client, resume_decisions_as="alice")
     assert refused.value.code == "resume_needs_local_gate"
 
 
