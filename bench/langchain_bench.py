@@ -174,12 +174,12 @@ def reviewer_latency(calls: int, work: Path) -> None:
     from signoff import Gate, Policy, ProposalKind, ReviewMode, RunContext, SqliteStore, ToolCall
     from signoff.review import (
         ChatCompletionsReviewer,
+        ReviewRequest,
         RiskReviewer,
         build_messages,
         parse_answer,
         prompt_hash,
     )
-    from signoff.review.base import ReviewRequest
 
     (work / "ws").mkdir(exist_ok=True)
     text = POLICY.format(root=work / "ws") + "[tools.deploy]\n"

@@ -34,10 +34,7 @@ MAY_USE: dict[str, set[str]] = {
 }
 # Arrows still to be removed, each named with why it is here; the test fails when one is
 # gone, so the list only shrinks.
-KNOWN: dict[tuple[str, str], str] = {
-    ("policy", "review"): "the auto reviewer is still asked inside Policy.evaluate "
-                          "(policy/asking.py, engine.py); it belongs to the kernel",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def part_of(module: str) -> str:

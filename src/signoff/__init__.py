@@ -59,7 +59,13 @@ from signoff.model import (
     Verdict,
 )
 from signoff.policy import Memory, Policy, trusted_context, untrusted_context
+from signoff.policy.reviewing import use_builder
+from signoff.review import build_reviewer
 from signoff.store.sqlite import SqliteStore
+
+# The composition root: a policy builds the reviewer its ``[review]`` names with the
+# reviewers' own builder; the policy package defines the port and imports no reviewer.
+use_builder(build_reviewer)
 
 if TYPE_CHECKING:
     from signoff.store.postgres import PostgresStore as PostgresStore

@@ -19,8 +19,8 @@ from signoff.model import Effect, Reason, ReviewMode, Risk, RunContext, Step, To
 from signoff.policy.matching import ToolView, grant_applies
 from signoff.policy.memory import RecalledCall
 from signoff.policy.modes import clamp
+from signoff.policy.reviewing import ReviewOutcome, ReviewRequest, beyond_reviewer
 from signoff.policy.spec import CONCERN_CODES, Rule
-from signoff.review import ReviewOutcome, ReviewRequest, beyond_reviewer
 from signoff.shell import ShellAnalysis
 from signoff.shell.concerns import MANDATORY
 

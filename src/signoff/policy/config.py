@@ -29,6 +29,7 @@ from signoff.policy.patterns import (
     compile_value_pattern,
     tool_matches,
 )
+from signoff.policy.reviewing import REVIEWERS, TOKEN_LIMIT_PARAMS, ReviewConfig
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
 from signoff.policy.spec import (
     CONCERN_CODES,
@@ -41,7 +42,6 @@ from signoff.policy.spec import (
     ToolSpec,
     WorkspaceConfig,
 )
-from signoff.review.config import REVIEWERS, TOKEN_LIMIT_PARAMS, ReviewConfig
 
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _RULE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")

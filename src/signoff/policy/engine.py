@@ -4,8 +4,10 @@
 context in, one explained ``Verdict`` out. The order of evaluation lives in
 ``evaluation.py``, asking by mode in ``asking.py``, and the shortcut for tools
 whose arguments cannot change the verdict in ``quick.py``. Evaluation touches no
-database and runs nothing; memory of rejections and grants comes in through
-``DecisionMemory``.
+database and runs no tool: memory of rejections and grants comes in through
+``DecisionMemory``, and the one thing it may call out to is the auto reviewer it
+holds (``reviewing.py``, the port): in ``auto`` mode, for a gated call within the
+bound. That may be a model over the network; every other mode calls nothing.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from signoff.policy.hints import HintBook
 from signoff.policy.matching import ToolView, build_view
 from signoff.policy.memory import DecisionMemory, Memory
 from signoff.policy.quick import quick_verdict
+from signoff.policy.reviewing import Reviewer, configured_reviewer
 from signoff.policy.spec import PolicyConfig, Rule
 from signoff.policy.workspace import Workspace
-from signoff.review import Reviewer, build_reviewer
 
 _DEFAULT_CONTEXT = RunContext()
 _MAX_VIEWS = 4096
@@ -49,7 +51,7 @@ class Policy:
         self._hints_seen = self.hints.generation
         self.memory: DecisionMemory = memory if memory is not None else Memory()
         # None: the reviewer [review] names, built now so a missing key or package shows at load.
-        self.reviewer: Reviewer = reviewer if reviewer is not None else build_reviewer(
+        self.reviewer: Reviewer = reviewer if reviewer is not None else configured_reviewer(
             config.review)
         self.clock = clock
         self.workspace: Workspace | None = None

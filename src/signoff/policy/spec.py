@@ -12,8 +12,8 @@ from signoff.policy.guarded import Guarded
 from signoff.policy.harnesses import DEFAULT_PROTECTED
 from signoff.policy.hints import McpConfig
 from signoff.policy.patterns import CommandPattern, ValuePattern
+from signoff.policy.reviewing import ReviewConfig
 from signoff.policy.sensitive import DEFAULT_SECRETS, DEFAULT_SENSITIVE
-from signoff.review.config import ReviewConfig
 
 DEFAULT_GATED = ("execute", "run_in_background", "schedule_task")
 # Concerns (signoff.shell.concerns) that need a human whatever the review mode.

@@ -5,16 +5,21 @@ it has no tools and cannot act. It answers approve or escalate. Anything else
 — an exception, a malformed answer — is treated as doubt and escalates to a
 human: an auto reviewer can only ever *save* a human a click, never overrule one.
 A call above ``[review] max_risk`` or carrying a concern never reaches one
-(``bound.py``). Model-backed reviewers (``ChatCompletionsReviewer``,
+(the bound, ``signoff.policy.reviewing``, which also holds the protocol a reviewer
+implements). Model-backed reviewers (``ChatCompletionsReviewer``,
 ``ChatModelReviewer``) are described in docs/review.md.
 """
 
+from signoff.policy.reviewing import (
+    ReviewConfig,
+    Reviewer,
+    ReviewOutcome,
+    ReviewRequest,
+    beyond_reviewer,
+)
 from signoff.review.answer import VERDICT_SCHEMA, InvalidAnswer, parse_answer
-from signoff.review.base import Reviewer, ReviewOutcome, ReviewRequest
-from signoff.review.bound import beyond_reviewer
 from signoff.review.budget import ReviewBudget
 from signoff.review.chat_completions import ChatCompletionsReviewer
-from signoff.review.config import ReviewConfig
 from signoff.review.configured import build_reviewer
 from signoff.review.langchain_model import ChatModelReviewer
 from signoff.review.llm import ERROR_CODES, Completion, ModelReviewer

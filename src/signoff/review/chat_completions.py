@@ -19,8 +19,8 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from signoff.errors import ConfigurationError
+from signoff.policy.reviewing import TOKEN_LIMIT_PARAMS
 from signoff.review.budget import ReviewBudget
-from signoff.review.config import TOKEN_LIMIT_PARAMS
 from signoff.review.hangup import Hangup, attach
 from signoff.review.llm import Completion, ModelReviewer
 from signoff.review.pool import ReviewPool

@@ -12,9 +12,8 @@ import os
 from collections.abc import Mapping
 
 from signoff.errors import ConfigurationError
-from signoff.review.base import Reviewer
+from signoff.policy.reviewing import ReviewConfig, Reviewer
 from signoff.review.budget import ReviewBudget
-from signoff.review.config import ReviewConfig
 from signoff.review.pool import ReviewPool
 from signoff.review.rules import RiskReviewer
 

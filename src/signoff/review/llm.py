@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from signoff.policy.reviewing import ReviewOutcome, ReviewRequest
 from signoff.review.answer import MAX_ANSWER, InvalidAnswer, parse_answer
-from signoff.review.base import ReviewOutcome, ReviewRequest
 from signoff.review.budget import ReviewBudget
 from signoff.review.pool import ReviewPool
 from signoff.review.prompt import build_messages, prompt_hash

@@ -5,8 +5,8 @@ arguments, the policy's findings — travels inside one JSON document, and the
 arguments inside it as a JSON *string* holding their RFC 8785 text. JSON
 escaping means nothing in an argument can close a quote or a block and speak
 as the prompt: a planted "ignore previous instructions" stays a string value.
-The system prompt says so, and the bound (``bound.py``) makes sure that even a
-reviewer that obeys one cannot approve what matters. Characters that do not
+The system prompt says so, and the bound (``policy.reviewing.beyond_reviewer``) makes
+sure that even a reviewer that obeys one cannot approve what matters. Characters that do not
 print as themselves (bidi controls, zero-width and other invisible or format
 characters, Unicode tag characters that smuggle text past a human) are sent as
 JSON ``\\uXXXX`` escapes: the same data, visibly.
@@ -24,7 +24,7 @@ import regex
 from signoff import jcs
 from signoff.canonical import canonical_bytes
 from signoff.model import Reason
-from signoff.review.base import ReviewRequest
+from signoff.policy.reviewing import ReviewRequest
 
 SYSTEM_PROMPT = """\
 You review one tool call an AI agent proposes, on behalf of the human who asked \

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from signoff.model import Risk
-from signoff.review.base import ReviewOutcome, ReviewRequest
+from signoff.policy.reviewing import ReviewOutcome, ReviewRequest
 
 
 class RiskReviewer:
