@@ -122,7 +122,7 @@ def test_an_outside_path_waits_for_a_human_when_the_policy_says_approve(deep: De
     out = wait_and_resume(agent, gate, config, timeout=10)
     # deepagents' own virtual root then refuses the climb: signoff let it through only
     # because a human said yes, and the backend is still the backend.
-    assert gate.store_get(request.id).status in (RequestStatus.SUCCEEDED, RequestStatus.FAILED)
+    assert gate.get_request(request.id).status in (RequestStatus.SUCCEEDED, RequestStatus.FAILED)
     assert "o1" in answers(out)
 
 
@@ -144,7 +144,7 @@ def test_a_gated_execute_pauses_and_runs_once_after_approval(deep: Deep) -> None
     for _ in range(2):  # the same wake-up again runs nothing twice
         agent.invoke(_wake(agent, config), config)
     assert (deep.root / "ledger.txt").read_text() == "built\n"
-    assert deep.gate.store_get(request.id).status is RequestStatus.SUCCEEDED
+    assert deep.gate.get_request(request.id).status is RequestStatus.SUCCEEDED
 
 
 def _wake(agent: Any, config: dict[str, Any]) -> Any:
@@ -205,7 +205,7 @@ def test_a_task_subagents_ask_surfaces_labelled_with_its_parent(deep: Deep, face
     assert asked.run_id and asked.run_id != parent_run  # the child's own run
     assert answers(out)["p1"].content == "child done"
     assert (deep.root / "ledger.txt").read_text() == "deployed\n"
-    assert deep.gate.store_get(asked.id).status is RequestStatus.SUCCEEDED
+    assert deep.gate.get_request(asked.id).status is RequestStatus.SUCCEEDED
 
 
 def test_a_subagent_not_reviewed_by_signoff_is_never_started(deep: Deep) -> None:
@@ -360,13 +360,13 @@ def test_a_reviewed_edit_shows_its_diff_and_refuses_if_the_file_changed(deep: De
     config = {"configurable": {"thread_id": "edit"}}
     agent.invoke(USER, config)
     (request,) = gate.store.list_requests()
-    (change,) = gate.store_get(request.id).changes
+    (change,) = gate.get_request(request.id).changes
     assert change["kind"] == "diff"
     assert "-ship on friday" in change["diff"] and "+ship on monday" in change["diff"]
     (deep.root / "notes.md").write_text("# notes\nship on sunday\n")  # changed since
     gate.decide(request.id, Decision.approve(), identity=deep.ann)
     out = wait_and_resume(agent, gate, config, timeout=10)
-    assert gate.store_get(request.id).status is RequestStatus.INVALIDATED
+    assert gate.get_request(request.id).status is RequestStatus.INVALIDATED
     answer = str(answers(out)["e1"].content)
     assert "resource_changed" in answer and "did not run" in answer
     assert (deep.root / "notes.md").read_text() == "# notes\nship on sunday\n"  # not edited

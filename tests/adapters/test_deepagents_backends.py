@@ -309,7 +309,7 @@ def test_a_resume_on_an_agent_rebuilt_over_another_backend_runs_nothing(env: Env
         wait_and_resume(rebuilt, env.gate, config, timeout=10)
     assert caught.value.code == "backend_mismatch"
     assert not (env.root / "ledger.txt").exists()
-    assert env.gate.store_get(request.id).status is RequestStatus.APPROVED  # never claimed
+    assert env.gate.get_request(request.id).status is RequestStatus.APPROVED  # never claimed
 
 
 @pytest.mark.parametrize("kind", REAL)

@@ -41,7 +41,7 @@ def _propose(gate: Gate, call_id: str) -> str:
 
 def test_a_pending_request_shows_when_it_expires(gate: Gate,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    request = gate.store_get(_propose(gate, "c1"))
+    request = gate.get_request(_propose(gate, "c1"))
     assert request.expires_at is not None
     lines = _show(capsys, request.id)
     assert f"  created {shown(request.created_at)}" in lines
@@ -77,7 +77,7 @@ def test_times_in_lists_say_utc(gate: Gate, capsys: pytest.CaptureFixture[str]) 
 @pytest.mark.parametrize("flag", ["--since", "--until"])
 def test_list_times_read_dates_ages_and_epoch_seconds(
         gate: Gate, capsys: pytest.CaptureFixture[str], flag: str) -> None:
-    request = gate.store_get(_propose(gate, "c3"))
+    request = gate.get_request(_propose(gate, "c3"))
     created = request.created_at
     day = time.strftime("%Y-%m-%d", time.gmtime(created))
     before, after = ((["1h", str(int(created) - 5), "2000-01-01", "2000-01-01T00:00Z"],

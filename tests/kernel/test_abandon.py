@@ -39,7 +39,7 @@ def test_abandon_makes_the_run_unknown_with_its_reason_and_audit(gate: Gate) -> 
     execution = claimed(gate)
     outcome = gate.abandon(execution, reason="the MCP server closed during the call")
     assert outcome.kind is OutcomeKind.UNKNOWN and outcome.code == "outcome_lost"
-    request = gate.store_get(execution.request_id)
+    request = gate.get_request(execution.request_id)
     assert request.status is RequestStatus.UNKNOWN
     assert request.outcome_reason == "the MCP server closed during the call"
     moves = [json.loads(e.data) for e in gate.store.audit_events()
@@ -56,7 +56,7 @@ def test_a_late_report_from_the_holder_still_settles_it(gate: Gate) -> None:
     gate.abandon(execution, reason="client cancelled")
     settled = gate.report(execution, result={"ok": True})
     assert settled.kind is OutcomeKind.EXECUTED
-    assert gate.store_get(execution.request_id).status is RequestStatus.SUCCEEDED
+    assert gate.get_request(execution.request_id).status is RequestStatus.SUCCEEDED
 
 
 def test_only_the_fencing_token_holder_abandons_and_a_settled_run_stays(gate: Gate) -> None:
@@ -65,6 +65,6 @@ def test_only_the_fencing_token_holder_abandons_and_a_settled_run_stays(gate: Ga
     assert gate.abandon(stale, reason="not mine").kind is OutcomeKind.EXECUTING
     gate.report(execution, result="done")
     assert gate.abandon(execution, reason="too late").kind is OutcomeKind.EXECUTED
-    assert gate.store_get(execution.request_id).status is RequestStatus.SUCCEEDED
+    assert gate.get_request(execution.request_id).status is RequestStatus.SUCCEEDED
     with pytest.raises(Conflict):
         gate.report(stale, result="again")

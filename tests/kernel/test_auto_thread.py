@@ -79,12 +79,12 @@ def _ask(gate: Gate, call_id: str, tool: str = "note", context: RunContext = RUN
 
 
 def _status(gate: Gate, request_id: str) -> RequestStatus:
-    return gate.store_get(request_id).status
+    return gate.get_request(request_id).status
 
 
 def _listing(gate: Gate, *request_ids: str) -> list[tuple[str, str]]:
     """What a card shows: each call with the arguments hash that would run."""
-    return [(i, gate.store_get(i).run_hash) for i in request_ids]
+    return [(i, gate.get_request(i).run_hash) for i in request_ids]
 
 
 def _events(store: Store, kind: str) -> list[dict[str, object]]:

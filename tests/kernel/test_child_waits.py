@@ -73,10 +73,10 @@ def test_a_killed_workers_child_request_is_withdrawn_on_recover(
             gate.start_run(RunContext(thread_id="t-dead", run_id="next"))
         report = gate.recover()
         assert report.withdrawn == 1
-        withdrawn = gate.store_get(dead_id)
+        withdrawn = gate.get_request(dead_id)
         assert withdrawn.status is RequestStatus.CANCELLED
         assert withdrawn.outcome_code == "worker_restarted"
-        assert gate.store_get(alive_id).status is RequestStatus.PENDING  # its worker lives
+        assert gate.get_request(alive_id).status is RequestStatus.PENDING  # its worker lives
         gate.start_run(RunContext(thread_id="t-dead", run_id="next"))  # no longer waiting
         kinds = [e.kind for e in gate.store.audit_events() if e.request_id == dead_id]
         assert kinds[-1] == "request.cancelled"

@@ -77,7 +77,7 @@ def test_a_refusal_is_returned_recorded_and_never_judged_again(
     once = gate.decide_once(request_id, decision, user=user, key="k1", via="resume")
     assert once.refused and once.code == code and not once.replayed
     assert gate.store.decisions(request_id) == []
-    assert gate.store_get(request_id).status is RequestStatus.PENDING
+    assert gate.get_request(request_id).status is RequestStatus.PENDING
     [refused] = events(gate, "decision.refused")
     assert (refused["request_id"], refused["actor"], refused["code"], refused["via"]) == (
         request_id, user, code, "resume")
@@ -96,12 +96,12 @@ def test_a_refused_delivery_stays_refused_when_the_rules_change(gate: Gate) -> N
     replay = gate.decide_once(request_id, Decision.approve(), user="alice", key="k1",
                               via="resume")
     assert replay.refused and replay.replayed
-    assert gate.store_get(request_id).status is RequestStatus.PENDING
+    assert gate.get_request(request_id).status is RequestStatus.PENDING
     # A new delivery (another key) is judged on its own.
     fresh = gate.decide_once(request_id, Decision.reject("no"), user="alice", key="k2",
                              via="resume")
     assert not fresh.refused
-    assert gate.store_get(request_id).status is RequestStatus.REJECTED
+    assert gate.get_request(request_id).status is RequestStatus.REJECTED
 
 
 def test_a_precheck_refuses_like_the_kernel(gate: Gate) -> None:

@@ -78,7 +78,7 @@ def _ask(gate: Gate, call_id: str, tool: str = "deploy", **args: str) -> str:
 def test_both_roles_must_approve(store: Store) -> None:
     gate, who = _gate(store)
     request_id = _ask(gate, "c1")
-    request = gate.store_get(request_id)
+    request = gate.get_request(request_id)
     assert request.requires == (("business-owner", 1), ("ops-owner", 1))
     assert set(request.roles) == {"business-owner", "ops-owner"}
     assert request.approvals_required == 2

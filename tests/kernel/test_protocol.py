@@ -18,7 +18,7 @@ ROOT = HERE.parent.parent
 
 def test_every_member_of_the_protocol_is_on_both_gates() -> None:
     members = [name for name in vars(GateProtocol) if not name.startswith("_")]
-    assert {"propose", "wait", "claim", "report", "cancel", "store_get"} <= set(members)
+    assert {"propose", "wait", "claim", "report", "cancel", "get_request"} <= set(members)
     for name in members:
         declared = any(name in vars(k).get("__annotations__", {}) for k in Gate.__mro__)
         assert hasattr(Gate, name) or declared, name  # ``policy``: set in __init__

@@ -22,7 +22,7 @@ def test_propose_claim_report_as_the_gate_answers(served: Served) -> None:
         assert proposal.kind is ProposalKind.PENDING
         assert proposal.request is not None
         request_id = proposal.request.id
-        stored = served.gate.store_get(request_id)
+        stored = served.gate.get_request(request_id)
         for name in ("args", "args_hash", "status", "tool", "risk", "summary", "thread_id",
                      "run_id", "principal", "policy_version"):
             assert getattr(proposal.request, name) == getattr(stored, name), name
@@ -43,9 +43,9 @@ def test_propose_claim_report_as_the_gate_answers(served: Served) -> None:
         assert isinstance(second, Outcome) and second.kind is OutcomeKind.EXECUTING
         done = agent.report(claimed, result="built")
         assert (done.kind, done.result) == (OutcomeKind.EXECUTED, "built")
-        assert agent.store_get(request_id).status is RequestStatus.SUCCEEDED
+        assert agent.get_request(request_id).status is RequestStatus.SUCCEEDED
         with pytest.raises(errors.NotFound):
-            agent.store_get("req_missing")
+            agent.get_request("req_missing")
 
 
 def test_cancel_withdraws_a_wait_and_keeps_a_decision(served: Served) -> None:

@@ -74,7 +74,7 @@ def test_an_escalated_call_is_reviewed_once_however_often_it_is_proposed(
     assert gate.propose(call, context).kind is ProposalKind.DECIDED
     gate.resume(first.request.id)
     assert chat_server.hits == 1
-    review = gate.store_get(first.request.id).review
+    review = gate.get_request(first.request.id).review
     assert review is not None
     assert (review["approve"], review["reviewer"], review["model"]) == \
         (False, "openai", "scripted-model")

@@ -246,7 +246,7 @@ def test_claim_and_result_run_once_for_the_requester_only(served: Served) -> Non
                                 "result": {"exit": 0}}).json()
         assert (done["kind"], done["result"]) == ("executed", {"exit": 0})
         problem(agent.post(f"/api/v1/calls/{request_id}/claim"), 409, "request_executed")
-    assert served.gate.store_get(request_id).status is RequestStatus.SUCCEEDED
+    assert served.gate.get_request(request_id).status is RequestStatus.SUCCEEDED
 
 
 def test_threads_review_mode(served: Served) -> None:
@@ -370,11 +370,11 @@ def test_inbox_forms_need_the_cookie_csrf_token_and_same_origin(served: Served) 
                 "cross_origin")
         # GET never changes state
         assert browser.get(f"/requests/{request_id}/decide").status_code == 405
-        assert served.gate.store_get(request_id).status is RequestStatus.PENDING
+        assert served.gate.get_request(request_id).status is RequestStatus.PENDING
         done = browser.post(f"/requests/{request_id}/decide", data={**form, "csrf": csrf})
         assert done.status_code == 303
         assert done.headers["location"] == f"/requests/{request_id}?done=approved"
-    assert served.gate.store_get(request_id).status is RequestStatus.APPROVED
+    assert served.gate.get_request(request_id).status is RequestStatus.APPROVED
 
 
 def test_metrics_count_requests_decisions_and_latency(served: Served) -> None:

@@ -68,5 +68,5 @@ def test_an_edit_refreshes_the_open_page_with_what_would_run(page: Page,
     assert "Edited by an approver" in page.locator("#request-args").inner_text()
     page.click("#approve-once")
     page.locator("#status", has_text="approved").wait_for()
-    request = service.gate.store_get(request_id)
+    request = service.gate.get_request(request_id)
     assert request.status.value == "approved" and request.run_hash == args_hash(PROD)

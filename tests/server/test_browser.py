@@ -547,7 +547,7 @@ def test_auto_approve_this_thread_from_the_card(page: Page, service: Service) ->
     for got in waits:
         outcome = joined(got)
         assert (outcome["http_status"], outcome["kind"]) == (200, "approved")
-    assert service.gate.store_get(secret).status.value == "pending"  # mandatory: a human's
+    assert service.gate.get_request(secret).status.value == "pending"  # mandatory: a human's
     view = service.agent.get(f"/api/v1/threads/{thread}").json()
     assert (view["review_mode"], view["set_by"]) == ("auto", "admin")
     # the thread is on auto now: the reviewer passes the next low-risk call

@@ -130,7 +130,7 @@ def page(browser: Browser, service: Service) -> Iterator[Page]:
 
 
 def _status(service: Service, request_id: str) -> str:
-    return service.gate.store_get(request_id).status.value
+    return service.gate.get_request(request_id).status.value
 
 
 def test_the_card_approves_what_it_listed_not_what_came_after(page: Page,
@@ -144,7 +144,7 @@ def test_the_card_approves_what_it_listed_not_what_came_after(page: Page,
     others = page.locator("#pause-others").inner_text()
     assert "make test" in others
     listed = page.locator("input[name=listed]").evaluate_all("els => els.map(e => e.value)")
-    assert listed == [f"{second_id} {service.gate.store_get(second_id).run_hash}"]
+    assert listed == [f"{second_id} {service.gate.get_request(second_id).run_hash}"]
 
     # after the card was rendered: one more call of the run, and another agent's, no run id
     late = service.propose("build-bot", "execute", {"command": "make lint"}, "c3", run)
@@ -153,7 +153,7 @@ def test_the_card_approves_what_it_listed_not_what_came_after(page: Page,
                            {"thread_id": "t-card"})
     assert curl["status"] == "pending"
     curl_id = curl["request_id"]
-    request = service.gate.store_get(curl_id)
+    request = service.gate.get_request(curl_id)
     assert (request.risk.value, request.mandatory) == ("critical", False)
 
     page.locator("#approve-auto-thread").click()

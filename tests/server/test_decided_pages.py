@@ -19,7 +19,7 @@ def _facts(page: str) -> str:
 
 def test_a_pending_request_shows_its_expiry_in_utc(served: Served) -> None:
     request_id = propose_make(served, "t-pending")
-    request = served.gate.store_get(request_id)
+    request = served.gate.get_request(request_id)
     assert request.expires_at is not None
     with served.client(served.alice) as alice:
         page = alice.get(f"/requests/{request_id}").text
@@ -66,7 +66,7 @@ def test_an_approved_request_shows_who_approved_it_and_when(served: Served) -> N
 
 def test_an_expired_request_says_so_without_a_countdown(served: Served) -> None:
     request_id = propose_make(served, "t-expired")
-    request = served.gate.store_get(request_id)
+    request = served.gate.get_request(request_id)
     assert request.expires_at is not None
     served.clock.now = request.expires_at + 1
     served.gate.recover(run_approved=False)

@@ -15,6 +15,7 @@ import pytest
 
 from signoff.audit import AuditEvent
 from signoff.kernel.gate import Gate
+from signoff.kernel.records import Records
 from signoff.model import RunContext, ToolCall
 from signoff.policy import Policy
 from signoff.server.feed import ChangeFeed
@@ -24,7 +25,7 @@ from signoff.store.base import Store
 class Counting:
     """The store, counting the watcher's reads of events."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Records) -> None:
         self.store = store
         self.event_reads = 0
 
@@ -54,7 +55,7 @@ async def _until(condition: Any, seconds: float = 10.0) -> None:
 def test_the_feed_reads_events_only_for_open_streams(policy: Policy, store: Store,
                                                      streams: int) -> None:
     gate = Gate(policy, store)
-    counting = Counting(store)
+    counting = Counting(gate.records)
     woken: list[list[AuditEvent]] = []
 
     async def run() -> list[AuditEvent]:
@@ -92,7 +93,7 @@ def test_a_stream_opened_later_gets_what_follows(policy: Policy, store: Store) -
     gate = Gate(policy, store)
 
     async def run() -> tuple[str, str]:
-        feed = ChangeFeed(store, poll=0.05)
+        feed = ChangeFeed(gate.records, poll=0.05)
         feed.start()
         try:
             await asyncio.to_thread(_propose, gate, 0)

@@ -44,7 +44,7 @@ from signoff.kernel.sessions import DEFAULT_LIMITS, LINK_TTL, SessionLimits, Sig
 from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.kernel.verdicts import VerdictLog
 from signoff.kernel.webhooks import Webhooks
-from signoff.kernel.wrapping import wrap
+from signoff.kernel.wrapping import registered
 from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import (
     ApprovalRequest,
@@ -204,9 +204,11 @@ class Gate:
         """The request as stored, or ``NotFound``."""
         return self.reader.get(request_id)
 
-    def store_get(self, request_id: str) -> ApprovalRequest:
-        """``request``, by its older name."""
+    def get_request(self, request_id: str) -> ApprovalRequest:
+        """``request``, by the name of the gate protocol (``kernel/protocol.py``)."""
         return self.reader.get(request_id)
+
+    store_get = get_request  # the older name, kept for callers written against it
 
     def outcome(self, request_id: str) -> Outcome:
         """The outcome of a request now, without running anything (an overdue pending
@@ -428,6 +430,12 @@ class Gate:
         ``ca_file``) in the policies it judges with."""
         guard_policies((self.policy, self.revalidation_policy), paths, role)
 
+    def notifier_tables(self) -> Store:
+        """The store, for the notifier alone: it keeps tables of its own beside the gate's
+        (the delivery log, its timers, Slack message ids) and writes them, with their events,
+        in its own transactions. Nothing else above the kernel is handed the store."""
+        return self.store
+
     def flush(self) -> None:
         """Write the batched verdict audit events now (see ``signoff.kernel.verdicts``)."""
         if self.verdicts is not None:
@@ -446,15 +454,14 @@ class Gate:
 
     async def adecide(self, request_id: str, decision: Decision, *, identity: Identity,
                       idempotency_key: str | None = None) -> DecisionResult:
-        return await asyncio.to_thread(functools.partial(
-            self.decide, request_id, decision, identity=identity,
-            idempotency_key=idempotency_key))
+        return await asyncio.to_thread(self.decide, request_id, decision, identity=identity,
+                                       idempotency_key=idempotency_key)
 
     async def aresume(self, request_id: str) -> Outcome:
         return await self.runner.aresume(request_id)
 
     async def await_decision(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
-        return await asyncio.to_thread(functools.partial(self.wait, request_id, timeout=timeout))
+        return await asyncio.to_thread(self.wait, request_id, timeout=timeout)
 
     async def arun(self, call: ToolCall, context: RunContext | None = None, *,
                    timeout: float = DEFAULT_WAIT) -> Outcome:
@@ -485,14 +492,8 @@ class Gate:
              timeout: float = DEFAULT_WAIT) -> Any:
         """Register a tool and wrap it so every call goes through the gate (the wrapper and
         what it raises when a call does not run: ``signoff.kernel.wrapping``)."""
-
-        def register(target: Callable[..., Any]) -> Callable[..., Any]:
-            tool_name = name or target.__name__
-            entry = ToolEntry.build(tool_name, target, schema=schema,
-                                    preconditions=dict(preconditions or {}), verify=verify,
-                                    summary=summary, expected_effect=expected_effect)
-            self.tools[tool_name] = entry
-            return wrap(target, entry, run=self.run, arun=self.arun, context=context,
-                        timeout=timeout)
-
+        register = functools.partial(
+            registered, self.tools, run=self.run, arun=self.arun, name=name, schema=schema,
+            preconditions=preconditions, verify=verify, summary=summary,
+            expected_effect=expected_effect, context=context, timeout=timeout)
         return register(fn) if fn is not None else register

@@ -74,7 +74,7 @@ class GateProtocol(Protocol):
         """Withdraw a request its asker no longer waits for."""
         ...
 
-    def store_get(self, request_id: str) -> ApprovalRequest:
+    def get_request(self, request_id: str) -> ApprovalRequest:
         """One request as stored now (``NotFound`` otherwise)."""
         ...
 

@@ -72,6 +72,23 @@ class Records:
     def audit_head(self) -> tuple[int, str]:
         return self.store.audit_head()
 
+    def change_token(self) -> object:
+        """A token for ``wait``: what the store has seen change so far."""
+        return self.store.change_token()
+
+    def wait(self, key: str, *, timeout: float, since: object = None) -> None:
+        """Until ``key`` (a request id, or ``"*"``: anything) changes after ``since``, or
+        ``timeout`` seconds (what the server's live feed sleeps on)."""
+        self.store.wait(key, timeout=timeout, since=since)
+
+    def count_requests(self) -> dict[str, int]:
+        """Requests by status, as every server shares them (``/metrics``)."""
+        return self.store.count_requests()
+
+    def delivery_counts(self) -> dict[tuple[str, str], int]:
+        """Deliveries in the log by (channel, status) (``/metrics``)."""
+        return self.store.delivery_counts()
+
     def verify_audit(self) -> Verification:
         return self.store.verify_audit()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from signoff.kernel.outcomes import (
@@ -22,11 +22,26 @@ from signoff.kernel.outcomes import (
     Responded,
     StillPending,
 )
-from signoff.kernel.tools import ToolEntry
+from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.model import RunContext, ToolCall
 
 Run = Callable[..., Outcome]
 ARun = Callable[..., Awaitable[Outcome]]
+
+
+def registered(tools: dict[str, ToolEntry], target: Callable[..., Any], *, run: Run,
+               arun: ARun, name: str | None, schema: Mapping[str, Any] | None,
+               preconditions: Mapping[str, Precondition] | None, verify: Verify | None,
+               summary: Callable[[Mapping[str, Any]], str] | None,
+               expected_effect: str | Callable[[Mapping[str, Any]], str] | None,
+               context: Callable[[], RunContext] | None, timeout: float) -> Callable[..., Any]:
+    """``Gate.tool``: ``target`` entered in ``tools`` under ``name`` (its own by default),
+    and wrapped."""
+    entry = ToolEntry.build(name or target.__name__, target, schema=schema,
+                            preconditions=dict(preconditions or {}), verify=verify,
+                            summary=summary, expected_effect=expected_effect)
+    tools[entry.name] = entry
+    return wrap(target, entry, run=run, arun=arun, context=context, timeout=timeout)
 
 
 def wrap(target: Callable[..., Any], entry: ToolEntry, *, run: Run, arun: ARun,

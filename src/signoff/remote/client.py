@@ -150,7 +150,7 @@ class Client:
         request_id = data.get("request_id")
         return Proposal(kind=ProposalKind(data["status"]),
                         verdict=verdict_of(data["verdict"], call),
-                        request=self.store_get(request_id) if request_id else None)
+                        request=self.get_request(request_id) if request_id else None)
 
     def outcome(self, request_id: str, *, wait: float = 0.0) -> Outcome:
         data = self._call("GET", f"/api/v1/calls/{_segment(request_id)}", params={"wait": wait})
@@ -303,8 +303,11 @@ class Client:
             mode = self.policy.config.default_review_mode
         return dataclasses.replace(context, review_mode=mode)
 
-    def store_get(self, request_id: str) -> ApprovalRequest:
+    def get_request(self, request_id: str) -> ApprovalRequest:
+        """The request as an ``ApprovalRequest`` (``request`` gives the JSON as sent)."""
         return request_of(self.request(request_id))
+
+    store_get = get_request  # the older name
 
     def thread_memory(self, thread_id: str, *, fresh: bool = False) -> ThreadMemory:
         """The thread as the server shows this identity: its stored mode and who set it,

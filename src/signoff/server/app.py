@@ -37,10 +37,10 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
     # Files the server's configuration names are the gate's own: no agent writes them.
     gate.protect_files([notify.smtp.ca_file if notify.smtp else None],
                        "a file the server's configuration names ([notify] ca_file)")
-    feed = ChangeFeed(gate.store, poll=feed_poll)
-    metrics = Metrics(gate.store, lambda: feed.subscribers)
+    feed = ChangeFeed(gate.records, poll=feed_poll)
+    metrics = Metrics(gate.records, lambda: feed.subscribers)
     state = AppState(gate=gate, feed=feed, settings=settings, metrics=metrics)
-    notifier = Notifier(gate.store, notify, clock=gate.clock,
+    notifier = Notifier(gate.notifier_tables(), notify, clock=gate.clock,
                         owner=gate.worker_id,
                         base_url=lambda: state.settings.base_url, channels=channels,
                         on_settled=metrics.settled)

@@ -20,19 +20,28 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from signoff.audit import AuditEvent
-from signoff.store.base import Store
 from signoff.store.outage import Streak
 
 log = logging.getLogger("signoff.server")
 QUEUE_LIMIT = 1000
 
 
+class Watched(Protocol):
+    """What the feed reads: the kernel's ``Records`` (or, in a test, a store)."""
+
+    def audit_head(self) -> tuple[int, str]: ...
+    def audit_events(self, *, after: int = 0, limit: int | None = None,
+                     seal: bool = True) -> Iterator[AuditEvent]: ...
+    def change_token(self) -> object: ...
+    def wait(self, key: str, *, timeout: float, since: object = None) -> None: ...
+
+
 class ChangeFeed:
-    def __init__(self, store: Store, *, poll: float = 1.0) -> None:
+    def __init__(self, store: Watched, *, poll: float = 1.0) -> None:
         self.store = store
         self.poll = poll
         self.generation = 0

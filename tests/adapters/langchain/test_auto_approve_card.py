@@ -41,7 +41,7 @@ def _card(h: Harness, *shown: str) -> Decision:
     """The card's button as an application renders it: the other calls it shows, each with
     the arguments hash that would run."""
     return Decision.approve(scope="auto_thread",
-                            listed=[(i, h.gate.store_get(i).run_hash) for i in shown])
+                            listed=[(i, h.gate.get_request(i).run_hash) for i in shown])
 
 
 def test_auto_approve_this_thread_approves_the_pause_and_the_resumed_run(h: Harness) -> None:
@@ -58,7 +58,7 @@ def test_auto_approve_this_thread_approves_the_pause_and_the_resumed_run(h: Harn
     assert not out.get("__interrupt__")
     assert sorted(h.ran()) == ["execute make build", "execute make lint", "execute make test"]
     assert out["messages"][-1].content == "done"
-    assert h.gate.store_get(second).status is RequestStatus.SUCCEEDED
+    assert h.gate.get_request(second).status is RequestStatus.SUCCEEDED
     memory = h.gate.store.thread_memory("t-card", fresh=True)
     assert (memory.mode, memory.mode_by) == ("auto", "alice")
 
@@ -93,8 +93,8 @@ def test_a_call_the_card_did_not_show_stays_with_humans(h: Harness) -> None:
 
     out = decide_and_resume(agent, h.gate, cfg, {first: card}, identity=h.alice)
 
-    assert h.gate.store_get(second).status is RequestStatus.SUCCEEDED
-    assert h.gate.store_get(curl.request.id).status is RequestStatus.PENDING
+    assert h.gate.get_request(second).status is RequestStatus.SUCCEEDED
+    assert h.gate.get_request(curl.request.id).status is RequestStatus.PENDING
     assert not h.gate.store.decisions(curl.request.id)
     assert "curl" not in " ".join(h.ran())
     assert out["messages"][-1].content == "done"
@@ -108,8 +108,8 @@ def test_a_card_listing_nothing_approves_its_call_alone(h: Harness) -> None:
     out = decide_and_resume(agent, h.gate, cfg, {first: Decision.approve(scope="auto_thread")},
                             identity=h.alice)
     assert out is None  # the second call still waits for a human
-    assert h.gate.store_get(first).status is RequestStatus.APPROVED
-    assert h.gate.store_get(second).status is RequestStatus.PENDING
+    assert h.gate.get_request(first).status is RequestStatus.APPROVED
+    assert h.gate.get_request(second).status is RequestStatus.PENDING
 
 
 def test_a_reject_given_with_the_switch_is_kept(h: Harness) -> None:
@@ -120,12 +120,12 @@ def test_a_reject_given_with_the_switch_is_kept(h: Harness) -> None:
     out = decide_and_resume(agent, h.gate, cfg, {
         first: _card(h, second),
         second: Decision.reject("no tests on the shared runner")}, identity=h.alice)
-    assert h.gate.store_get(second).status is RequestStatus.REJECTED
+    assert h.gate.get_request(second).status is RequestStatus.REJECTED
     assert "no tests on the shared runner" in _answers(out)["c2"]
     # the rejection is remembered in the thread: that tool goes to a human even in auto
     assert h.ran() == ["execute make build"]
     [lint] = pending_request_ids(agent, cfg)
-    assert h.gate.store_get(lint).call_id == "c3"
+    assert h.gate.get_request(lint).call_id == "c3"
 
 
 def test_a_mode_set_while_the_run_goes_on_does_not_change_it(h: Harness) -> None:

@@ -76,7 +76,7 @@ def test_a_resume_approves_only_what_its_interrupt_showed(h: Harness) -> None:
     out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), CONFIG)
     [again] = out["__interrupt__"]
     assert "args_changed" in again.value["signoff"]["note"]
-    assert h.gate.store_get(request_id).status is RequestStatus.PENDING
+    assert h.gate.get_request(request_id).status is RequestStatus.PENDING
     assert [d.approver for d in h.gate.store.decisions(request_id)] == ["bob"]
     assert h.ran() == []
     refused = [json.loads(e.data) for e in h.gate.store.audit_events()
@@ -102,7 +102,7 @@ def test_a_resume_carrying_the_hash_it_saw_is_bound_to_it(h: Harness) -> None:
     [third] = out["__interrupt__"]
     assert "not taken" in third.value["signoff"]["note"]
     assert "arguments hash" in third.value["signoff"]["note"]
-    assert h.gate.store_get(request_id).status is RequestStatus.PENDING
+    assert h.gate.get_request(request_id).status is RequestStatus.PENDING
     out = agent.invoke(Command(resume={third.id: {
         "type": "approve", "args_hash": args_hash(PROD)}}), CONFIG)
     assert "__interrupt__" not in out and h.ran() == ["deploy prod"]

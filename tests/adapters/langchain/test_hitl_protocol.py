@@ -110,7 +110,7 @@ def test_every_pause_is_a_hitl_request_and_a_tool_approval_request(
         legacy = LEGACY.validate_python(value)
         assert legacy["action_request"] == {"action": value["name"], "args": value["args"]}
         assert all(legacy["config"].values())
-        request = hs.gate.store_get(value["signoff"]["request_id"])
+        request = hs.gate.get_request(value["signoff"]["request_id"])
         assert per_call["type"] == "tool_approval"
         assert per_call["tool_call_id"] == request.call_id
         assert per_call["name"] == request.tool
@@ -173,7 +173,7 @@ def test_a_decision_by_resume_takes_effect_as_the_same_decision_in_the_inbox(
             assert "Do not retry the same call" in str(said.content)
     else:
         assert mine_said.content == inbox_said.content
-    now, then = hs.gate.store_get(mine.id), hs.gate.store_get(request.id)
+    now, then = hs.gate.get_request(mine.id), hs.gate.get_request(request.id)
     assert now.status is then.status
     assert now.approved_args == then.approved_args
     [record] = hs.gate.store.decisions(mine.id)
@@ -190,7 +190,7 @@ def test_a_rejection_without_a_message_gets_one(hs: Harness) -> None:
     agent, _ = paused(hs, DEPLOY)
     out = agent.invoke(Command(resume={"type": "reject"}), config())  # a per-call answer
     assert hs.ran() == []
-    assert hs.gate.store_get(request_of(hs, "c1").id).status is RequestStatus.REJECTED
+    assert hs.gate.get_request(request_of(hs, "c1").id).status is RequestStatus.REJECTED
     assert DEFAULT_REJECTION in str(tool_messages(out)["c1"].content)
 
 
@@ -207,7 +207,7 @@ def test_legacy_agent_inbox_responses(hs: Harness, sent: list[dict[str, Any]],
     out = agent.invoke(Command(resume=sent), config())
     assert "__interrupt__" not in out
     assert hs.ran() == ran
-    request = hs.gate.store_get(request_of(hs, "c1").id)
+    request = hs.gate.get_request(request_of(hs, "c1").id)
     assert request.status is status
     if sent[0]["type"] == "ignore":
         assert request.outcome_reason == IGNORED
@@ -225,7 +225,7 @@ def test_several_pending_calls_are_answered_by_interrupt_id(hs: Harness) -> None
     out = agent.invoke(Command(resume=resume), config())
     assert "__interrupt__" not in out
     assert sorted(hs.ran()) == ["deploy prod", "execute make html"]
-    status = {c: hs.gate.store_get(request_of(hs, c).id).status for c in answers}
+    status = {c: hs.gate.get_request(request_of(hs, c).id).status for c in answers}
     assert status == {"c1": RequestStatus.SUCCEEDED, "c2": RequestStatus.REJECTED,
                       "c3": RequestStatus.SUCCEEDED}
     assert "no" in str(tool_messages(out)["c2"].content)
@@ -242,7 +242,7 @@ def test_a_plain_value_for_several_pending_calls_changes_nothing(hs: Harness) ->
     assert hs.ran() == []
     for call_id in ("c1", "c2"):
         request = request_of(hs, call_id)
-        assert hs.gate.store_get(request.id).status is RequestStatus.PENDING
+        assert hs.gate.get_request(request.id).status is RequestStatus.PENDING
         assert hs.gate.store.decisions(request.id) == []
     assert len(agent.get_state(config()).interrupts) == 2  # still paused, both answerable
 
@@ -321,7 +321,7 @@ def test_self_approval_by_resume_is_refused(hs: Harness) -> None:
     request = request_of(hs, "c1")
     out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config())
     assert hs.ran() == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.PENDING
+    assert hs.gate.get_request(request.id).status is RequestStatus.PENDING
     assert hs.gate.store.decisions(request.id) == []
     [again] = out["__interrupt__"]  # the run pauses again and says why
     assert "self_approval" in again.value["signoff"]["note"]
@@ -343,7 +343,7 @@ def test_an_edit_the_policy_denies_is_refused(hs: Harness) -> None:
     out = agent.invoke(Command(resume={"decisions": [{"type": "edit", "edited_action": {
         "name": "execute", "args": {"command": "rm -rf /"}}}]}), config())
     assert hs.ran() == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.PENDING
+    assert hs.gate.get_request(request.id).status is RequestStatus.PENDING
     assert hs.gate.store.decisions(request.id) == []
     assert "edit_denied" in out["__interrupt__"][0].value["signoff"]["note"]
     assert [e["code"] for e in events(hs, request.id, "decision.refused")] == ["edit_denied"]
@@ -364,7 +364,7 @@ def test_an_edit_that_changes_the_tool_or_breaks_its_schema_is_refused(
     out = agent.invoke(Command(resume={"decisions": [{"type": "edit",
                                                       "edited_action": edited}]}), config())
     assert hs.ran() == [] and hs.gate.store.decisions(request.id) == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.PENDING
+    assert hs.gate.get_request(request.id).status is RequestStatus.PENDING
     assert code in out["__interrupt__"][0].value["signoff"]["note"]
     assert [e["code"] for e in events(hs, request.id, "decision.refused")] == [code]
 
@@ -376,7 +376,7 @@ def test_a_decision_after_the_inbox_decided_changes_nothing(hs: Harness) -> None
     out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config())
     assert "__interrupt__" not in out
     assert hs.ran() == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.REJECTED
+    assert hs.gate.get_request(request.id).status is RequestStatus.REJECTED
     assert [d.kind for d in hs.gate.store.decisions(request.id)] == [DecisionKind.REJECT]
     assert "use staging" in str(tool_messages(out)["c1"].content)
 
@@ -410,7 +410,7 @@ def test_a_replayed_resume_changes_nothing(hs: Harness) -> None:
     assert len(hs.gate.store.decisions(request.id)) == 1
     assert len(events(hs, request.id, "decision.recorded")) == 1
     assert events(hs, request.id, "decision.refused") == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.SUCCEEDED
+    assert hs.gate.get_request(request.id).status is RequestStatus.SUCCEEDED
 
 
 def test_a_delivery_is_judged_once_even_when_the_rules_change_later(hs: Harness) -> None:
@@ -426,7 +426,7 @@ def test_a_delivery_is_judged_once_even_when_the_rules_change_later(hs: Harness)
                        config())
     assert "__interrupt__" not in out
     assert hs.ran() == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.REJECTED
+    assert hs.gate.get_request(request.id).status is RequestStatus.REJECTED
     assert [d.kind for d in hs.gate.store.decisions(request.id)] == [DecisionKind.REJECT]
 
 
@@ -437,7 +437,7 @@ def test_a_removed_user_is_refused(hs: Harness) -> None:
     out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config())
     assert out.get("__interrupt__") and hs.ran() == []
     assert hs.gate.store.decisions(request.id) == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.PENDING
+    assert hs.gate.get_request(request.id).status is RequestStatus.PENDING
 
 
 @pytest.mark.parametrize("value", [
@@ -457,7 +457,7 @@ def test_a_malformed_resume_is_a_wake_up_and_says_so(
     assert "not taken as a decision" in again.value["signoff"]["note"]
     assert any("only a wake-up" in r.getMessage() for r in caplog.records)
     assert hs.ran() == [] and hs.gate.store.decisions(request.id) == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.PENDING
+    assert hs.gate.get_request(request.id).status is RequestStatus.PENDING
 
 
 JSON = st.recursive(
@@ -499,7 +499,7 @@ def test_without_the_opt_in_a_resume_is_only_a_wake_up(hs: Harness, value: Any) 
     out = agent.invoke(Command(resume={out["__interrupt__"][0].id: value}), config())
     assert out.get("__interrupt__")
     assert hs.ran() == []
-    assert hs.gate.store_get(request.id).status is RequestStatus.PENDING
+    assert hs.gate.get_request(request.id).status is RequestStatus.PENDING
     assert hs.gate.store.decisions(request.id) == []
     assert events(hs, request.id, "decision.refused") == []
     # The inbox still decides it, and a wake-up runs it.

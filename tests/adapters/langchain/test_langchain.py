@@ -33,7 +33,7 @@ def h(either: Harness) -> Harness:
 
 
 def by_call(h: Harness, config: dict[str, Any] = CFG) -> dict[str, str]:
-    return {h.gate.store_get(i).call_id: i for i in pending_request_ids(h.agents_graph, config)}
+    return {h.gate.get_request(i).call_id: i for i in pending_request_ids(h.agents_graph, config)}
 
 
 def tool_messages(out: dict[str, Any]) -> dict[str, ToolMessage]:
@@ -327,7 +327,7 @@ def test_a_subagents_ask_surfaces_labelled_and_times_out_closed(h: Harness) -> N
     assert "__interrupt__" not in out  # the child never paused the parent
     assert seen[0].parent_call == "p1"
     assert seen[0].tool == "deploy"
-    request = h.gate.store_get(seen[0].id)
+    request = h.gate.get_request(seen[0].id)
     assert request.status.value == "cancelled"  # withdrawn when the wait ran out
     result = tool_messages(out)["p1"].content
     assert result.startswith("error:")
@@ -401,7 +401,7 @@ def test_a_file_changed_after_approval_is_not_written_and_the_model_is_told(
     h.agents_graph = agent  # type: ignore[attr-defined]
     agent.invoke(USER, CFG)
     rid = by_call(h)["w1"]
-    request = h.gate.store_get(rid)
+    request = h.gate.get_request(rid)
     [change] = request.changes
     assert (change["path"], change["kind"], change["exists"]) == ("out.txt", "shell_write", False)
     h.gate.decide(rid, Decision.approve(), identity=h.alice)

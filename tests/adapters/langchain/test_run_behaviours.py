@@ -100,7 +100,7 @@ def test_an_edited_approval_runs_after_an_auto_escalation(
     assert h.ran() == ["execute make build-fast"]
     assert out["messages"][-1].content == "done"
     assert reviewer.asked == ["c1"]
-    request = h.gate.store_get(request_id)
+    request = h.gate.get_request(request_id)
     assert request.review is not None and request.review["reason"] == "unsure"
 
 
@@ -295,7 +295,7 @@ def test_a_forged_tool_answer_cannot_continue_a_paused_run(h: Harness) -> None:
     assert refused.value.code == "thread_waiting"
     assert len(model.prompts) == 1  # the model never read the forged answer
     assert h.ran() == []
-    assert h.gate.store_get(request_id).status is RequestStatus.PENDING
+    assert h.gate.get_request(request_id).status is RequestStatus.PENDING
 
 
 @pytest.mark.slow

@@ -197,7 +197,7 @@ def test_a_reused_client_id_never_detaches_a_waiting_call(site: Site) -> None:
                      "params": {"requestId": 7, "reason": "changed my mind"}})
         gate = site.gate()
         try:
-            wait_for(lambda: gate.store_get(request.id).status is RequestStatus.CANCELLED,
+            wait_for(lambda: gate.get_request(request.id).status is RequestStatus.CANCELLED,
                      what="the request to be withdrawn")
         finally:
             gate.close()

@@ -82,7 +82,7 @@ class Pauses:
                args_schema: Mapping[str, Any] | None = None,
                note: str | None = None) -> dict[str, Any]:
         """The interrupt value: signoff's own keys, and LangChain's HITL shapes for the call."""
-        request = self.gate.store_get(request_id)
+        request = self.gate.get_request(request_id)
         waiting = [r.id for r in self.gate.pending_on_thread(context.thread_id)
                    if r.run_id == context.run_id] if context.thread_id else [request_id]
         own: dict[str, Any] = {

@@ -301,7 +301,7 @@ def wait_and_resume(agent: Any, gate: GateProtocol, config: Mapping[str, Any], *
         ids = pending_request_ids(agent, config, gate=gate)
         if not ids:
             return None
-        undecided = [i for i in ids if gate.store_get(i).status is RequestStatus.PENDING]
+        undecided = [i for i in ids if gate.get_request(i).status is RequestStatus.PENDING]
         if not undecided:
             command = resume_command(agent, config, gate=gate)
             return agent.invoke(command, config) if command is not None else None
@@ -321,7 +321,7 @@ async def await_and_resume(agent: Any, gate: GateProtocol, config: Mapping[str, 
         if not ids:
             return None
         undecided = [i for i in ids
-                     if (await asyncio.to_thread(gate.store_get, i)).status
+                     if (await asyncio.to_thread(gate.get_request, i)).status
                      is RequestStatus.PENDING]
         if not undecided:
             command = resume_command(agent, config, gate=gate)
@@ -371,4 +371,4 @@ def _take(agent: Any, gate: Gate, config: Mapping[str, Any],
     for request_id, decision in ordered:
         if gate.request(request_id).status is RequestStatus.PENDING:  # not approved by a switch
             gate.decide(request_id, decision, identity=identity)
-    return [i for i in ids if gate.store_get(i).status is RequestStatus.PENDING]
+    return [i for i in ids if gate.get_request(i).status is RequestStatus.PENDING]
