@@ -64,3 +64,27 @@ def test_cancel_withdraws_a_wait_and_keeps_a_decision(served: Served) -> None:
         with pytest.raises(errors.ConfigurationError) as no_policy:
             _ = agent.policy
         assert no_policy.value.code == "no_policy"
+
+
+def test_a_cancel_pending_only_never_undoes_an_approval_that_came_first(
+        served: Served) -> None:
+    """What ``Client.cancel(actor=…)`` sends: the server cancels only while the request is
+    pending, in the transaction that reads it, so an approval racing the agent's give-up
+    stands (a plain cancel by the asker may still withdraw an approved request)."""
+    context = RunContext(thread_id="tr", run_id="r1")
+    with Client(served.url, served.agent) as agent, Client(served.url, served.alice) as alice:
+        first = agent.propose(ToolCall(id="r1", name="execute", args={"command": "a"}),
+                              context).request_id
+        second = agent.propose(ToolCall(id="r2", name="execute", args={"command": "b"}),
+                               context).request_id
+        assert first and second
+        alice.decide(first, "approve")
+        alice.decide(second, "approve")
+    with served.client(served.agent) as http:
+        refused = http.post(f"/api/v1/requests/{first}/cancel",
+                            json={"reason": "gave up", "pending_only": True})
+        assert refused.status_code == 409 and refused.json()["code"] == "already_decided"
+        assert served.gate.get_request(first).status is RequestStatus.APPROVED
+        plain = http.post(f"/api/v1/requests/{second}/cancel", json={"reason": "no longer"})
+        assert plain.status_code == 200
+        assert served.gate.get_request(second).status is RequestStatus.CANCELLED

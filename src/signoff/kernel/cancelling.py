@@ -33,9 +33,10 @@ class Canceller:
         self.clock = clock
         self.agent = agent
 
-    def withdraw(self, request_id: str, *, identity: Identity, reason: str) -> ApprovalRequest:
-        """Cancel ``request_id`` as ``identity``. Raises ``InvalidInput`` (the input
-        contract), ``InvalidDecision(missing_reason)``,
+    def withdraw(self, request_id: str, *, identity: Identity, reason: str,
+                 pending_only: bool = False) -> ApprovalRequest:
+        """Cancel ``request_id`` as ``identity`` (``pending_only``: not once approved).
+        Raises ``InvalidInput`` (the input contract), ``InvalidDecision(missing_reason)``,
         ``NotFound``, ``Forbidden`` (``not_requester``, ``identity_disabled``) or
         ``Conflict(already_decided)``."""
         request_id = inputs.identifier("request_id", request_id)
@@ -58,7 +59,8 @@ class Canceller:
             if not asked(request, current.name) and current.kind is not IdentityKind.ADMIN:
                 raise Forbidden(f"only {request.principal or request.agent or 'the requester'} "
                                 "or an admin may cancel this request", code="not_requester")
-            if request.status not in CANCELLABLE:
+            if request.status not in (CANCELLABLE if not pending_only
+                                      else (RequestStatus.PENDING,)):
                 raise Conflict(f"request {request_id} is already {request.status.value}",
                                code="already_decided", status=request.status.value)
             moved = lifecycle.transition(

@@ -192,8 +192,10 @@ class Gate:
         return self.once.decide_once(request_id, decision, user=user, key=key, via=via,
                                      precheck=precheck)
 
-    def withdraw(self, request_id: str, *, identity: Identity, reason: str) -> ApprovalRequest:
-        return self.canceller.withdraw(request_id, identity=identity, reason=reason)
+    def withdraw(self, request_id: str, *, identity: Identity, reason: str,
+                 pending_only: bool = False) -> ApprovalRequest:
+        return self.canceller.withdraw(request_id, identity=identity, reason=reason,
+                                       pending_only=pending_only)
 
     def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome:
         return self.canceller.cancel(request_id, actor=actor, reason=reason)
@@ -350,10 +352,8 @@ class Gate:
         return self.records.thread_requests(thread_id, limit=limit)
 
     def on_close(self, hook: Callable[[], None]) -> None:
-        """Run ``hook`` when the store closes (if the store can say)."""
-        register = getattr(self.store, "on_close", None)
-        if callable(register):
-            register(hook)
+        """Run ``hook`` when the store closes."""
+        self.store.on_close(hook)
 
     def thread_parties(self, thread_id: str) -> frozenset[str]:
         return self.records.thread_parties(thread_id)

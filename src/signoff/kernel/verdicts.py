@@ -45,9 +45,7 @@ class VerdictLog:
         self._thread: threading.Thread | None = None
         self._closed = False
         _LIVE.add(self)
-        register = getattr(store, "on_close", None)
-        if register is not None:
-            register(self.close)  # finish writing before the store's connections close
+        store.on_close(self.close)  # finish writing before the store's connections close
 
     def add(self, kind: AuditKind, *, at_us: int, actor: str | None,
             data: Mapping[str, Any]) -> None:

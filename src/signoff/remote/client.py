@@ -269,13 +269,11 @@ class Client:
 
     def _withdraw(self, request_id: str, reason: str) -> Outcome:
         """``Gate.cancel``: a pending request is cancelled; one decided meanwhile keeps its
-        decision, and the outcome says which."""
-        outcome = self.outcome(request_id)
-        if outcome.kind is not OutcomeKind.PENDING:
-            return outcome
-        with contextlib.suppress(errors.Conflict):  # moved on meanwhile: the outcome says
+        decision, and the outcome says which (``pending_only``: the server cancels it only
+        while it is pending, in the same transaction that reads it)."""
+        with contextlib.suppress(errors.Conflict):  # decided first: the outcome says
             self._call("POST", f"/api/v1/requests/{_segment(request_id)}/cancel",
-                       json={"reason": reason})
+                       json={"reason": reason, "pending_only": True})
         return self.outcome(request_id)
 
     # ---- a gate's reads, for adapters (``signoff.kernel.protocol``) --------------------------

@@ -117,7 +117,8 @@ async def cancel(request: Request, request_id: RequestId) -> Any:
     identity = await authenticate(state.gate, request)
     body = await read_body(request, schemas.CancelIn)
     cancelled = await run_in_threadpool(
-        lambda: state.gate.withdraw(request_id, identity=identity, reason=body.reason))
+        lambda: state.gate.withdraw(request_id, identity=identity, reason=body.reason,
+                                    pending_only=body.pending_only))
     return request_fields(cancelled)
 
 

@@ -131,6 +131,9 @@ class CancelIn(Strict):
     """Why the request is withdrawn; the waiting agent reads it."""
 
     reason: Reason = Field(min_length=1)
+    # Only while it is still pending: an approval that arrived first stands (409
+    # already_decided). What an agent that gave up waiting sends (``Gate.cancel``).
+    pending_only: bool = False
 
 
 class ResultIn(Strict):

@@ -26,7 +26,7 @@ errors), ``retention`` and ``backup`` (``signoff db purge`` and ``backup``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -392,6 +392,11 @@ class Store(GuardsUnread, Protocol):
     def wait(self, request_id: str, *, timeout: float, since: object = None) -> None:
         """Block until something may have changed since ``since`` (a ``change_token()``),
         or ``timeout`` seconds pass. Spurious wake-ups are allowed; missed ones are not."""
+        ...
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` first thing in ``close()``: whoever writes in the background (the
+        verdict log) finishes before the connections go."""
         ...
 
     def close(self) -> None: ...
