@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import expect, version
 from signoff import Gate, Policy, RunContext, ToolCall
 from signoff.kernel.proposing import ProposalKind
-from signoff.notify import admin
+from signoff.notify import webhook_admin
 from signoff.notify.config import Filters, NotifyConfig, Retry, new_secret
 from signoff.notify.webhook import signed_headers
 from signoff.server.app import create_app
@@ -142,7 +142,7 @@ def run_signoff(store: Store, receiver: Receiver, events: int, samples: int
     with ServerThread(app):
         notifier = app.state.signoff.notifier
         # the endpoint first sees the log at its head: register it, let it settle there
-        admin.add_endpoint(store, NotifyConfig(allow_private_targets=True), name="bench",
+        webhook_admin.add_endpoint(store, NotifyConfig(allow_private_targets=True), name="bench",
                            url=receiver.url, filters=Filters(events=("request.created",)),
                            actor=None, now=time.time())
         secret_row = store.webhook_endpoints()[0]

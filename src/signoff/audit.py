@@ -87,7 +87,7 @@ class AuditKind(enum.StrEnum):
         "a thread's review mode was set (by an admin, or an approver's auto-approve for the "
         "thread): `thread_id`, `review_mode`, and `decision_id`, `via` for the latter")
 
-    # Accounts and sign-in (``signoff.kernel.admin``, ``sessions``).
+    # Accounts and sign-in (``signoff.kernel.accounts``, ``sessions``).
     USER_ADDED = "user.added", "a user was added: name, kind, roles, token expiry"
     USER_ROLES = "user.roles", "a user's roles were set: name, roles and the roles before"
     USER_DISABLED = "user.disabled", "a user was disabled: name and the sessions ended"

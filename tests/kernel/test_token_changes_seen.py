@@ -18,7 +18,7 @@ from psycopg import sql
 
 from kit import twin_store
 from signoff.errors import Unauthenticated
-from signoff.kernel import admin
+from signoff.kernel import accounts
 from signoff.kernel.gate import Gate
 from signoff.policy import Policy
 from signoff.store.base import Store
@@ -52,7 +52,7 @@ def test_a_checked_token_is_remembered_and_nothing_else_is(gate: Gate) -> None:
 
 def test_memory_lasts_token_fresh_seconds_where_changes_are_not_heard(
         policy: Policy, sqlite_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(admin, "TOKEN_FRESH", 0.05)
+    monkeypatch.setattr(accounts, "TOKEN_FRESH", 0.05)
     gate = Gate(policy, sqlite_store)
     assert sqlite_store.accounts_token() is None  # SQLite: another process's write is unheard
     _, token = gate.add_user("ann")
@@ -81,7 +81,7 @@ def test_a_change_through_the_gate_is_seen_at_once(gate: Gate, change: str) -> N
 def test_a_change_made_elsewhere_is_seen_within_token_fresh(policy: Policy, store: Store,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            tmp_path: Path) -> None:
-    monkeypatch.setattr(admin, "TOKEN_FRESH", 0.2)
+    monkeypatch.setattr(accounts, "TOKEN_FRESH", 0.2)
     here = Gate(policy, store)
     other_store = twin_store(store)
     try:
@@ -151,8 +151,8 @@ def _sql(store: Store, statement: str) -> None:
 def heard(monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory past ``TOKEN_FRESH`` is what is under test: make it short, and the bound on
     what is heard long, so that only a notice (or its absence) decides."""
-    monkeypatch.setattr(admin, "TOKEN_FRESH", 0.05)
-    monkeypatch.setattr(admin, "TOKEN_HEARD", 30.0)
+    monkeypatch.setattr(accounts, "TOKEN_FRESH", 0.05)
+    monkeypatch.setattr(accounts, "TOKEN_HEARD", 30.0)
 
 
 @pytest.mark.usefixtures("heard")

@@ -15,7 +15,7 @@ from signoff.identity import Identity
 from signoff.kernel.proposing import ProposalKind
 from signoff.kernel.webhooks import Webhooks
 from signoff.model import Decision, DecisionKind
-from signoff.notify import admin
+from signoff.notify import webhook_admin
 from signoff.notify.config import Filters, NotifyConfig, Retry, WebhookEndpoint, new_secret
 from signoff.notify.notifier import Notifier
 from signoff.store.base import Store
@@ -279,14 +279,16 @@ def test_a_registered_endpoint_hears_what_follows_its_registration_however_late_
     desk = Receiver("")
 
     def register() -> None:
-        _, desk.secret = admin.add_endpoint(Webhooks(store), config, name="desk", url=desk.url,
-                                            filters=Filters(), actor="boss", now=kit.clock())
+        _, desk.secret = webhook_admin.add_endpoint(
+            Webhooks(store), config, name="desk", url=desk.url, filters=Filters(),
+            actor="boss", now=kit.clock())
     try:
         register()
         first = kit.ask()
         notifier.tick()
         assert desk.types_of(first) == ["request.created"]
-        admin.remove_endpoint(Webhooks(store), config, "desk", actor="boss", now=kit.clock())
+        webhook_admin.remove_endpoint(Webhooks(store), config, "desk", actor="boss",
+                                      now=kit.clock())
         gone = kit.ask(service="db")
         notifier.tick()
         register()

@@ -56,7 +56,7 @@ def cmd_db_backup(args: argparse.Namespace) -> int:
 def cmd_db_purge(args: argparse.Namespace) -> int:
     import time  # noqa: PLC0415 (one command's)
 
-    from signoff.kernel.admin import os_actor  # noqa: PLC0415
+    from signoff.kernel.accounts import os_actor  # noqa: PLC0415
     from signoff.store.retention import purge  # noqa: PLC0415
 
     now = time.time()

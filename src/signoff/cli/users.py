@@ -13,7 +13,7 @@ from typing import Any
 
 from signoff.cli.common import emit, leaf, open_gate
 from signoff.identity import Account, IdentityKind, Session, parse_roles
-from signoff.kernel.admin import expiry, os_actor
+from signoff.kernel.accounts import expiry, os_actor
 from signoff.kernel.gate import Gate
 from signoff.kernel.sessions import login_url
 from signoff.times import shown

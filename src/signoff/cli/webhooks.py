@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from signoff.cli.common import emit, leaf, open_gate
-from signoff.kernel.admin import os_actor
-from signoff.notify import admin
+from signoff.kernel.accounts import os_actor
+from signoff.notify import webhook_admin
 from signoff.notify.config import EVENT_TYPES, NotifyConfig, load_notify, parse_filters
 from signoff.times import shown
 
@@ -44,7 +44,7 @@ def add_webhooks(commands: Any) -> None:
     which = log.add_mutually_exclusive_group()
     which.add_argument("--endpoint", help="one webhook endpoint's deliveries")
     which.add_argument("--channel", help="one channel's: slack, email:NAME, webhook:NAME")
-    log.add_argument("--status", choices=admin.STATUSES,
+    log.add_argument("--status", choices=webhook_admin.STATUSES,
                      help="only deliveries in this state: pending (waiting or retrying), "
                      "delivered, or dead (gave up; replay sends them again)")
     log.add_argument("--request", help="one request's deliveries")
@@ -75,7 +75,7 @@ def _when(at: float | None) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    found = admin.endpoints(gate, _config(args))
+    found = webhook_admin.endpoints(gate, _config(args))
     rows = [f"{'NAME':<20} {'SOURCE':<7} {'URL':<40} EVENTS"]
     rows += [f"{e.name:<20} {e.source:<7} {e.url:<40} {','.join(e.filters.events) or 'all'}"
              for e in found]
@@ -88,7 +88,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     filters = parse_filters({"events": _list(args.events), "risks": _list(args.risks),
                              "tools": _list(args.tools), "threads": _list(args.threads)},
                             "signoff webhooks add")
-    endpoint, secret = admin.add_endpoint(gate, _config(args), name=args.name,
+    endpoint, secret = webhook_admin.add_endpoint(gate, _config(args), name=args.name,
                                           url=args.url, filters=filters, actor=os_actor(),
                                           now=gate.clock())
     emit(args, {**endpoint.to_dict(), "secret": secret},
@@ -99,7 +99,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_remove(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    admin.remove_endpoint(gate, _config(args), args.name, actor=os_actor(),
+    webhook_admin.remove_endpoint(gate, _config(args), args.name, actor=os_actor(),
                           now=gate.clock())
     emit(args, {"removed": args.name}, f"removed webhook {args.name}")
     return 0
@@ -120,7 +120,7 @@ def cmd_deliveries(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     gate = open_gate(args)
-    chosen = admin.replay(gate, actor=os_actor(), now=gate.clock(), ids=args.ids,
+    chosen = webhook_admin.replay(gate, actor=os_actor(), now=gate.clock(), ids=args.ids,
                           endpoint=args.endpoint, channel=args.channel,
                           status="dead" if args.dead else None,
                           after_index=args.since_event)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from signoff.audit import AuditKind, to_us
 from signoff.errors import InvalidDecision
 from signoff.identity import Identity
-from signoff.kernel.admin import mode_change_refusal
+from signoff.kernel.accounts import mode_change_refusal
 from signoff.kernel.ownership import decision_refusal
 from signoff.model import ApprovalRequest, ApproveScope, Decision, ReviewMode
 from signoff.policy.modes import parse_review_mode

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 from signoff.audit import AuditEvent, Verification
 from signoff.errors import ConfigurationError
 from signoff.identity import Account, Identity, IdentityKind, Session
-from signoff.kernel.admin import Accounts
+from signoff.kernel.accounts import Accounts
 from signoff.kernel.cancelling import Canceller
 from signoff.kernel.deciding import Decider, DecisionResult
 from signoff.kernel.execution import Execution, Executor
@@ -261,7 +261,7 @@ class Gate:
             timeout: float = DEFAULT_WAIT, fn: Callable[..., Any] | None = None) -> Outcome:
         return self.runner.run(call, context, timeout=timeout, fn=fn)
 
-    # ---- users, modes and sessions (signoff.kernel.admin, signoff.kernel.sessions) -------------
+    # ---- users, modes and sessions (signoff.kernel.accounts, signoff.kernel.sessions) ---------
 
     def add_user(self, name: str, *, roles: Sequence[str] = (),
                  kind: IdentityKind | str = IdentityKind.APPROVER,
@@ -400,7 +400,7 @@ class Gate:
         self.records.note_refused(request_id, decision, code=code, via=via, actor=actor,
                                   data=data)
 
-    # ---- registered webhooks (signoff.kernel.webhooks; checked by signoff.notify.admin) ---------
+    # ---- registered webhooks (signoff.kernel.webhooks; checked by notify.webhook_admin) -----
 
     def webhook_endpoints(self) -> list[StoredEndpoint]:
         return self.webhooks.webhook_endpoints()

@@ -1,6 +1,6 @@
 """Registered webhook endpoints and delivery replays, written with their audit events.
 
-``signoff.notify.admin`` checks what an admin asked for (a name, a URL the server may
+``signoff.notify.webhook_admin`` checks what an admin asked for (a name, a URL the server may
 reach, filters) and makes the secret; the writes are here, each in one transaction with
 its audit event (``webhook.added``, ``webhook.removed``, ``webhook.replayed``). The
 secret never reaches the audit log.

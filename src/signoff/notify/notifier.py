@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from signoff.notify.admin import endpoints
 from signoff.notify.channels import Attempt, Channel
 from signoff.notify.config import NotifyConfig
 from signoff.notify.mail import EmailChannel
@@ -31,6 +30,7 @@ from signoff.notify.slack import SlackChannel
 from signoff.notify.targets import Targets, host_of
 from signoff.notify.timers import Timers
 from signoff.notify.webhook import WebhookChannel
+from signoff.notify.webhook_admin import endpoints
 from signoff.store.base import Store
 from signoff.store.deliveries import DELIVERED, Delivery
 from signoff.store.outage import Streak

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from signoff.policy.patterns import CommandPattern
 from signoff.shell.commands.grammar import long_option
-from signoff.shell.commands.records import Invocation, Kind, Model, Part
+from signoff.shell.commands.models import Invocation, Kind, Model, Part
 
 HARMLESS = frozenset({Kind.INERT, Kind.READ})
 # Writing to these is printing: standard output and error, the bit bucket ("-": stdout).

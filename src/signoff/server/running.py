@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TextIO
 import uvicorn
 
 from signoff.identity import IdentityKind
-from signoff.kernel.admin import os_actor
+from signoff.kernel.accounts import os_actor
 from signoff.kernel.gate import Gate
 from signoff.kernel.sessions import LINK_TTL
 from signoff.kernel.sessions import login_url as link_url

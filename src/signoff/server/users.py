@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from signoff.identity import Account, Session
-from signoff.kernel.admin import expiry
+from signoff.kernel.accounts import expiry
 from signoff.kernel.sessions import login_url
 from signoff.server.auth import admin_of
 from signoff.server.bodies import body_doc, read_body

@@ -1,6 +1,6 @@
 """``/api/v1/webhooks``: endpoints, the delivery log and replays, for admins only.
 
-The same operations as ``signoff webhooks`` (``signoff.notify.admin``), audited
+The same operations as ``signoff webhooks`` (``signoff.notify.webhook_admin``), audited
 with the admin as actor. A registered endpoint's secret is in the answer that
 registers it, once; the policy file's endpoints are listed but not changed here.
 """
@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from signoff.notify import admin
+from signoff.notify import webhook_admin
 from signoff.notify.config import Filters, NotifyConfig
 from signoff.server.auth import admin_of
 from signoff.server.bodies import body_doc, read_body
@@ -111,7 +111,7 @@ def _config(state: AppState) -> NotifyConfig:
 @router.get("", response_model=WebhookList, summary="Webhook endpoints (admins only)")
 async def list_webhooks(request: Request) -> Any:
     state, _ = await _admin(request)
-    found = await run_in_threadpool(admin.endpoints, state.gate, _config(state))
+    found = await run_in_threadpool(webhook_admin.endpoints, state.gate, _config(state))
     return {"webhooks": [e.to_dict() for e in found]}
 
 
@@ -124,7 +124,7 @@ async def add_webhook(request: Request) -> Any:
                       tools=tuple(body.tools), threads=tuple(body.threads))
 
     def add() -> dict[str, Any]:
-        endpoint, secret = admin.add_endpoint(state.gate, _config(state), name=body.name,
+        endpoint, secret = webhook_admin.add_endpoint(state.gate, _config(state), name=body.name,
                                               url=body.url, filters=filters, actor=actor,
                                               now=state.gate.clock(),
                                               own=state.settings.host_names())
@@ -142,7 +142,7 @@ async def remove_webhook(request: Request,
                          name: Annotated[Identifier, Path(description="the endpoint")]
                          ) -> Response:
     state, actor = await _admin(request)
-    await run_in_threadpool(lambda: admin.remove_endpoint(
+    await run_in_threadpool(lambda: webhook_admin.remove_endpoint(
         state.gate, _config(state), name, actor=actor, now=state.gate.clock()))
     return Response(status_code=204)
 
@@ -177,7 +177,7 @@ async def deliveries(
 async def replay(request: Request) -> Any:
     state, actor = await _admin(request)
     body = await read_body(request, ReplayIn)
-    chosen = await run_in_threadpool(lambda: admin.replay(
+    chosen = await run_in_threadpool(lambda: webhook_admin.replay(
         state.gate, actor=actor, now=state.gate.clock(), ids=body.ids,
         endpoint=body.endpoint, channel=body.channel, status=body.status,
         after_index=body.after_index))

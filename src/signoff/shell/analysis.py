@@ -40,9 +40,9 @@ import tree_sitter
 import tree_sitter_bash
 
 from signoff.shell import chain, commands, opaque, redirects, variables
-from signoff.shell import feed as feeds
 from signoff.shell import nested as nesting
 from signoff.shell import paths as pathrefs
+from signoff.shell import stdin as feeds
 from signoff.shell import words as sw
 from signoff.shell.results import (
     MAX_NESTED_SCRIPTS,

@@ -45,10 +45,10 @@ import re
 from signoff.model import Risk
 from signoff.shell import ShellAnalysis, SimpleCommand
 from signoff.shell.commands import Concern, Kind
-from signoff.shell.commands.records import STDIN_PROGRAM
-from signoff.shell.feed import UNKNOWN_WORDS
+from signoff.shell.commands.models import STDIN_PROGRAM
 from signoff.shell.opaque import CODE as OPAQUE
 from signoff.shell.opaque import OPAQUE_FINDINGS
+from signoff.shell.stdin import UNKNOWN_WORDS
 
 # Concerns that are mandatory asks whatever ``[policy] always_ask`` says.
 MANDATORY = frozenset({OPAQUE})

@@ -17,11 +17,11 @@ from signoff.shell import codecommands, commands, opaque
 from signoff.shell import words as sw
 from signoff.shell.commands.awkprogram import awk_commands
 from signoff.shell.commands.find import listing
-from signoff.shell.commands.records import ARGUMENT_OF, STDIN_PROGRAM
-from signoff.shell.commands.sqlite import statements_of
-from signoff.shell.feed import NO_FEED, Feed
+from signoff.shell.commands.models import ARGUMENT_OF, STDIN_PROGRAM
+from signoff.shell.commands.sqlite3 import statements_of
 from signoff.shell.paths import PathRef, listed_reads, reads_marked
 from signoff.shell.results import MAX_NESTED_SCRIPTS, MAX_SIMPLE_COMMANDS, SimpleCommand, Walk
+from signoff.shell.stdin import NO_FEED, Feed
 
 Script = Callable[[str, Walk], None]
 

@@ -20,7 +20,7 @@ from signoff.shell import commands
 from signoff.shell import words as sw
 from signoff.shell.commands import Invocation, Kind, Tree
 from signoff.shell.commands.git import object_path
-from signoff.shell.commands.records import Listing
+from signoff.shell.commands.models import Listing
 from signoff.shell.commands.servers import UNKNOWN as SERVED_UNKNOWN
 from signoff.shell.commands.servers import served
 

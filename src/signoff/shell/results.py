@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import tree_sitter
 
 from signoff.shell.commands import Invocation
-from signoff.shell.commands.records import Listing
+from signoff.shell.commands.models import Listing
 from signoff.shell.paths import PathRef
 
 MAX_SIMPLE_COMMANDS = 50
@@ -105,7 +105,7 @@ class Walk:
     concurrent: bool = False  # a command runs in the background (&): no order to rely on
     # The redirections of a statement, by the id of the simple command they belong to.
     redirects_of: dict[int, list[tree_sitter.Node]] = field(default_factory=dict)
-    # The commands of the pipeline being read, each by the one before it (feed.py).
+    # The commands of the pipeline being read, each by the one before it (stdin.py).
     before: dict[int, dict[int, tree_sitter.Node | None]] = field(default_factory=dict)
     finding_commands: dict[str, set[int]] = field(default_factory=dict)
     current: int = -1  # the index of the command whose words are being read

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import tree_sitter
 
-from signoff.shell import feed as feeds
+from signoff.shell import stdin as feeds
 from signoff.shell import words as sw
-from signoff.shell.commands.records import Listing
+from signoff.shell.commands.models import Listing
 from signoff.shell.redirects import REDIRECTS
 
 if TYPE_CHECKING:

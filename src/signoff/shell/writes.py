@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from signoff.shell.commands import find as find_model
-from signoff.shell.commands.records import Kind, Listing, Tree
+from signoff.shell.commands.models import Kind, Listing, Tree
 
 if TYPE_CHECKING:
     from signoff.shell.results import ShellAnalysis

@@ -360,7 +360,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         name="account changes heard by every server",
         # A server answers a token it checked a moment ago from memory
-        # (signoff.kernel.admin.remembered_identity). Every write to ``users`` — a user
+        # (signoff.kernel.accounts.remembered_identity). Every write to ``users`` — a user
         # disabled, removed, given other roles or a new token, by any server, the CLI or
         # plain SQL — tells every listening server at commit, which forgets its tokens.
         statements=(),

@@ -75,7 +75,7 @@ from signoff.adapters.langchain.messages import (
     with_note,
 )
 from signoff.adapters.langchain.pausing import Pauses
-from signoff.adapters.langchain.requests import (
+from signoff.adapters.langchain.readings import (
     call_name,
     from_deepagents,
     result_of,

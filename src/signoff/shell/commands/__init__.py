@@ -28,8 +28,8 @@ from signoff.shell.commands import (
 )
 from signoff.shell.commands.find import parse_find
 from signoff.shell.commands.grammar import parse
-from signoff.shell.commands.records import Concern, Invocation, Kind, Model, Part, Tree
-from signoff.shell.commands.sqlite import parse_sqlite
+from signoff.shell.commands.models import Concern, Invocation, Kind, Model, Part, Tree
+from signoff.shell.commands.sqlite3 import parse_sqlite
 
 __all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "Tree", "invocation", "model_for",
            "modelled_names"]

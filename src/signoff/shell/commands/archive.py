@@ -12,7 +12,7 @@ as the dashed one.
 
 from __future__ import annotations
 
-from signoff.shell.commands.records import Kind, Model, Opt, Part, State, model
+from signoff.shell.commands.models import Kind, Model, Opt, Part, State, model
 
 R, W, X, N, I = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT  # noqa: E741
 _SCRIPT = (X, "tar runs this program")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from signoff.shell.commands.records import Kind
+from signoff.shell.commands.models import Kind
 from signoff.shell.commands.text_util import delimited
 
 _AWK_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -8,7 +8,7 @@ and is classed ``exec``; ``docker ps``, ``images``, ``logs``, ``inspect`` and
 
 from __future__ import annotations
 
-from signoff.shell.commands.records import Kind, Model, Opt, Part, State, model
+from signoff.shell.commands.models import Kind, Model, Opt, Part, State, model
 
 I, X, N, U = Kind.INERT, Kind.EXEC, Kind.NETWORK, Kind.UNKNOWN  # noqa: E741
 

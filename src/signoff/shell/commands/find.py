@@ -15,7 +15,7 @@ those its ``-name``/``-iname`` tests admit.
 
 from __future__ import annotations
 
-from signoff.shell.commands.records import Invocation, Kind, Listing, Part, Tree
+from signoff.shell.commands.models import Invocation, Kind, Listing, Part, Tree
 
 _INERT_VALUE = frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from signoff.shell.commands.records import Kind, Model, Opt, Part, State, Tree, model
+from signoff.shell.commands.models import Kind, Model, Opt, Part, State, Tree, model
 
 R, W, X, N, I, U = (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT,  # noqa: E741
                     Kind.UNKNOWN)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from signoff.shell.commands.records import (
+from signoff.shell.commands.models import (
     NONE,
     OPTIONAL,
     SCRIPT_JUDGES,

@@ -9,7 +9,7 @@ variable (``printf -v PATH …`` changes what every later command runs).
 
 from __future__ import annotations
 
-from signoff.shell.commands.records import Kind, Model, State, model
+from signoff.shell.commands.models import Kind, Model, State, model
 
 I = Kind.INERT  # noqa: E741
 

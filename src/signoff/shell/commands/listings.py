@@ -12,7 +12,7 @@ level with ``-R``, and the operands themselves with ``-d``. Whatever the format
 from __future__ import annotations
 
 from signoff.shell.commands import find, invocation
-from signoff.shell.commands.records import Listing, Tree
+from signoff.shell.commands.models import Listing, Tree
 
 _HIDDEN = frozenset({"-a", "-A", "-f", "--all", "--almost-all"})
 

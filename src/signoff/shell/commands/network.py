@@ -15,7 +15,7 @@ import posixpath
 from dataclasses import replace
 from urllib.parse import urlsplit
 
-from signoff.shell.commands.records import Kind, Model, Opt, Part, State, model
+from signoff.shell.commands.models import Kind, Model, Opt, Part, State, model
 
 R, W, X, N, I, U = (Kind.READ, Kind.WRITE, Kind.EXEC, Kind.NETWORK, Kind.INERT,  # noqa: E741
                     Kind.UNKNOWN)

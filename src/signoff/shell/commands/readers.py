@@ -6,7 +6,7 @@ that name another file to read (``--files0-from``) or write (``tree -o``).
 
 from __future__ import annotations
 
-from signoff.shell.commands.records import Kind, Model, model
+from signoff.shell.commands.models import Kind, Model, model
 
 R, W = Kind.READ, Kind.WRITE
 # The files named in FILE are read too, and nothing here can see which they are.

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from signoff.model import Risk
 from signoff.shell.commands.grammar import parse
-from signoff.shell.commands.records import (
+from signoff.shell.commands.models import (
     ARGUMENT_OF,
     STDIN_PROGRAM,
     Kind,

@@ -8,7 +8,7 @@ and the commands it runs; a script with none of those is inert.
 from __future__ import annotations
 
 from signoff.shell.commands.awkprogram import awk_effects
-from signoff.shell.commands.records import SCRIPT_JUDGES, Kind, Part
+from signoff.shell.commands.models import SCRIPT_JUDGES, Kind, Part
 from signoff.shell.commands.sedscript import sed_effects
 
 

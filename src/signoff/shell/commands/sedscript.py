@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from signoff.shell.commands.records import Kind
+from signoff.shell.commands.models import Kind
 from signoff.shell.commands.text_util import delimited, end_of_line
 
 _SED_SIMPLE = set("=dDgGhHlnNpPqQxzF") | {"{", "}"}

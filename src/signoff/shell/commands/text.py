@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from signoff.shell.commands.records import Kind, Model, Opt, Part, State, Tree, model
+from signoff.shell.commands.models import Kind, Model, Opt, Part, State, Tree, model
 from signoff.shell.commands.scripts import judge_script
 
 R, W, X, I = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.INERT  # noqa: E741

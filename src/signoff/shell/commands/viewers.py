@@ -9,7 +9,7 @@ open (modelines, scripts); an allow rule naming one admits only opening files.
 
 from __future__ import annotations
 
-from signoff.shell.commands.records import Kind, Model, Opt, Part, State, model
+from signoff.shell.commands.models import Kind, Model, Opt, Part, State, model
 
 R, W, X, I, U = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.INERT, Kind.UNKNOWN  # noqa: E741
 

@@ -11,7 +11,7 @@ Wrappers that change who runs (``sudo``, ``su``, ``doas``) or where (``ssh``,
 
 from __future__ import annotations
 
-from signoff.shell.commands.records import Kind, Model, Opt, Part, State, model
+from signoff.shell.commands.models import Kind, Model, Opt, Part, State, model
 
 R, W, X, I, U = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.INERT, Kind.UNKNOWN  # noqa: E741
 

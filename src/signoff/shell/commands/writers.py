@@ -8,7 +8,7 @@ read.
 
 from __future__ import annotations
 
-from signoff.shell.commands.records import Kind, Model, Opt, Part, State, model
+from signoff.shell.commands.models import Kind, Model, Opt, Part, State, model
 
 R, W, I = Kind.READ, Kind.WRITE, Kind.INERT  # noqa: E741
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from signoff.shell.commands.records import STDIN_PROGRAM, Invocation, Kind, Part
+from signoff.shell.commands.models import STDIN_PROGRAM, Invocation, Kind, Part
 
 R, W, X, I, U = Kind.READ, Kind.WRITE, Kind.EXEC, Kind.INERT, Kind.UNKNOWN  # noqa: E741
 

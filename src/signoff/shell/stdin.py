@@ -22,7 +22,7 @@ import tree_sitter
 from signoff.shell import words as sw
 from signoff.shell.commands import Invocation
 from signoff.shell.commands.listings import listing
-from signoff.shell.commands.records import Listing
+from signoff.shell.commands.models import Listing
 from signoff.shell.redirects import REDIRECTS
 
 # printf formats whose output is exactly their arguments, each followed by a separator
