@@ -20,6 +20,8 @@ reworded; codes may not.
     │   └── ArgsChanged               args_changed: decided on a view of other arguments
     ├── Expired                410    the request expired (judged by the server's clock)
     ├── InvalidDecision        422    invalid_edit, edit_denied, missing_reason
+    ├── SignatureInvalid       422    a signature that does not hold: malformed, unknown_key,
+    │                                 signature_invalid, expired, key_invalid, wrong_issuer
     ├── StoreError             503    the database is unreachable, busy, full or read-only:
     │                                 retry after ``retry_after`` seconds
     └── ListenError                   a server cannot listen where it was asked: port_in_use,
@@ -211,6 +213,15 @@ class InvalidDecision(SignoffError):
     ``missing_reason``."""
 
     code = "invalid_decision"
+    http_status = 422
+
+
+class SignatureInvalid(SignoffError):
+    """A signed thing (a receipt, an audit checkpoint, a passkey assertion) that does not
+    verify: ``malformed``, ``unknown_key`` (no published key by its id), ``signature_invalid``
+    (the bytes signed are not these), ``expired``, ``key_invalid``, ``wrong_issuer``."""
+
+    code = "signature_invalid"
     http_status = 422
 
 

@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from signoff.audit import AuditEvent, Verification
-from signoff.errors import ConfigurationError
 from signoff.identity import Account, Identity, IdentityKind, Session
 from signoff.kernel.accounts import Accounts
 from signoff.kernel.cancelling import Canceller
@@ -41,11 +40,13 @@ from signoff.kernel.records import Records
 from signoff.kernel.recovery import Recoverer, RecoveryReport, worker_id
 from signoff.kernel.running import Runner
 from signoff.kernel.sessions import DEFAULT_LIMITS, LINK_TTL, SessionLimits, SignIn
+from signoff.kernel.signing import Signing
 from signoff.kernel.tools import Precondition, ToolEntry, Verify
 from signoff.kernel.verdicts import VerdictLog
 from signoff.kernel.webhooks import Webhooks
 from signoff.kernel.wrapping import registered
 from signoff.kernel.written_requests import WrittenRequests
+from signoff.keys import SigningKey
 from signoff.model import (
     ApprovalRequest,
     Decision,
@@ -76,22 +77,14 @@ class Gate:
 
     policy: Policy  # the loaded policy, its store's files guarded (set in __init__)
 
-    def __init__(
-        self, policy: Policy, store: Store, *,
-        agent: str | None = "agent",
-        clock: Callable[[], float] = time.time,
-        lease: float = 300.0,
-        hooks: Hooks | None = None,
-        executor_id: str | None = None,
-        verdict_audit: str = "batched",
-    ) -> None:
-        if verdict_audit not in ("batched", "sync"):
-            raise ConfigurationError(f"verdict_audit must be 'batched' or 'sync', not "
-                                     f"{verdict_audit!r}", code="invalid_setting")
+    def __init__(self, policy: Policy, store: Store, *, agent: str | None = "agent",
+                 clock: Callable[[], float] = time.time, lease: float = 300.0,
+                 hooks: Hooks | None = None, executor_id: str | None = None,
+                 verdict_audit: str = "batched", signing_key: SigningKey | None = None) -> None:
         self.store = store
         # Allowed / denied / blocked verdicts change nothing: their audit events are batched
         # (signoff.kernel.verdicts) unless "sync" is asked for.
-        self.verdicts = VerdictLog(store) if verdict_audit == "batched" else None
+        self.verdicts = VerdictLog.chosen(store, verdict_audit)
         # The store's database file (and its journals) is protected from the agents judged
         # here, found from the store itself, whatever it is called (policy/guarded.py).
         config = guard_store(policy.config, store)
@@ -127,6 +120,7 @@ class Gate:
         self.webhooks = Webhooks(store)
         self.records = Records(store, verdicts=self.verdicts, clock=clock)
         self.runner = Runner(store, self.proposer, self.reader, self.executor, tools=self.tools)
+        self.signing = Signing(store, signing_key, clock=clock)  # receipts, checkpoints
         self._clock = clock
         self._agent = agent
 
@@ -429,6 +423,10 @@ class Gate:
         """Protect files the running gate's configuration names (the server's ``[notify]``
         ``ca_file``) in the policies it judges with."""
         guard_policies((self.policy, self.revalidation_policy), paths, role)
+
+    def jwks(self) -> dict[str, list[dict[str, Any]]]:
+        """The public keys of every signature made on this database (``kernel/signing.py``)."""
+        return self.signing.jwks()
 
     def notifier_tables(self) -> Store:
         """The store, for the notifier alone: it keeps tables of its own beside the gate's

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from signoff.audit import AuditKind
-from signoff.errors import StoreError
+from signoff.errors import ConfigurationError, StoreError
 from signoff.store.base import Event, Store
 from signoff.store.faults import classify
 
@@ -35,6 +35,14 @@ log = logging.getLogger("signoff.kernel.verdicts")
 
 
 class VerdictLog:
+    @classmethod
+    def chosen(cls, store: Store, setting: str) -> VerdictLog | None:
+        """The log for ``verdict_audit = setting``: ``batched`` (a log), ``sync`` (none)."""
+        if setting not in ("batched", "sync"):
+            raise ConfigurationError(f"verdict_audit must be 'batched' or 'sync', not "
+                                     f"{setting!r}", code="invalid_setting")
+        return cls(store) if setting == "batched" else None
+
     def __init__(self, store: Store, *, interval: float = 0.05) -> None:
         self.store = store
         self.interval = interval

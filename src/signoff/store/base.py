@@ -249,6 +249,12 @@ class Tx(GuardsUnreadTx, Protocol):
 
     def first_use_of_signature(self, signature: str, *, at: float, keep: float) -> bool: ...
 
+    def publish_key(self, jwk: dict[str, Any], *, at: float) -> bool:
+        """Publish a public signing key (``signoff.keys``); ``False``: it already was."""
+        ...
+
+    def retire_key(self, kid: str, *, at: float) -> bool: ...
+
 
 class Store(GuardsUnread, Protocol):
     """A database signoff keeps its state in. Implements ``DecisionMemory`` too. (The
@@ -378,6 +384,11 @@ class Store(GuardsUnread, Protocol):
     def timers(self, request_id: str) -> list[tuple[str, float, float | None]]: ...
 
     def webhook_endpoints(self) -> list[StoredEndpoint]: ...
+
+    def published_keys(self) -> list[dict[str, Any]]:
+        """Every public signing key published here (a JWK each, with ``created_at`` and
+        ``retired_at``): what the JWKS serves."""
+        ...
 
     def change_token(self) -> object:
         """An opaque marker of "now": take it *before* reading what you will wait on."""

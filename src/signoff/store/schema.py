@@ -392,4 +392,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         # request id; the unique (thread_id, call_id) index serves no lookup without the thread.
         statements=("CREATE INDEX requests_call_id ON requests (call_id)",),
     ),
+    Migration(
+        name="signing keys",
+        # The public halves of the keys receipts and audit checkpoints are signed with
+        # (signoff.keys); every server publishes its own, so the JWKS holds them all.
+        statements=(
+            """CREATE TABLE signing_keys (
+                kid <TEXT> PRIMARY KEY,
+                jwk <TEXT> NOT NULL,
+                created_at <REAL> NOT NULL,
+                retired_at <REAL>
+            )<WITHOUT_ROWID>""",
+        ),
+    ),
 )

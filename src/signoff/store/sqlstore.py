@@ -25,6 +25,7 @@ from signoff.store.deliveries import DeliveryReads
 from signoff.store.pages import RequestQuery, after_key
 from signoff.store.records import Approvals, Event
 from signoff.store.rows import audit_from_row, request_from_row
+from signoff.store.signatures import SignatureReads
 from signoff.store.sqltx import _SELECT_REQUEST, SqlTx
 from signoff.store.thread_memory import (
     MemoryCache,
@@ -43,7 +44,7 @@ _ASSUMED_EMPTY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 _NO_MEMORY = ThreadMemory(mode=None, rejected=frozenset(), grants=())
 
 
-class SqlStore(AccountReads, DeliveryReads, abc.ABC):
+class SqlStore(AccountReads, DeliveryReads, SignatureReads, abc.ABC):
     """Read helpers over a short read from ``_reader()``, which each backend supplies
     (accounts and sessions: ``AccountReads``; notifications: ``DeliveryReads``)."""
 

@@ -36,6 +36,7 @@ from signoff.store.rows import (
     replaced,
     request_from_row,
 )
+from signoff.store.signatures import SignatureRows
 from signoff.store.threadrows import ThreadRows
 
 _SELECT_REQUEST = f"SELECT {', '.join(REQUEST_COLUMNS)} FROM requests"
@@ -87,7 +88,7 @@ def _update_sql(names: tuple[str, ...]) -> str:
             "WHERE id = ? AND version = ?")
 
 
-class SqlTx(AccountRows, ThreadRows, DeliveryRows):
+class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows):
     """A transaction over one DB-API cursor, in one dialect. It holds its audit events
     (``self.audit``, an ``AuditLog``); the stateless row groups are mixed in, since the
     ``Tx`` contract is one flat surface: users, accounts, links and sessions
