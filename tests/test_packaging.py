@@ -34,7 +34,7 @@ ROOT = Path(__file__).parents[1]
 OPTIONAL = ("fastapi", "starlette", "uvicorn", "jinja2", "multipart", "python_multipart",
             "prometheus_client", "pydantic", "psycopg", "psycopg_pool", "slack_sdk",
             "langchain", "langchain_core", "langchain_openai", "langgraph", "deepagents",
-            "mcp", "openai")
+            "mcp", "openai", "webauthn")
 SLACK = """
 [notify.slack]
 token_env = "SLACK_TOKEN"
