@@ -10,7 +10,9 @@ found.
 
 from __future__ import annotations
 
+import os
 import socket
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,6 +53,11 @@ def _named_tests(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A server started by a test keeps its signing key here, never in the real home
+    # (signoff.keys.default_path); subprocesses inherit it.
+    if not os.environ.get("SIGNOFF_TEST_DATA_HOME"):
+        os.environ["SIGNOFF_TEST_DATA_HOME"] = os.environ["XDG_DATA_HOME"] = \
+            tempfile.mkdtemp(prefix="signoff-test-data-")
     if config.option.markexpr == DEFAULT_MARKS and _named_tests(config):
         config.option.markexpr = ""
 

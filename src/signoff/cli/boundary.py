@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from signoff.cli.common import DEFAULT_DB
+from signoff.cli.common import DEFAULT_DB, inside_root
 
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")  # what SQLite writes beside its file
 POLICY_HOME = "/etc/signoff/signoff.toml"
@@ -48,10 +48,7 @@ def sqlite_files(path: str) -> list[str]:
 def inside(path: str | Path, root: str | Path) -> bool:
     """Whether ``path`` lies in ``root`` (or is it), as written or with symlinks resolved
     (both ends); ``/ws_evil`` is not in ``/ws``."""
-    written = Path(os.path.abspath(path))
-    resolved = Path(os.path.realpath(path))
-    roots = {Path(os.path.abspath(root)), Path(os.path.realpath(root))}
-    return any(p.is_relative_to(r) for p in (written, resolved) for r in roots)
+    return inside_root(str(path), str(root))
 
 
 def warn_if_inside(root: str | None, files: Sequence[tuple[str, str, str]]) -> str | None:

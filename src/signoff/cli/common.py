@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from signoff import keys
 from signoff.errors import ConfigurationError
 from signoff.extras import needs
 from signoff.kernel.gate import Gate
@@ -100,16 +101,47 @@ def close_opened() -> None:
 
 
 def open_gate(args: argparse.Namespace, *, proposes: bool = False,
-              creates: bool = False) -> Gate:
+              creates: bool = False, signing_key: str | None = None) -> Gate:
     """The gate a command works through. Only one that ``proposes`` calls (the server)
     builds the policy's auto reviewer: deciding, listing and recovering never review, so
     an approver needs no model key (``[review] api_key_env``). Only one that ``creates``
-    (the server, the MCP proxy) makes a database that is not there (``open_store``)."""
+    (the server, the MCP proxy) makes a database that is not there (``open_store``). One
+    given a ``signing_key`` path (``""``: the default) signs with it (``signing_key``)."""
     path = args.policy or ("signoff.toml" if Path("signoff.toml").exists() else None)
     reviewer = None if proposes else RiskReviewer()
     policy = Policy.load(path, reviewer=reviewer) if path else \
         Policy(parse_policy("", source="<empty>"), reviewer=reviewer)
-    return Gate(policy, open_store(args.db, creates=creates), agent=None)
+    key = None if signing_key is None else server_key(signing_key, policy)
+    gate = Gate(policy, open_store(args.db, creates=creates), agent=None, signing_key=key)
+    if signing_key is not None:
+        gate.protect_files([key_path(signing_key)], "the server's signing key", secret=True)
+    return gate
+
+
+def key_path(given: str) -> str:
+    """The signing key a server uses: ``given``, ``$SIGNOFF_SIGNING_KEY``, or the default
+    beside the user's data (``signoff.keys.default_path``)."""
+    return given or os.environ.get("SIGNOFF_SIGNING_KEY") or str(keys.default_path())
+
+
+def server_key(given: str, policy: Policy) -> keys.SigningKey:
+    """The server's signing key, made if missing; refused inside the workspace, where an
+    agent's tools could read it and sign what no human approved."""
+    path = key_path(given)
+    workspace = policy.config.workspace
+    if workspace is not None and inside_root(path, workspace.root):
+        raise ConfigurationError(
+            f"the signing key {path} is inside the workspace {workspace.root}: an agent could "
+            f"read it; keep it outside (--signing-key PATH or SIGNOFF_SIGNING_KEY)",
+            code="signing_key_in_workspace")
+    return keys.load_or_create(path)
+
+
+def inside_root(path: str, root: str) -> bool:
+    """Whether ``path`` lies in ``root``, as written or with symlinks resolved (both ends)."""
+    written, resolved = Path(os.path.abspath(path)), Path(os.path.realpath(path))
+    roots = {Path(os.path.abspath(root)), Path(os.path.realpath(root))}
+    return any(p.is_relative_to(r) for p in (written, resolved) for r in roots)
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:

@@ -27,6 +27,10 @@ def add_serve(commands: Any) -> None:
     serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default 8765; 0 picks a free one)")
     serve.add_argument("--public-url", help="the URL approvers use, if not http://HOST:PORT")
+    serve.add_argument("--signing-key", help="the Ed25519 key receipts and audit checkpoints "
+                       "are signed with; made there 0600 if missing (default: "
+                       "$SIGNOFF_SIGNING_KEY, else ~/.local/share/signoff/signing-key.pem); "
+                       "never inside the workspace")
     serve.add_argument("--log-level", default="warning",
                        choices=["critical", "error", "warning", "info", "debug"],
                        help="how much the server logs to standard error (default warning)")
@@ -62,7 +66,7 @@ def _serve(args: argparse.Namespace) -> str | None:
     sock = listen(settings.host, settings.port)
     try:
         gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True,
-                         creates=True)
+                         creates=True, signing_key=args.signing_key or "")
     except PolicyError as exc:
         if exc.code != "policy_unreadable":
             raise

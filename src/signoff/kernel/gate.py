@@ -419,10 +419,11 @@ class Gate:
         clears a tool's)."""
         self.policy.hints.update(hints)
 
-    def protect_files(self, paths: Iterable[str | os.PathLike[str] | None], role: str) -> None:
+    def protect_files(self, paths: Iterable[str | os.PathLike[str] | None], role: str, *,
+                      secret: bool = False) -> None:
         """Protect files the running gate's configuration names (the server's ``[notify]``
-        ``ca_file``) in the policies it judges with."""
-        guard_policies((self.policy, self.revalidation_policy), paths, role)
+        ``ca_file``, its signing key: ``secret``, reading it asks too)."""
+        guard_policies((self.policy, self.revalidation_policy), paths, role, secret=secret)
 
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
         """The public keys of every signature made on this database (``kernel/signing.py``)."""

@@ -106,14 +106,15 @@ def guard_store(config: PolicyConfig, store: object) -> PolicyConfig:
 
 
 def guard_policies(policies: Iterable[Policy], paths: Iterable[str | os.PathLike[str] | None],
-                   role: str) -> None:
+                   role: str, *, secret: bool = False) -> None:
     """Protect files a running gate's configuration names (the server's ``[notify]``
-    ``ca_file``) in the policies it judges with."""
+    ``ca_file``, its signing key) in the policies it judges with; ``secret``: reading one
+    is a ``secret_read`` too."""
     named = [p for p in paths if p]
     if not named:
         return
     for policy in policies:
-        policy.config = guard_files(policy.config, named, role)
+        policy.config = guard_files(policy.config, named, role, secret=secret)
 
 
 def escape(path: str) -> str:
