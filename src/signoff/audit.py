@@ -102,6 +102,13 @@ class AuditKind(enum.StrEnum):
     SESSION_ENDED = "session.ended", (
         "a session ended: name, session id and `reason` (logout or revoked)")
 
+    # Passkeys (``signoff.kernel.passkeys``).
+    PASSKEY_REGISTERED = "passkey.registered", (
+        "an approver registered a passkey: user, credential id, name, relying party id and "
+        "origin")
+    PASSKEY_REMOVED = "passkey.removed", (
+        "a passkey was removed (by its user or an admin): user, credential id and name")
+
     # Webhooks and the notifier (``signoff.kernel.webhooks``, ``signoff.notify.timers``).
     WEBHOOK_ADDED = "webhook.added", "a webhook endpoint was registered: its settings"
     WEBHOOK_REMOVED = "webhook.removed", "a webhook endpoint was removed: its name"

@@ -108,6 +108,9 @@ class Decision:
     # arguments hash) pairs; only those, still pending with that hash, are approved with it
     # (``kernel.auto_thread``). None or empty: the request alone.
     listed: tuple[tuple[str, str], ...] = ()
+    # A WebAuthn assertion (the browser's ``PublicKeyCredential`` JSON) over this decision's
+    # challenge (``signoff.kernel.assertions``): needed to approve a passkey request.
+    assertion: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # The input contract (``signoff.inputs``): what an approver writes is stored and shown.
@@ -126,7 +129,8 @@ class Decision:
     def approve(cls, *, scope: ApproveScope | str = ApproveScope.ONCE,
                 grant_args: Mapping[str, str] | None = None,
                 expected_args_hash: str | None = None,
-                listed: Iterable[tuple[str, str]] | None = None) -> Decision:
+                listed: Iterable[tuple[str, str]] | None = None,
+                assertion: Mapping[str, Any] | None = None) -> Decision:
         try:
             parsed = ApproveScope(scope)
         except ValueError:
@@ -135,7 +139,7 @@ class Decision:
                                   code="unknown_scope") from None
         return cls(kind=DecisionKind.APPROVE, scope=parsed, grant_args=grant_args,
                    expected_args_hash=expected_args_hash,
-                   listed=listed_pairs(listed))
+                   listed=listed_pairs(listed), assertion=assertion)
 
     @classmethod
     def reject(cls, reason: str, alternatives: tuple[str, ...] | list[str] = (), *,
@@ -145,9 +149,10 @@ class Decision:
 
     @classmethod
     def edit(cls, args: Mapping[str, Any] | str, *, reason: str | None = None,
-             expected_args_hash: str | None = None) -> Decision:
+             expected_args_hash: str | None = None,
+             assertion: Mapping[str, Any] | None = None) -> Decision:
         return cls(kind=DecisionKind.EDIT, args=args, reason=reason,
-                   expected_args_hash=expected_args_hash)
+                   expected_args_hash=expected_args_hash, assertion=assertion)
 
     @classmethod
     def respond(cls, message: str, *, expected_args_hash: str | None = None) -> Decision:
@@ -218,3 +223,5 @@ class DecisionRecord:
     args: str | None = None
     message: str | None = None
     scope: ApproveScope = ApproveScope.ONCE
+    # A passkey approval: JSON text of the assertion and what its challenge was made of.
+    assertion: str | None = None

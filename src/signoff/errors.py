@@ -14,6 +14,7 @@ reworded; codes may not.
     ├── ShellError                    reserved for shell analysis failures surfaced to callers
     ├── Unauthenticated        401    no identity, or a token nobody holds
     ├── Forbidden              403    role_missing, self_approval, agent_cannot_decide
+    │   └── PasskeyRequired           passkey_required: only an approval with a passkey counts
     ├── NotFound               404    no such request, user or tool
     ├── Conflict               409    already_decided, already_voted, idempotency_conflict,
     │   │                             call_id_reused, thread_waiting, illegal_transition
@@ -21,7 +22,9 @@ reworded; codes may not.
     ├── Expired                410    the request expired (judged by the server's clock)
     ├── InvalidDecision        422    invalid_edit, edit_denied, missing_reason
     ├── SignatureInvalid       422    a signature that does not hold: malformed, unknown_key,
-    │                                 signature_invalid, expired, key_invalid, wrong_issuer
+    │                                 signature_invalid, expired, key_invalid, wrong_issuer,
+    │                                 passkey_invalid, passkey_unknown, passkey_not_yours,
+    │                                 passkey_unverified, passkey_replayed
     ├── StoreError             503    the database is unreachable, busy, full or read-only:
     │                                 retry after ``retry_after`` seconds
     └── ListenError                   a server cannot listen where it was asked: port_in_use,
@@ -173,6 +176,18 @@ class Forbidden(SignoffError):
     http_status = 403
 
 
+class PasskeyRequired(Forbidden):
+    """An approval of a request that needs a passkey, from a surface that cannot give one
+    (an API token without an assertion, the CLI, Slack, a LangChain resume, MCP
+    elicitation): ``passkey_required``. ``url``: where it can be approved, when known."""
+
+    code = "passkey_required"
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+
+
 class NotFound(SignoffError):
     code = "not_found"
     http_status = 404
@@ -219,7 +234,12 @@ class InvalidDecision(SignoffError):
 class SignatureInvalid(SignoffError):
     """A signed thing (a receipt, an audit checkpoint, a passkey assertion) that does not
     verify: ``malformed``, ``unknown_key`` (no published key by its id), ``signature_invalid``
-    (the bytes signed are not these), ``expired``, ``key_invalid``, ``wrong_issuer``."""
+    (the bytes signed are not these), ``expired``, ``key_invalid``, ``wrong_issuer``; for a
+    passkey approval (``signoff.kernel.assertions``): ``passkey_invalid`` (not over this
+    request, these arguments and this decision, or not signed by the key), ``passkey_unknown``
+    (no such registered passkey), ``passkey_not_yours`` (another user's), ``passkey_unverified``
+    (the authenticator did not verify the user), ``passkey_replayed`` (its sign count did
+    not move on)."""
 
     code = "signature_invalid"
     http_status = 422

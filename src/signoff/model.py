@@ -216,6 +216,8 @@ class Verdict:
     review: Mapping[str, Any] | None = None
     # Dual control (``signoff.kernel.quorum``): (role, approvals) pairs, all needed.
     requires: tuple[tuple[str, int], ...] = ()
+    # Approvals need a passkey (``signature = "passkey"``, ``passkey_from_risk``).
+    passkey: bool = False
 
     @property
     def allowed(self) -> bool:
@@ -240,6 +242,7 @@ class Verdict:
             "approvals": self.approvals,
             "expires_in": self.expires_in,
             "mandatory": self.mandatory,
+            "passkey": self.passkey,
             "grant_id": self.grant_id,
         }
 
@@ -322,6 +325,8 @@ class ApprovalRequest:
     # The hash of the tool's definition the agent was shown (an MCP tool's description,
     # input schema and annotations), when the caller knows it; see ``Grant.definition_hash``.
     definition_hash: str | None = None
+    # Every approval needs the approver's passkey (``signoff.kernel.assertions``).
+    passkey: bool = False
 
     @property
     def run_args(self) -> str:

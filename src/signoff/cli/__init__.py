@@ -247,7 +247,8 @@ def explain(verdict: Verdict) -> str:
         roles = ", ".join(verdict.roles) or "any approver"
         expiry = f"{verdict.expires_in:.0f}s" if verdict.expires_in else "never"
         lines.append(f"  needs {verdict.approvals} approval(s) from {roles}; expires in {expiry}"
-                     + ("; mandatory" if verdict.mandatory else ""))
+                     + ("; mandatory" if verdict.mandatory else "")
+                     + ("; with a passkey" if verdict.passkey else ""))
     if verdict.reasons:
         lines.append("  because:")
         for reason in verdict.reasons:

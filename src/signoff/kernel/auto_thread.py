@@ -85,7 +85,7 @@ def switch(tx: Tx, result: DecisionResult, identity: Identity, now: float,
     parties = tx.thread_parties(thread)
     for other in tx.pending_to_hold(thread, request.id):
         if ((other.id, other.run_hash) not in listed or not same_pause(request, other)
-                or other.mandatory or refused(other)
+                or other.mandatory or other.passkey or refused(other)
                 or decision_refusal(other, identity.name, probe, parties) is not None
                 or (other.expires_at is not None and now >= other.expires_at)
                 or tx.decisions(other.id)):

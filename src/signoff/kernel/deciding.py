@@ -39,7 +39,15 @@ from signoff.errors import (
 )
 from signoff.identity import Identity
 from signoff.ids import new_id
-from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, write_evidence
+from signoff.kernel import (
+    assertions,
+    auto_thread,
+    fast_paths,
+    grants,
+    lifecycle,
+    quorum,
+    write_evidence,
+)
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.ownership import decision_refusal, refusal
 from signoff.kernel.tools import ToolEntry
@@ -102,8 +110,10 @@ class Decider:
     """The decide half of the gate: one authenticated decision, recorded whole or not at all."""
 
     def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
-                 written: WrittenRequests, hooks: Hooks, clock: Callable[[], float]) -> None:
+                 written: WrittenRequests, hooks: Hooks, clock: Callable[[], float],
+                 inbox_url: Callable[[], str | None] = lambda: None) -> None:
         self.store = store
+        self.inbox_url = inbox_url  # where a passkey approval is given (a refusal says)
         self.policy = policy  # an edit is judged again; grants take its tool's shell argument
         self.tools = tools  # the gate's registry, shared: an edit is validated by its tool
         self.written = written  # requests proposed here: decided without reading them again
@@ -298,6 +308,10 @@ class Decider:
                 # The editor's reason reaches the agent with the outcome (outcome_of).
                 changes.update(outcome_code="edited", outcome_reason=decision.reason)
         approving = kind in (DecisionKind.APPROVE, DecisionKind.EDIT)
+        signed = assertions.verified(
+            tx, request, kind=kind, target_hash=target_hash, approver=identity.name,
+            assertion=decision.assertion, now=now, inbox_url=self.inbox_url(),
+        ) if approving and request.passkey else None
         # A pending request with a quorum of one has no decision yet: any approve or edit
         # would have approved it and a reject or respond would have closed it (we hold its
         # row), so there is nothing to read.
@@ -310,7 +324,8 @@ class Decider:
             id=record_id, request_id=request.id, kind=kind, approver=identity.name,
             created_at=now, args_hash=target_hash if approving else None,
             reason=decision.reason, alternatives=decision.alternatives,
-            args=changes.get("approved_args"), message=decision.message, scope=decision.scope))
+            args=changes.get("approved_args"), message=decision.message, scope=decision.scope,
+            assertion=signed))
         data: dict[str, Any] = {
             "kind": kind.value, "decision_id": record_id,
             "args_hash": target_hash if approving else None,
@@ -318,6 +333,8 @@ class Decider:
             "alternatives": list(decision.alternatives)}
         if via is not None:
             data["via"] = via
+        if signed is not None:
+            data["passkey"] = json.loads(signed)["passkey"]
         tx.record_audit(AuditKind.DECISION_RECORDED, at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data=data)
         if changes:
@@ -412,6 +429,8 @@ def needs_more_review(verdict: Verdict, request: ApprovalRequest) -> str | None:
         return f"approvals {quorum.describe(verdict.requires)}"
     if verdict.mandatory and not request.mandatory:
         return "a mandatory human review"
+    if verdict.passkey and not request.passkey:
+        return "approvals with a passkey"
     return None
 
 

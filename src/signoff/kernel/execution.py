@@ -30,7 +30,7 @@ from signoff import inputs
 from signoff.canonical import args_hash, parse_args
 from signoff.errors import Conflict, InvalidArguments, NotFound
 from signoff.identity import Identity
-from signoff.kernel import lifecycle, quorum, write_evidence
+from signoff.kernel import assertions, lifecycle, quorum, write_evidence
 from signoff.kernel.deciding import needs_more_review
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.outcomes import Outcome, OutcomeKind, load_result, outcome_of
@@ -101,7 +101,7 @@ class Executor:
             checked = self._revalidate_outside(request)
             now = self.clock()
             claimed: Execution | Outcome | None
-            if approvals is not None and checked[0] is None \
+            if approvals is not None and checked[0] is None and not request.passkey \
                     and self._revalidate_approvers(request, approvals.of) is None:
                 claimed = self._claim_as_read(request, checked, now, executor, approvals)
                 if claimed is None:  # it changed since it was read: read it again
@@ -154,6 +154,8 @@ class Executor:
             if approvers is None:
                 approvers = tx.approvers(locked.id, locked.run_hash)
             problem = self._revalidate_approvers(locked, approvers)
+        if problem is None and locked.passkey:  # every approval proves itself again
+            problem = assertions.recheck(tx, locked, tx.decisions(locked.id))
         if problem is not None:
             code, reason = problem
             moved = lifecycle.transition(

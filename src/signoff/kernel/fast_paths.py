@@ -77,7 +77,7 @@ def _apply_as_written(decider: Decider, request: ApprovalRequest, asked: Asked,
     (nothing written)."""
     decision, now, key = asked.decision, asked.now, asked.key
     if (request.status is not RequestStatus.PENDING or request.approvals_required != 1
-            or request.requires or not may_go_unread(decision)
+            or request.requires or request.passkey or not may_go_unread(decision)
             or len(request.args) + len(request.approved_args or "") > ARGS_MAX
             or (request.expires_at is not None and now >= request.expires_at)
             or decision.expected_args_hash not in (None, request.run_hash)

@@ -1,7 +1,6 @@
 """``Gate``: where an agent's tool call meets the policy, the humans and the store.
 
     gate = Gate(Policy.load("signoff.toml"), SqliteStore("signoff.db"))
-
     @gate.tool()
     def write_file(path: str, content: str) -> int: ...
 
@@ -10,9 +9,9 @@
 Faces: ``check`` (the verdict only), ``propose`` (verdict → allowed / denied /
 blocked / pending with its request), ``decide`` (an authenticated decision),
 ``resume`` (the outcome of a request, running it once if approved), ``run``
-(propose, wait, resume), and their async twins. ``Gate`` is a façade: it builds its
-parts (``Proposer``, ``Decider``, ``Reader``, ``Executor``, …), each given only what it
-needs, and every public method below hands its call to one of them.
+(propose, wait, resume), and their async twins. ``Gate`` is a façade over its parts
+(``Proposer``, ``Decider``, …), each given only what it needs: every public method below
+hands its call to one of them (``gate.passkeys``, approvers' passkeys, is used directly).
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from signoff.kernel.execution import Execution, Executor
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.once import Once, OnceDecider
 from signoff.kernel.outcomes import Outcome, Proposal
+from signoff.kernel.passkeys import Passkeys
 from signoff.kernel.proposing import Proposer
 from signoff.kernel.reading import Reader
 from signoff.kernel.records import Records
@@ -105,8 +105,10 @@ class Gate:
         self.proposer = Proposer(store, self.policy, tools=self.tools, verdicts=self.verdicts,
                                  written=self.written, hooks=self.hooks, clock=clock, agent=agent,
                                  worker_id=self.worker_id)
+        self.passkeys = Passkeys(store, clock=clock)  # approvers' passkeys
         self.decider = Decider(store, self.policy, tools=self.tools, written=self.written,
-                               hooks=self.hooks, clock=clock)
+                               hooks=self.hooks, clock=clock,
+                               inbox_url=lambda: self.passkeys.inbox_url)
         self.executor = Executor(store, self.reader,
                                  revalidation_policy=self.revalidation_policy,
                                  tools=self.tools, lease=lease, executor_id=self.executor_id,
@@ -133,7 +135,7 @@ class Gate:
     def clock(self, clock: Callable[[], float]) -> None:
         self._clock = clock
         for part in (self.reader, self.records, self.proposer, self.decider, self.executor,
-                     self.recoverer, self.canceller, self.accounts, self.signin):
+                     self.recoverer, self.canceller, self.accounts, self.signin, self.passkeys):
             part.clock = clock
 
     @property
@@ -359,7 +361,7 @@ class Gate:
     def audit_head(self) -> tuple[int, str]:
         return self.records.audit_head()
 
-    def verify_audit(self) -> Verification:
+    def verify_audit(self) -> Verification:  # the chain, then passkey approvals
         return self.records.verify_audit()
 
     def count_users(self) -> int:

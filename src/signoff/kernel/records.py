@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.audit import AuditEvent, AuditKind, Verification, to_us
 from signoff.identity import Identity, Session
+from signoff.kernel import assertions
 from signoff.kernel.verdicts import VerdictLog
 from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus
 from signoff.store.base import Store
@@ -90,7 +91,8 @@ class Records:
         return self.store.delivery_counts()
 
     def verify_audit(self) -> Verification:
-        return self.store.verify_audit()
+        """The chain, then every passkey approval's stored assertion (``assertions``)."""
+        return assertions.with_approvals(self.store, self.store.verify_audit())
 
     def count_users(self) -> int:
         return self.store.count_users()

@@ -76,7 +76,7 @@ def build_request(
         roles=verdict.roles,
         approvals_required=max(1, verdict.approvals),
         expires_at=expires_at,
-        mandatory=verdict.mandatory,
+        mandatory=verdict.mandatory, passkey=verdict.passkey,
         decision_id=verdict.decision_id,
         reasons=tuple(r.to_dict() for r in verdict.reasons),
         review_mode=verdict.review_mode,

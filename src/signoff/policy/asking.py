@@ -91,6 +91,8 @@ class Asking:
         unless the call was asked before (a resume): then what it received answers it. With
         no shortcut to take (manual mode, no grant) a human is asked either way, and the
         call's past is not read (a round trip less for every ask)."""
+        if self.needs_passkey(rules):  # only a human with a passkey answers it
+            return self.human(mandatory=False, rules=rules, what=what, code=code)
         grant = self.matching_grant()
         recalled = self.recall() if grant is not None or self.mode is not ReviewMode.MANUAL \
             else None
@@ -146,7 +148,8 @@ class Asking:
         cfg = self.config
         interaction = self.context.interaction_mode
         if interaction.unattended:
-            if not mandatory and cfg.unattended_asks == "allow" and not self.context.parent_call:
+            if not mandatory and cfg.unattended_asks == "allow" and not self.context.parent_call \
+                    and not self.needs_passkey(rules):
                 self.reasons.append(Reason(
                     step=Step.INTERACTION, code="unattended_allowed",
                     text=f"unattended_asks = allow lets this {interaction.value} root run pass"))
@@ -268,6 +271,13 @@ class Asking:
                 approvals = max(approvals if named else 1, sum(n for _, n in requires))
         return roles, approvals, expires, requires
 
+    def needs_passkey(self, rules: Sequence[Rule]) -> bool:
+        """Whether a human answer needs a passkey: a rule says ``signature = "passkey"``, or
+        the call's risk reaches ``[policy] passkey_from_risk``. Nothing else may answer it."""
+        floor = self.config.passkey_from_risk
+        return any(rule.passkey for rule in rules) or (
+            floor is not None and self.risk.rank >= floor.rank)
+
     def beyond_setter(self, rules: Sequence[Rule]) -> Reason | None:
         """Why the run's mode may not answer this call in place of a human: it was set by a
         person (``context.mode_setter``) who cannot sign in now, or the call needs dual
@@ -305,6 +315,10 @@ class Asking:
         cfg = self.config
         roles, approvals, expires, requires = self.requirements(rules)
         asks = effect in (Effect.ASK, Effect.BLOCKED)
+        passkey = asks and self.needs_passkey(rules)
+        if passkey:
+            self.reasons.append(Reason(step=Step.MODE, code="passkey_required",
+                                       text="approving this call needs a passkey"))
         return Verdict(
             effect=effect, code=code, message=message, reasons=tuple(self.reasons),
             risk=self.risk, source=source, policy_version=cfg.version,
@@ -315,6 +329,6 @@ class Asking:
             review_mode=self.mode, interaction_mode=self.context.interaction_mode,
             roles=roles if asks else (), approvals=approvals if asks else 0,
             expires_in=expires if asks else None, mandatory=mandatory and asks,
-            requires=requires if asks else (),
+            requires=requires if asks else (), passkey=passkey,
             grant_id=grant_id, review=self.review_record,
         )

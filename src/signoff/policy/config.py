@@ -138,7 +138,8 @@ class _Loader(TableReader):
         self.known(policy, {"version", "default_review_mode", "ceiling", "gated", "unknown_tools",
                             "clarification_tool", "unattended_asks", "default_expires",
                             "default_approvals", "default_roles", "always_ask",
-                            "self_service_modes", "protected"}, "[policy]")
+                            "self_service_modes", "protected", "passkey_from_risk"},
+                   "[policy]")
         where = "[policy]"
         version = policy.get("version", digest)
         if not isinstance(version, str) or not version.strip():
@@ -172,6 +173,8 @@ class _Loader(TableReader):
             always_ask=always_ask,
             self_service_modes=self.flag(policy, "self_service_modes", where),
             protected=DEFAULT_PROTECTED + self.protected(policy, where),
+            passkey_from_risk=self.risk({"risk": policy.get("passkey_from_risk")}, where,
+                                        field="passkey_from_risk"),
             sensitive=workspace.sensitive if workspace is not None else DEFAULT_SENSITIVE,
             secrets=workspace.secrets if workspace is not None else DEFAULT_SECRETS,
             workspace=workspace,
@@ -387,7 +390,8 @@ class _Loader(TableReader):
             where = f"rules[{index}]" + (f" (id '{rule_id}')" if isinstance(rule_id, str) else "")
             table = self.table(body, where)
             self.known(table, {"id", "effect", "tool", "command", "args", "mandatory", "risk",
-                               "roles", "approvals", "requires", "expires", "reason", "writes"},
+                               "roles", "approvals", "requires", "expires", "reason", "writes",
+                               "signature"},
                        where)
             if not isinstance(rule_id, str) or not _RULE_ID.fullmatch(rule_id):
                 raise self.error("every rule needs an id (letters, digits, _ . : -)",
@@ -459,6 +463,7 @@ class _Loader(TableReader):
             requires=self.requires(table, where),
             expires=self.duration(table, "expires", None, where), reason=reason,
             writes=tuple(self.value_pattern(w, where, "writes") for w in writes),
+            passkey=self.signature(table, where, effect is Effect.ASK) == "passkey",
         )
         by_name: dict[str, list[CommandPattern]] = {}
         wild: list[CommandPattern] = []

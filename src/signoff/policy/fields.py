@@ -120,7 +120,20 @@ class TableReader:
         except ValueError:
             raise self.error("must be one of manual, auto, full", rule=where, field=key) from None
 
-    def risk(self, table: Mapping[str, Any], where: str) -> Risk | None:
+    def signature(self, table: Mapping[str, Any], where: str, ask: bool) -> str | None:
+        """A rule's ``signature``: ``"passkey"`` (its approvals need one), on ask rules only."""
+        value = table.get("signature")
+        if value is None:
+            return None
+        if value != "passkey":
+            raise self.error("must be \"passkey\"", rule=where, field="signature")
+        if not ask:
+            raise self.error("only ask rules can require a passkey", rule=where,
+                             field="signature")
+        return "passkey"
+
+    def risk(self, table: Mapping[str, Any], where: str, *, field: str = "risk"
+             ) -> Risk | None:
         value = table.get("risk")
         if value is None:
             return None
@@ -128,4 +141,4 @@ class TableReader:
             return Risk(value)
         except ValueError:
             raise self.error("must be one of low, medium, high, critical", rule=where,
-                             field="risk") from None
+                             field=field) from None

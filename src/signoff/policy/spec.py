@@ -105,6 +105,7 @@ class Rule:
     reason: str | None = None
     text: str = ""  # the description shown in verdicts, computed once at load
     writes: tuple[ValuePattern, ...] = ()  # allow rules: paths their commands may write
+    passkey: bool = False  # ask rules: ``signature = "passkey"``, approvals need one
     # Command patterns by their literal command name; patterns whose name is a glob apart.
     by_name: Mapping[str, tuple[CommandPattern, ...]] = field(default_factory=dict)
     wild: tuple[CommandPattern, ...] = ()
@@ -170,6 +171,8 @@ class PolicyConfig:
     # configuration (its policy file, its database). Writing one is a mandatory ask.
     protected: tuple[str, ...] = DEFAULT_PROTECTED
     guarded: tuple[Guarded, ...] = ()
+    # ``[policy] passkey_from_risk``: every approval of a call at or above it needs a passkey.
+    passkey_from_risk: Risk | None = None
     workspace: WorkspaceConfig | None = None
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()

@@ -48,6 +48,7 @@ def verdict_of(data: Mapping[str, Any], call: ToolCall) -> Verdict:
         interaction_mode=InteractionMode(data.get("interaction_mode") or "interactive"),
         roles=tuple(data.get("roles") or ()), approvals=int(data.get("approvals") or 1),
         expires_in=data.get("expires_in"), mandatory=bool(data.get("mandatory")),
+        passkey=bool(data.get("passkey")),
         grant_id=data.get("grant_id"))
 
 

@@ -42,7 +42,14 @@ from signoff.model import (
 )
 from signoff.store.capabilities import Capability, GuardsUnread, GuardsUnreadTx
 from signoff.store.pages import RequestQuery
-from signoff.store.records import Approvals, Delivery, Event, StoredEndpoint, ThreadMemory
+from signoff.store.records import (
+    Approvals,
+    Delivery,
+    Event,
+    Passkey,
+    StoredEndpoint,
+    ThreadMemory,
+)
 
 __all__ = ["Approvals", "Event", "Store", "Tx"]
 
@@ -255,6 +262,20 @@ class Tx(GuardsUnreadTx, Protocol):
 
     def retire_key(self, kid: str, *, at: float) -> bool: ...
 
+    def add_passkey(self, passkey: Passkey) -> bool:
+        """Store a registered passkey (``signoff.store.passkeys``); ``False``: its id is."""
+        ...
+
+    def passkey(self, credential_id: str) -> Passkey | None: ...
+
+    def passkeys_of(self, user: str) -> list[Passkey]: ...
+
+    def remove_passkey(self, user: str, credential_id: str) -> bool: ...
+
+    def use_passkey(self, credential_id: str, *, sign_count: int, at: float) -> bool:
+        """A verified use: the sign count moves up (compare-and-set); ``False``: it did not."""
+        ...
+
 
 class Store(GuardsUnread, Protocol):
     """A database signoff keeps its state in. Implements ``DecisionMemory`` too. (The
@@ -388,6 +409,14 @@ class Store(GuardsUnread, Protocol):
     def published_keys(self) -> list[dict[str, Any]]:
         """Every public signing key published here (a JWK each, with ``created_at`` and
         ``retired_at``): what the JWKS serves."""
+        ...
+
+    def passkeys_of(self, user: str) -> list[Passkey]: ...
+
+    def passkey(self, credential_id: str) -> Passkey | None: ...
+
+    def passkey_requests(self) -> list[ApprovalRequest]:
+        """Approved requests (whatever came of them) whose approvals need a passkey."""
         ...
 
     def change_token(self) -> object:

@@ -126,3 +126,26 @@ class Backup:
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "bytes": self.bytes, "audit_events": self.audit_events,
                 "audit_head": self.audit_head}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Passkey:
+    """An approver's WebAuthn credential as registered: ``id`` and ``public_key`` (COSE) are
+    base64url, ``rp_id`` and ``origin`` what it was made for (``signoff.kernel.passkeys``)."""
+
+    id: str
+    user: str
+    public_key: str
+    sign_count: int
+    name: str
+    rp_id: str
+    origin: str
+    created_at: float
+    last_used_at: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the settings page, the API and ``signoff users passkeys`` show (the key
+        itself is no secret, but nobody needs to read it)."""
+        return {"id": self.id, "user": self.user, "name": self.name,
+                "sign_count": self.sign_count, "rp_id": self.rp_id, "origin": self.origin,
+                "created_at": self.created_at, "last_used_at": self.last_used_at}

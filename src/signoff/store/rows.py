@@ -35,12 +35,12 @@ REQUEST_COLUMNS = (
     "decision_id", "reasons", "review_mode", "approved_args", "approved_hash", "outcome_code",
     "outcome_reason", "alternatives", "response", "result", "error", "fencing_token",
     "lease_until", "executor", "version", "review", "waiter", "requires", "changes",
-    "definition_hash",
+    "definition_hash", "passkey",
 )
 _JSON_FIELDS = frozenset({"evidence", "resource_versions", "roles", "reasons", "alternatives",
                           "review", "requires", "changes"})
 DECISION_COLUMNS = ("id", "request_id", "kind", "approver", "created_at", "args_hash",
-                    "reason", "alternatives", "args", "message", "scope")
+                    "reason", "alternatives", "args", "message", "scope", "assertion")
 AUDIT_COLUMNS = "idx, at_us, kind, request_id, actor, data, prev_hash, hash"
 GRANT_COLUMNS = ("id, scope, tool, args, thread_id, session_id, expires_at, max_uses, uses, "
                  "created_by, args_hash, definition_hash")
@@ -62,7 +62,7 @@ def encode(name: str, value: Any) -> Any:
         elif isinstance(value, Mapping):
             value = dict(value)
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    if name == "mandatory":
+    if name in ("mandatory", "passkey"):
         return int(bool(value))
     if isinstance(value, enum.Enum):
         return value.value
@@ -88,6 +88,7 @@ def _json_or_null(value: Any) -> str | None:
 # Per column, how a field becomes a SQL value (``None``: as it is).
 _SPECIAL: dict[str, Callable[[Any], Any]] = {
     "status": _enum_value, "risk": _enum_value, "review_mode": _enum_value, "mandatory": int,
+    "passkey": int,
     "resource_versions": _json_map, "review": _json_or_null,
     **{name: _json_list for name in ("evidence", "roles", "reasons", "alternatives",
                                      "changes")},
@@ -101,7 +102,7 @@ _RISK = {r.value: r for r in Risk}
 _MODE = {m.value: m for m in ReviewMode}
 _DECODE: dict[str, Callable[[Any], Any]] = {
     "status": _STATUS.__getitem__, "risk": _RISK.__getitem__, "review_mode": _MODE.__getitem__,
-    "mandatory": bool,
+    "mandatory": bool, "passkey": bool,
     **{name: (lambda text: () if text == "[]" else tuple(json.loads(text)))
        for name in ("evidence", "roles", "alternatives", "reasons", "changes")},
     "resource_versions": lambda text: {} if text == "{}" else json.loads(text),

@@ -405,4 +405,26 @@ MIGRATIONS: tuple[Migration, ...] = (
             )<WITHOUT_ROWID>""",
         ),
     ),
+    Migration(
+        name="passkeys",
+        # Approvers' WebAuthn credentials (signoff.kernel.passkeys), with the relying party
+        # and origin each was made for; a request whose approvals need one, and each
+        # decision's assertion with what its challenge was made of (re-verified at the claim).
+        statements=(
+            """CREATE TABLE passkeys (
+                id <TEXT> PRIMARY KEY,
+                user_name <TEXT> NOT NULL,
+                public_key <TEXT> NOT NULL,
+                sign_count <BIGINT> NOT NULL,
+                name <TEXT> NOT NULL,
+                rp_id <TEXT> NOT NULL,
+                origin <TEXT> NOT NULL,
+                created_at <REAL> NOT NULL,
+                last_used_at <REAL>
+            )""",
+            "CREATE INDEX passkeys_user ON passkeys (user_name)",
+            "ALTER TABLE requests ADD COLUMN passkey <INT> NOT NULL DEFAULT 0",
+            "ALTER TABLE decisions ADD COLUMN assertion <TEXT>",
+        ),
+    ),
 )

@@ -24,6 +24,7 @@ from signoff.store.accounts import AccountRows
 from signoff.store.auditlog import AuditLog
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.dialect import Dialect, typed
+from signoff.store.passkeys import PasskeyRows
 from signoff.store.records import Approvals, Event
 from signoff.store.rows import (
     DECISION_COLUMNS,
@@ -78,7 +79,7 @@ _INSERT_REQUEST = (f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}) "
 _INSERT_DECISION = (f"INSERT INTO decisions ({', '.join(DECISION_COLUMNS)}) "
                     f"VALUES ({', '.join('?' for _ in DECISION_COLUMNS)})")
 assert DECISION_COLUMNS == ("id", "request_id", "kind", "approver", "created_at", "args_hash",
-                             "reason", "alternatives", "args", "message", "scope")
+                             "reason", "alternatives", "args", "message", "scope", "assertion")
 
 
 @functools.lru_cache(maxsize=64)
@@ -88,7 +89,7 @@ def _update_sql(names: tuple[str, ...]) -> str:
             "WHERE id = ? AND version = ?")
 
 
-class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows):
+class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows, PasskeyRows):
     """A transaction over one DB-API cursor, in one dialect. It holds its audit events
     (``self.audit``, an ``AuditLog``); the stateless row groups are mixed in, since the
     ``Tx`` contract is one flat surface: users, accounts, links and sessions
@@ -374,7 +375,7 @@ class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows):
             decision.id, decision.request_id, decision.kind.value, decision.approver,
             decision.created_at, decision.args_hash, decision.reason,
             json.dumps(list(decision.alternatives)), decision.args, decision.message,
-            decision.scope.value))
+            decision.scope.value, decision.assertion))
 
     def decisions(self, request_id: str) -> list[DecisionRecord]:
         rows = self._exec(f"SELECT {', '.join(DECISION_COLUMNS)} FROM decisions "
