@@ -297,7 +297,8 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
     gate = open_gate(args)
     result = gate.verify_audit()
     text = (f"audit ok: {result.count} events" if result.ok else
-            f"audit BROKEN at index {result.first_bad}: {result.reason}")
+            f"audit BROKEN at index {result.first_bad}: {result.reason}"
+            if result.first_bad is not None else f"audit BROKEN: {result.reason}")
     if result.unsealed:
         text += (f"; {result.unsealed} committed events not sealed yet (held by a running "
                  "transaction; verified once sealed)")

@@ -62,6 +62,13 @@ def add_users(commands: Any) -> None:
     which = revoke.add_mutually_exclusive_group(required=True)
     which.add_argument("session_id", nargs="?", help="the session (from `users sessions`)")
     which.add_argument("--all", action="store_true", help="every session of the identity")
+    leaf(sub, "passkeys", "list an identity's passkeys (registered in the inbox's settings)",
+         cmd_passkeys).add_argument("name", help="the identity's name")
+    remove_key = leaf(sub, "remove-passkey", "remove one of an identity's passkeys: the "
+                      "approvals it signed and that have not run yet will not run",
+                      cmd_remove_passkey)
+    remove_key.add_argument("name", help="the identity's name")
+    remove_key.add_argument("id", help="the passkey's id (from `users passkeys`)")
 
 
 def _when(at: float | None) -> str:
@@ -178,4 +185,19 @@ def cmd_revoke(args: argparse.Namespace) -> int:
                                  actor=os_actor())
     emit(args, [s.to_dict() for s in ended],
          f"ended {len(ended)} session(s) of {args.name}")
+    return 0
+
+
+def cmd_passkeys(args: argparse.Namespace) -> int:
+    found = open_gate(args).passkeys.passkeys(args.name)
+    rows = [f"{p.id}  {p.name!r}  for {p.origin}  added {_when(p.created_at)}  last used "
+            f"{_when(p.last_used_at)}" for p in found]
+    emit(args, [p.to_dict() for p in found],
+         "\n".join(rows) or f"{args.name} has no passkeys")
+    return 0
+
+
+def cmd_remove_passkey(args: argparse.Namespace) -> int:
+    removed = open_gate(args).passkeys.remove(args.name, args.id, actor=os_actor())
+    emit(args, removed.to_dict(), f"removed passkey {removed.name!r} of {args.name}")
     return 0

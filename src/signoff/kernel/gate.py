@@ -108,7 +108,7 @@ class Gate:
         self.passkeys = Passkeys(store, clock=clock)  # approvers' passkeys
         self.decider = Decider(store, self.policy, tools=self.tools, written=self.written,
                                hooks=self.hooks, clock=clock,
-                               inbox_url=lambda: self.passkeys.inbox_url)
+                               inbox_url=self.passkeys.where)
         self.executor = Executor(store, self.reader,
                                  revalidation_policy=self.revalidation_policy,
                                  tools=self.tools, lease=lease, executor_id=self.executor_id,

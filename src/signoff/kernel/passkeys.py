@@ -37,10 +37,14 @@ class Passkeys:
     def __init__(self, store: Store, *, clock: Callable[[], float]) -> None:
         self.store = store
         self.clock = clock
-        self.inbox_url: str | None = None
+        self.inbox_url: Callable[[], str | None] = lambda: None
         self._lock = threading.Lock()
         # challenge (base64url) → (user, rp id, origin, expires at)
         self._pending: dict[str, tuple[str, str, str, float]] = {}
+
+    def where(self) -> str | None:
+        """The inbox's URL, where an approval with a passkey is given (``None``: unknown)."""
+        return self.inbox_url()
 
     def passkeys(self, user: str) -> list[Passkey]:
         return self.store.passkeys_of(user)

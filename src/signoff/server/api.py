@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI
 
-from signoff.server import approvals, calls, observability, users, webhooks
+from signoff.server import approvals, calls, observability, passkeys, users, webhooks
 from signoff.server.bodies import ERRORS
 
 PREFIX = "/api/v1"
 PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, observability.router, users.router,
-                                webhooks.router)
+                                webhooks.router, passkeys.router)
 health = observability.health
 
 

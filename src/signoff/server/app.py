@@ -18,7 +18,7 @@ from signoff.kernel.gate import Gate
 from signoff.notify.channels import Channel
 from signoff.notify.config import NotifyConfig
 from signoff.notify.notifier import Notifier
-from signoff.server import api, history, inbox, problems, slack
+from signoff.server import api, history, inbox, passkeys, problems, slack
 from signoff.server.bodycap import BodyCap
 from signoff.server.feed import ChangeFeed
 from signoff.server.guard import Guard
@@ -45,6 +45,7 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
                         base_url=lambda: state.settings.base_url, channels=channels,
                         on_settled=metrics.settled)
     state.notifier = notifier
+    gate.passkeys.inbox_url = lambda: state.settings.base_url  # where passkey approvals are
     feed.listeners.append(lambda _events: notifier.wake())
 
     @asynccontextmanager
@@ -66,6 +67,7 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
     api.include(app)
     app.include_router(api.health)
     app.include_router(inbox.pages)
+    app.include_router(passkeys.pages)
     app.include_router(history.history)
     app.include_router(slack.router)
     app.add_middleware(BodyCap)  # inside the Guard: a bad Host is refused first

@@ -130,14 +130,15 @@ def to_decision(body: schemas.DecisionIn) -> Decision:
 def _decision(body: schemas.DecisionIn) -> Decision:
     if body.kind == "approve":
         return Decision.approve(scope=body.scope,
-                                listed=[(c.request_id, c.args_hash) for c in body.listed])
+                                listed=[(c.request_id, c.args_hash) for c in body.listed],
+                                assertion=body.assertion)
     if body.kind == "reject":
         return Decision.reject(body.reason or "", body.alternatives)
     if body.kind == "edit":
         if body.args is None:
             raise RequestValidationError([{"loc": ("body", "args"), "msg":
                                            "an edit needs the new arguments", "type": "missing"}])
-        return Decision.edit(body.args, reason=body.reason)
+        return Decision.edit(body.args, reason=body.reason, assertion=body.assertion)
     return Decision.respond(body.message or "")
 
 

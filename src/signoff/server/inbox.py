@@ -295,7 +295,8 @@ def request_data(state: AppState, request_id: str, identity: Identity) -> dict[s
             "can_decide": can_decide, "cannot_decide": why, "after": after,
             "cannot_grant": party["grant"], "cannot_edit": party["edit"],
             "can_auto_thread": can_auto, "pause_others": others,
-            "can_cancel": can_cancel}
+            "can_cancel": can_cancel,
+            "has_passkey": bool(req.passkey and gate.passkeys.passkeys(identity.name))}
 
 
 @pages.get("/requests/{request_id}")
@@ -381,20 +382,28 @@ def _form_decision(action: str, form: Mapping[str, Any]) -> Decision:
     return replace(decision, expected_args_hash=shown_hash("expected_args_hash", shown))
 
 
+def _assertion(form: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The passkey assertion the page's script put in the form (docs/signatures.md)."""
+    text = _field(form, "assertion")
+    return parse_args(text) if text else None
+
+
 def _form_kind(action: str, form: Mapping[str, Any]) -> Decision:
+    assertion = _assertion(form)
     if action == "approve_once":
-        return Decision.approve(scope="once")
+        return Decision.approve(scope="once", assertion=assertion)
     if action == "approve_thread":
-        return Decision.approve(scope="thread")
+        return Decision.approve(scope="thread", assertion=assertion)
     if action == "approve_auto_thread":
-        return Decision.approve(scope="auto_thread", listed=card_listing(form))
+        return Decision.approve(scope="auto_thread", listed=card_listing(form),
+                                assertion=assertion)
     if action == "reject":
         alternatives = [a.strip() for a in (_field(form, "alternatives") or "").splitlines()
                         if a.strip()]
         return Decision.reject(_field(form, "reason") or "", alternatives)
     if action == "edit":
         return Decision.edit(parse_args(_field(form, "args") or ""),
-                             reason=_field(form, "reason") or None)
+                             reason=_field(form, "reason") or None, assertion=assertion)
     if action == "respond":
         message = (_field(form, "message") or "").strip()
         if not message:

@@ -107,6 +107,10 @@ class DecisionIn(Strict):
         "once", description="approve: once; for this thread (a grant for this tool and "
         "arguments); or auto_thread (the thread switches to auto and the pause's other "
         "undecided calls are approved too)")
+    assertion: dict[str, Any] | None = Field(
+        None, description="approve or edit a request that needs a passkey: the WebAuthn "
+        "assertion (PublicKeyCredential JSON) over the challenge of "
+        "POST /requests/{id}/passkey-options")
     reason: Reason | None = None
     alternatives: list[Alternative] = Field(default_factory=list,
                                             max_length=inputs.ALTERNATIVES_MAX)

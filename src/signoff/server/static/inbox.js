@@ -105,6 +105,85 @@
     }
   });
 
+  // Passkeys (docs/signatures.md): approving a request that needs one signs exactly what is
+  // approved; the settings page registers them. Binary values travel as base64url.
+  function unb64(text) {
+    var s = text.replace(/-/g, "+").replace(/_/g, "/");
+    while (s.length % 4) s += "=";
+    var raw = atob(s), out = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+    return out.buffer;
+  }
+  function b64(buffer) {
+    var bytes = new Uint8Array(buffer), raw = "";
+    for (var i = 0; i < bytes.length; i++) raw += String.fromCharCode(bytes[i]);
+    return btoa(raw).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+  function csrfToken() {
+    var meta = document.querySelector("meta[name=csrf-token]");
+    return meta ? meta.content : "";
+  }
+  function postJSON(url, body) {
+    return fetch(url, { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRF-Token": csrfToken() },
+      body: JSON.stringify(body || {}) }).then(function (r) {
+      return r.json().then(function (data) {
+        if (!r.ok) throw new Error((data.code || r.status) + ": " + (data.detail || data.message || ""));
+        return data;
+      });
+    });
+  }
+  function credentialJSON(cred) {
+    var r = cred.response, out = { id: cred.id, rawId: b64(cred.rawId), type: cred.type,
+      clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
+      authenticatorAttachment: cred.authenticatorAttachment || null, response: { clientDataJSON: b64(r.clientDataJSON) } };
+    if (r.attestationObject) {
+      out.response.attestationObject = b64(r.attestationObject);
+      out.response.transports = r.getTransports ? r.getTransports() : [];
+    } else {
+      out.response.authenticatorData = b64(r.authenticatorData);
+      out.response.signature = b64(r.signature);
+      out.response.userHandle = r.userHandle ? b64(r.userHandle) : null;
+    }
+    return out;
+  }
+  function passkeyProblem(form, err) {
+    var box = form.querySelector(".passkey-error") || document.getElementById("passkey-error");
+    if (box) { box.textContent = "Passkey: " + (err && err.message ? err.message : err); box.hidden = false; }
+  }
+  document.addEventListener("submit", function (e) {
+    var form = e.target, kind = form.getAttribute("data-passkey");
+    if (!kind) return;
+    var field = form.querySelector("input[name=assertion]");
+    if (field.value) return;
+    e.preventDefault();
+    var body = { kind: kind };
+    try {
+      if (kind === "edit") body.args = JSON.parse(form.querySelector("textarea[name=args]").value);
+    } catch (err) { passkeyProblem(form, "the arguments are not JSON"); return; }
+    postJSON("/api/v1/requests/" + encodeURIComponent(requestId) + "/passkey-options", body).then(function (o) {
+      return navigator.credentials.get({ publicKey: { challenge: unb64(o.challenge), rpId: o.rpId,
+        allowCredentials: o.allowCredentials.map(function (c) { return { type: c.type, id: unb64(c.id) }; }),
+        userVerification: o.userVerification, timeout: o.timeout } });
+    }).then(function (cred) {
+      field.value = JSON.stringify(credentialJSON(cred));
+      form.submit();
+    }).catch(function (err) { passkeyProblem(form, err); });
+  });
+  var addKey = document.getElementById("passkey-add");
+  if (addKey) addKey.addEventListener("click", function () {
+    var name = (document.getElementById("passkey-name") || {}).value || "passkey";
+    postJSON("/api/v1/passkeys/options").then(function (o) {
+      o.challenge = unb64(o.challenge);
+      o.user.id = unb64(o.user.id);
+      o.excludeCredentials = (o.excludeCredentials || []).map(function (c) { return { type: c.type, id: unb64(c.id) }; });
+      return navigator.credentials.create({ publicKey: o });
+    }).then(function (cred) {
+      return postJSON("/api/v1/passkeys", { credential: credentialJSON(cred), name: name });
+    }).then(function () { window.location = "/settings/passkeys?done=added"; })
+      .catch(function (err) { passkeyProblem(document, err); });
+  });
+
   tick();
   setInterval(tick, 1000);
 })();
