@@ -265,3 +265,23 @@ def test_registration_is_single_use_and_listed(kit: Kit) -> None:
     assert [p.name for p in kit.gate.passkeys.passkeys("alice")] == ["alice's key"]
     kinds = [e.kind for e in kit.gate.audit_events()]
     assert kinds.count("passkey.registered") == 2
+
+
+def test_a_resume_or_elicitation_without_a_passkey_is_refused(kit: Kit) -> None:
+    request_id = kit.pending()
+    once = kit.gate.decide_once(request_id, Decision.approve(), user="alice", key="k1",
+                                via="resume")
+    assert once.result is None and once.code == "passkey_required"
+    assert kit.gate.request(request_id).status is RequestStatus.PENDING
+
+
+def test_a_thread_grant_does_not_answer_the_next_passkey_call(kit: Kit) -> None:
+    request_id = kit.pending("1.0")
+    signed = kit.signed(request_id, kit.alice, kit.alice_key)
+    kit.gate.decide(request_id, Decision.approve(scope="thread", assertion=signed),
+                    identity=kit.alice)
+    assert kit.gate.request(request_id).status is RequestStatus.APPROVED
+    again = kit.gate.propose(ToolCall(id="again", name="release", args={"version": "1.0"}),
+                             RunContext(thread_id="t", principal="paula"))
+    assert again.kind is ProposalKind.PENDING and again.request is not None
+    assert again.request.passkey
