@@ -145,7 +145,7 @@ def test_the_cli_and_slack_are_refused_and_told_where(rig: Rig, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     assert main(["requests", "approve", request_id, "--token", rig.token]) == 2
     assert "[passkey_required]" in capsys.readouterr().err
-    slack = SlackConfig(token="x", signing_secret="y", channel="C1",  # noqa: S106
+    slack = SlackConfig(token="x", signing_secret="y", channel="C1",
                         users={"U1": "alice"})
     reply = act(rig.gate, slack, Interaction(
         kind="block_actions", user="U1", action_id=APPROVE, action_ts="1.0",
