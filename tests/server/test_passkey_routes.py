@@ -143,8 +143,10 @@ def test_the_cli_and_slack_are_refused_and_told_where(rig: Rig, tmp_path: Path,
     request_id = rig.pending()
     monkeypatch.setenv("SIGNOFF_DB", str(tmp_path / "signoff.db"))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SIGNOFF_PUBLIC_URL", rig.url)
     assert main(["requests", "approve", request_id, "--token", rig.token]) == 2
-    assert "[passkey_required]" in capsys.readouterr().err
+    refused = capsys.readouterr().err
+    assert "[passkey_required]" in refused and f"{rig.url}/requests/{request_id}" in refused
     slack = SlackConfig(token="x", signing_secret="y", channel="C1",
                         users={"U1": "alice"})
     reply = act(rig.gate, slack, Interaction(

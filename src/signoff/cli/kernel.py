@@ -248,11 +248,22 @@ def _asker(request: ApprovalRequest) -> str:
     return who
 
 
+def _inbox_url(args: argparse.Namespace) -> str | None:
+    """The server's public URL, as ``signoff serve`` would take it (``None``: unknown)."""
+    try:
+        from signoff.server.settings import load_settings  # noqa: PLC0415 (server settings)
+
+        return load_settings(policy_path=args.policy or "signoff.toml").base_url
+    except Exception:  # a [server] table `signoff serve` would refuse: no link
+        return None
+
+
 def _decide(args: argparse.Namespace, decision: Decision) -> int:
     if args.expect_hash is not None:
         decision = replace(decision, expected_args_hash=shown_hash("--expect-hash",
                                                                    args.expect_hash))
     gate = open_gate(args)
+    gate.passkeys.inbox_url = lambda: _inbox_url(args)  # a passkey refusal says where
     identity = gate.authenticate(token_of(args))
     result = gate.decide(args.request_id, decision, identity=identity,
                          idempotency_key=args.idempotency_key)
