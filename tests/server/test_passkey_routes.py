@@ -103,6 +103,7 @@ def test_register_approve_and_remove_over_the_api(rig: Rig) -> None:
     assert [p["name"] for p in rig.alice.get("/api/v1/passkeys").json()["passkeys"]] == [
         "laptop"]
     request_id = rig.pending()
+    assert rig.alice.get(f"/api/v1/requests/{request_id}").json()["passkey"] is True
     bare = rig.alice.post(f"/api/v1/requests/{request_id}/decisions", json={"kind": "approve"})
     assert bare.status_code == 403 and bare.json()["code"] == "passkey_required"
     assert f"{rig.url}/requests/{request_id}" in bare.text

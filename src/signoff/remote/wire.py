@@ -69,6 +69,7 @@ def request_of(data: Mapping[str, Any]) -> ApprovalRequest:
         approvals_required=int(data.get("approvals_required") or 1),
         expires_at=data.get("expires_at"), review=data.get("review"),
         requires=tuple((str(role), int(n)) for role, n in data.get("requires") or ()),
+        passkey=bool(data.get("passkey")),
         approved_args=data.get("approved_args_canonical"),
         approved_hash=data.get("approved_hash"), outcome_code=data.get("outcome_code"),
         outcome_reason=data.get("outcome_reason"),

@@ -187,6 +187,8 @@ class Request(BaseModel):
     requires: list[list[str | int]] = Field(
         default_factory=list, description="dual control: [role, approvals] pairs, every one "
         "needed, each approver counted once (empty: any of `roles`)")
+    passkey: bool = Field(False, description="approvals need the approver's passkey: approve "
+                          "and edit carry an `assertion` (docs/signatures.md)")
     approved_args: dict[str, Any] | None = Field(
         None, description="the arguments an approver's edit put in place of `args`")
     approved_args_canonical: str | None = None
