@@ -238,8 +238,9 @@ def test_a_removed_passkey_or_a_forged_assertion_fails_the_claim(kit: Kit) -> No
     kit.gate.passkeys.remove("alice", kit.alice_key.id, actor="alice")
     with pytest.raises(NotFound):
         kit.gate.passkeys.remove("alice", kit.alice_key.id, actor="alice")
-    assert "alice" in (kit.gate.verify_audit().reason or "")
+    assert "alice" in (kit.gate.verify_audit().reason or "")  # it would not run
     _invalidated(kit, removed)
+    assert kit.gate.verify_audit().ok  # refused, as it should be: nothing to name
     # An assertion copied from another request onto this one's decision.
     first, second = kit.pending("2.0"), kit.pending("3.0")
     kit.approve(first, kit.bob, kit.bob_key)
@@ -250,8 +251,12 @@ def test_a_removed_passkey_or_a_forged_assertion_fails_the_claim(kit: Kit) -> No
         conn.execute(f"UPDATE decisions SET assertion = {mark} WHERE request_id = {mark}",
                      (donor.assertion, second))
     _invalidated(kit, second)
+    assert second in (kit.gate.verify_audit().reason or "")  # forged: named for good
     assert kit.gate.resume(first).kind is OutcomeKind.EXECUTED
     assert kit.ran == [{"version": "2.0"}]
+    # A passkey removed after its approval ran takes no history back.
+    kit.gate.passkeys.remove("bob", kit.bob_key.id, actor="bob")
+    assert first not in (kit.gate.verify_audit().reason or "")
 
 
 def test_registration_is_single_use_and_listed(kit: Kit) -> None:
@@ -285,3 +290,20 @@ def test_a_thread_grant_does_not_answer_the_next_passkey_call(kit: Kit) -> None:
                              RunContext(thread_id="t", principal="paula"))
     assert again.kind is ProposalKind.PENDING and again.request is not None
     assert again.request.passkey
+
+
+def test_turning_the_requirement_off_in_the_database_does_not_help(kit: Kit) -> None:
+    request_id = kit.pending()
+    mark = "?" if kit.store.backend == "sqlite" else "%s"
+    with raw(kit.store) as conn:
+        conn.execute("INSERT INTO decisions (id, request_id, kind, approver, created_at, "
+                     "args_hash, alternatives, scope) VALUES ('dec_forged', "
+                     f"{mark}, 'approve', 'alice', 1, {mark}, '[]', 'once')",
+                     (request_id, kit.gate.request(request_id).args_hash))
+        conn.execute("UPDATE requests SET status = 'approved', passkey = 0, "
+                     f"version = version + 1 WHERE id = {mark}", (request_id,))
+    outcome = kit.gate.resume(request_id)
+    assert outcome.kind is not OutcomeKind.EXECUTED and kit.ran == []
+    request = kit.gate.request(request_id)
+    # The policy, asked again before the run, wants a passkey the request no longer asks for.
+    assert request.status is RequestStatus.INVALIDATED and request.outcome_code == "policy_changed"

@@ -25,7 +25,7 @@ from typing import Any
 from signoff import jcs
 from signoff.audit import Verification
 from signoff.errors import PasskeyRequired, SignatureInvalid
-from signoff.model import ApprovalRequest, DecisionKind, DecisionRecord
+from signoff.model import ApprovalRequest, DecisionKind, DecisionRecord, RequestStatus
 from signoff.store.base import Store, Tx
 from signoff.store.records import Passkey
 
@@ -84,7 +84,7 @@ def own_passkey(tx: Tx, assertion: Mapping[str, Any], approver: str) -> Passkey:
         raise SignatureInvalid("a passkey assertion needs the credential's id",
                                code="passkey_invalid")
     passkey = tx.passkey(credential_id)
-    if passkey is None:
+    if passkey is None or passkey.removed_at is not None:
         raise SignatureInvalid("no passkey with this id is registered here",
                                code="passkey_unknown")
     if passkey.user != approver:
@@ -119,10 +119,12 @@ def check(assertion: Mapping[str, Any], parts: Mapping[str, Any], passkey: Passk
     return int(result.new_sign_count)
 
 
-def problem(read: Tx | Store, request: ApprovalRequest, decision: DecisionRecord) -> str | None:
-    """Why one approving decision's stored assertion does not prove it now (``None``: it
-    does): it signs this request, the hash that will run and this kind, with the
-    approver's own passkey as registered now."""
+def problem(read: Tx | Store, request: ApprovalRequest, decision: DecisionRecord, *,
+            removed_counts: bool = True) -> str | None:
+    """Why one approving decision's stored assertion does not prove it (``None``: it does):
+    it signs this request, the hash that will run and this kind, with the approver's own
+    passkey — one still registered, unless ``removed_counts`` is ``False`` (the history of
+    a call that ran: its claim checked the passkey then)."""
     try:
         stored = json.loads(decision.assertion or "null")
         if not isinstance(stored, dict):
@@ -134,7 +136,7 @@ def problem(read: Tx | Store, request: ApprovalRequest, decision: DecisionRecord
                             int(parts.get("version", -1))):
             return "its passkey assertion signs another request, arguments or decision"
         passkey = read.passkey(str(credential.get("id")))
-        if passkey is None:
+        if passkey is None or (removed_counts and passkey.removed_at is not None):
             return "its passkey is no longer registered"
         if passkey.user != decision.approver:
             return "its passkey is not the approver's"
@@ -161,16 +163,25 @@ def recheck(read: Tx | Store, request: ApprovalRequest,
     return None
 
 
+# Past the claim: the passkey was checked when the call was claimed, so removing it since
+# takes nothing back (the signature must still hold against its key, which is kept).
+_CLAIMED = frozenset({RequestStatus.EXECUTING, RequestStatus.SUCCEEDED, RequestStatus.FAILED,
+                      RequestStatus.UNKNOWN, RequestStatus.INVALIDATED,
+                      RequestStatus.CANCELLED})
+
+
 def unproven(store: Store) -> list[dict[str, str]]:
     """``audit verify``'s passkey check: every approval of a passkey request whose stored
-    assertion does not prove it, named by request, decision and approver."""
+    assertion does not prove it, named by request, decision and approver. A passkey
+    removed counts against approvals still waiting to run, not against history."""
     found: list[dict[str, str]] = []
     for request in store.passkey_requests():
         for decision in store.decisions(request.id):
             if decision.kind not in (DecisionKind.APPROVE, DecisionKind.EDIT) \
                     or decision.args_hash != request.run_hash:
                 continue
-            why = problem(store, request, decision)
+            why = problem(store, request, decision,
+                          removed_counts=request.status not in _CLAIMED)
             if why is not None:
                 found.append({"request_id": request.id, "decision_id": decision.id,
                               "approver": decision.approver, "reason": why})

@@ -123,7 +123,7 @@ class Passkeys:
         with self.store.transaction() as tx:
             passkey = tx.passkey(credential_id)
             if passkey is None or passkey.user != user \
-                    or not tx.remove_passkey(user, credential_id):
+                    or not tx.remove_passkey(user, credential_id, at=now):
                 raise NotFound(f"{user} has no passkey {credential_id!r}",
                                code="passkey_not_found")
             tx.append_audit(AuditKind.PASSKEY_REMOVED, at_us=to_us(now), request_id=None,

@@ -270,7 +270,9 @@ class Tx(GuardsUnreadTx, Protocol):
 
     def passkeys_of(self, user: str) -> list[Passkey]: ...
 
-    def remove_passkey(self, user: str, credential_id: str) -> bool: ...
+    def remove_passkey(self, user: str, credential_id: str, *, at: float) -> bool:
+        """Mark it removed (kept for the history it signed); ``False``: no such live one."""
+        ...
 
     def use_passkey(self, credential_id: str, *, sign_count: int, at: float) -> bool:
         """A verified use: the sign count moves up (compare-and-set); ``False``: it did not."""

@@ -20,14 +20,15 @@ if TYPE_CHECKING:
     from signoff.store.sqltx import SqlTx
 
 _COLUMNS = ("id, user_name, public_key, sign_count, name, rp_id, origin, created_at, "
-            "last_used_at")
+            "last_used_at, removed_at")
 
 
 def _passkey(row: Sequence[Any]) -> Passkey:
-    id_, user, key, count, name, rp_id, origin, created, used = row
+    id_, user, key, count, name, rp_id, origin, created, used, removed = row
     return Passkey(id=id_, user=user, public_key=key, sign_count=int(count), name=name,
                    rp_id=rp_id, origin=origin, created_at=float(created),
-                   last_used_at=None if used is None else float(used))
+                   last_used_at=None if used is None else float(used),
+                   removed_at=None if removed is None else float(removed))
 
 
 class PasskeyRows:
@@ -37,32 +38,35 @@ class PasskeyRows:
     def add_passkey(self, passkey: Passkey) -> bool:
         """Store a newly registered credential; ``False`` if its id is already stored."""
         cursor = self._exec(
-            f"INSERT INTO passkeys ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"INSERT INTO passkeys ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (id) DO NOTHING",
             (passkey.id, passkey.user, passkey.public_key, passkey.sign_count, passkey.name,
-             passkey.rp_id, passkey.origin, passkey.created_at, passkey.last_used_at))
+             passkey.rp_id, passkey.origin, passkey.created_at, passkey.last_used_at,
+             passkey.removed_at))
         return bool(cursor.rowcount == 1)
 
     def passkey(self, credential_id: str) -> Passkey | None:
+        """A credential by id, removed ones included (``removed_at``)."""
         row = self._exec(f"SELECT {_COLUMNS} FROM passkeys WHERE id = ?",
                          (credential_id,)).fetchone()
         return None if row is None else _passkey(row)
 
     def passkeys_of(self, user: str) -> list[Passkey]:
         rows = self._exec(f"SELECT {_COLUMNS} FROM passkeys WHERE user_name = ? "
-                          "ORDER BY created_at, id", (user,)).fetchall()
+                          "AND removed_at IS NULL ORDER BY created_at, id", (user,)).fetchall()
         return [_passkey(r) for r in rows]
 
-    def remove_passkey(self, user: str, credential_id: str) -> bool:
-        cursor = self._exec("DELETE FROM passkeys WHERE user_name = ? AND id = ?",
-                            (user, credential_id))
+    def remove_passkey(self, user: str, credential_id: str, *, at: float) -> bool:
+        """Mark a credential removed (kept, for the history it signed)."""
+        cursor = self._exec("UPDATE passkeys SET removed_at = ? WHERE user_name = ? AND id = ? "
+                            "AND removed_at IS NULL", (at, user, credential_id))
         return bool(cursor.rowcount == 1)
 
     def use_passkey(self, credential_id: str, *, sign_count: int, at: float) -> bool:
         """Record a verified use: the new sign count, compare-and-set below it (two uses of
         one counter value never both count); ``False``: it moved meanwhile."""
         cursor = self._exec("UPDATE passkeys SET sign_count = ?, last_used_at = ? WHERE id = ? "
-                            "AND (sign_count < ? OR sign_count = 0)",
+                            "AND removed_at IS NULL AND (sign_count < ? OR sign_count = 0)",
                             (sign_count, at, credential_id, sign_count))
         return bool(cursor.rowcount == 1)
 

@@ -142,6 +142,7 @@ class Passkey:
     origin: str
     created_at: float
     last_used_at: float | None = None
+    removed_at: float | None = None  # removed: it signs nothing more, and no approval runs
 
     def to_dict(self) -> dict[str, Any]:
         """What the settings page, the API and ``signoff users passkeys`` show (the key

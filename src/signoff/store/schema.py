@@ -408,7 +408,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         name="passkeys",
         # Approvers' WebAuthn credentials (signoff.kernel.passkeys), with the relying party
-        # and origin each was made for; a request whose approvals need one, and each
+        # and origin each was made for (a removed one is kept, marked, for the history it
+        # signed); a request whose approvals need one, and each
         # decision's assertion with what its challenge was made of (re-verified at the claim).
         statements=(
             """CREATE TABLE passkeys (
@@ -420,7 +421,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 rp_id <TEXT> NOT NULL,
                 origin <TEXT> NOT NULL,
                 created_at <REAL> NOT NULL,
-                last_used_at <REAL>
+                last_used_at <REAL>,
+                removed_at <REAL>
             )""",
             "CREATE INDEX passkeys_user ON passkeys (user_name)",
             "ALTER TABLE requests ADD COLUMN passkey <INT> NOT NULL DEFAULT 0",
