@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 from signoff.audit import AuditEvent, Verification
 from signoff.identity import Account, Identity, IdentityKind, Session
 from signoff.kernel.accounts import Accounts
+from signoff.kernel.auditing import Trust
 from signoff.kernel.cancelling import Canceller
 from signoff.kernel.deciding import Decider, DecisionResult
 from signoff.kernel.execution import Execution, Executor
@@ -359,8 +360,8 @@ class Gate:
     def audit_head(self) -> tuple[int, str]:
         return self.records.audit_head()
 
-    def verify_audit(self) -> Verification:
-        return self.records.verify_audit()
+    def verify_audit(self, trust: Trust | None = None) -> Verification:
+        return self.records.verify_audit(trust)  # the chain, signed checkpoints (auditing.py)
 
     def count_users(self) -> int:
         return self.records.count_users()
