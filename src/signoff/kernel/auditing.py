@@ -143,8 +143,8 @@ class CheckpointCheck:
                     f"{self.last}: events were removed from its end")
         if expected != checkpoint.hash:
             return ("checkpoint_mismatch",
-                    f"the chain has another hash at index {checkpoint.index} than the one "
-                    "signed there: the log was rewritten")
+                    f"the chain's hash at index {checkpoint.index} is not the one signed "
+                    "there: an event at or before it was rewritten")
         return None
 
     def _unsigned(self, covered: int) -> list[Finding]:
