@@ -160,11 +160,13 @@ class CheckpointCheck:
                         "server with a key ran, or rewritten past the last checkpoint")]
 
     def summary(self) -> dict[str, Any]:
+        newest = max(self.verified, key=lambda c: c.index, default=None)
         return {"keys": "outside" if self.outside else "database",
                 "keys_from": self.source,
                 "signed": len(self.signed), "verified": len(self.verified),
                 "unchecked": self.unchecked, "below_anchor": self.below_anchor,
-                "newest": max((c.index for c in self.verified), default=None),
+                "newest": newest.index if newest else None,
+                "newest_hash": newest.hash if newest else None,
                 "unsigned": self.unsigned,
                 "kids": sorted({c.kid for c in self.verified})}
 
