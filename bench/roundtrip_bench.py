@@ -61,9 +61,11 @@ from signoff import Effect, Policy, RunContext, ToolCall
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import OutcomeKind, ProposalKind
+from signoff.keys import SigningKey
 from signoff.model import Decision
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/postgres"
+SIGNING_KEY: SigningKey | None = None  # --sign: the gates sign audit checkpoints with it
 COMMAND = "make build"
 
 POLICY = """\
@@ -313,7 +315,7 @@ class SignoffCase(Case):
         expect(verdict.effect is Effect.ASK, f"the cycle's call must ask, got {verdict.effect}")
 
     def _gate(self, store: Any, *, add_user: bool) -> tuple[Gate, Identity]:
-        gate = Gate(self.policy, store)
+        gate = Gate(self.policy, store, signing_key=SIGNING_KEY)
         if add_user:
             approver, _token = gate.add_user("alice", roles=[])
         else:
@@ -361,9 +363,12 @@ class SignoffSqlite(SignoffCase):
 
     def count(self, cycles: int) -> Counts:
         # This process's connections to the store: the thread's reader and the writers'
-        # shared one (signoff.store.groupcommit); the bench is single-threaded.
+        # shared one (signoff.store.groupcommit); the bench is single-threaded, but for the
+        # checkpoint thread's reader with --sign (its commits, once a second, are counted).
         connections = list(self.store._connections)
-        expect(len(connections) == 2, f"expected two store connections, {len(connections)}")
+        expected = 2 if SIGNING_KEY is None else 3
+        expect(len(connections) == expected,
+               f"expected {expected} store connections, {len(connections)}")
         return count_sqlite(self, cycles, connections, self.store.path)
 
     def close(self) -> None:
@@ -900,7 +905,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="PostgreSQL DSN (default $SIGNOFF_BENCH_PG, else %(default)s)")
     parser.add_argument("--no-pg", action="store_true", help="skip the PostgreSQL row")
     parser.add_argument("--dir", help="where the SQLite files go (default: the temp dir)")
+    parser.add_argument("--sign", action="store_true", help="signoff's gates sign audit "
+                        "checkpoints (a fresh key): what a server with a key does")
     args = parser.parse_args(argv)
+    global SIGNING_KEY  # noqa: PLW0603 (one switch for every case the run builds)
+    SIGNING_KEY = SigningKey.generate() if args.sign else None
     cycles = args.cycles or (50 if args.quick else 500)
     warmup = args.warmup if args.warmup is not None else (5 if args.quick else 20)
     count_cycles = args.count_cycles or (10 if args.quick else 50)

@@ -7,6 +7,8 @@ long a committed event waits to be sealed, beside two peers measured in the same
   chained event and moves the head before it commits.
 * ``floor`` — one plain ``INSERT`` per transaction into a table of its own: what the server
   does per commit with no audit at all.
+* ``signoff, signed`` — ``signoff`` with a signing key: the sealer also signs the head it
+  leaves (``signoff.checkpoints``), at most once per ``SIGN_EVERY``.
 
 Seal lag: a probe commits one event every 20 ms and polls for it in ``audit`` — 50 times
 with nothing else writing, then throughout the signoff run; p50 / p99 / max in ms.
@@ -29,6 +31,7 @@ import psycopg
 
 from _common import version
 from signoff.audit import GENESIS, chain_hash
+from signoff.keys import SigningKey
 from signoff.store.postgres import PostgresStore
 
 DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -56,9 +59,11 @@ def run_threads(threads: int, seconds: float, work: Callable[[], None]) -> float
     return sum(counts) / (time.perf_counter() - started)
 
 
-def signoff_run(dsn: str, schema: str, threads: int, seconds: float
+def signoff_run(dsn: str, schema: str, threads: int, seconds: float, *, sign: bool = False
                 ) -> tuple[float, list[float], list[float], int]:
     store = PostgresStore(dsn, schema=schema, setup=True, max_size=threads + 4)
+    if sign:
+        store.sign_audit(SigningKey.generate())
     idle: list[float] = []
     lags: list[float] = []
     stop = threading.Event()
@@ -94,7 +99,14 @@ def signoff_run(dsn: str, schema: str, threads: int, seconds: float
     store.close()
     if not result.ok:
         raise SystemExit(f"the chain does not verify after the run: {result}")
+    if sign and not store_signed(dsn, schema):
+        raise SystemExit("the signed run left no signed checkpoint")
     return rate, idle, lags, result.count
+
+
+def store_signed(dsn: str, schema: str) -> int:
+    with psycopg.connect(dsn, autocommit=True, options=f"-c search_path={schema}") as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM audit_signatures").fetchone()[0])
 
 
 def thread_connections(dsn: str, schema: str) -> Callable[[], Any]:
@@ -163,7 +175,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
     tag = uuid.uuid4().hex[:8]
-    schemas = {name: f"bench_{name}_{tag}" for name in ("signoff", "head", "floor")}
+    schemas = {name: f"bench_{name}_{tag}" for name in ("signoff", "signed", "head", "floor")}
     with psycopg.connect(args.dsn, autocommit=True) as conn:
         server = conn.execute("SHOW server_version").fetchone()[0]
         sync = conn.execute("SHOW synchronous_commit").fetchone()[0]
@@ -175,6 +187,8 @@ def main() -> None:
         head = head_lock_run(args.dsn, schemas["head"], args.threads, args.seconds)
         rate, idle, lags, count = signoff_run(args.dsn, schemas["signoff"], args.threads,
                                         args.seconds)
+        signed, signed_idle, signed_lags, _ = signoff_run(
+            args.dsn, schemas["signed"], args.threads, args.seconds, sign=True)
     finally:
         with psycopg.connect(args.dsn, autocommit=True) as conn:
             for schema in schemas.values():
@@ -183,8 +197,12 @@ def main() -> None:
     print(f"{'floor (plain INSERT)':<34}{floor:>12.0f}{1.0:>10.2f}")
     print(f"{'head lock (schema 13)':<34}{head:>12.0f}{head / floor:>10.2f}")
     print(f"{'signoff (sealed after commit)':<34}{rate:>12.0f}{rate / floor:>10.2f}")
+    print(f"{'signoff, signed checkpoints':<34}{signed:>12.0f}{signed / floor:>10.2f}")
     print(f"signoff / head lock: {rate / head:.2f}×; {count} events sealed, chain verified")
-    for name, values in (("idle", idle), (f"under {args.threads} threads", lags)):
+    print(f"signed / unsigned: {signed / rate:.3f}×")
+    for name, values in (("idle", idle), (f"under {args.threads} threads", lags),
+                         ("signed, idle", signed_idle),
+                         (f"signed, under {args.threads} threads", signed_lags)):
         if values:
             print(f"seal lag, {name}, {len(values)} probes: p50 {statistics.median(values):.1f}"
                   f" ms, p99 {pct(values, 0.99):.1f} ms, max {max(values):.1f} ms")

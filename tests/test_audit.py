@@ -40,7 +40,8 @@ def test_good_chain_verifies() -> None:
     result = verify(events)
     assert result.ok and result.count == 10 and result.first_bad is None and result.reason is None
     assert result.to_dict() == {"ok": True, "count": 10, "first_bad": None, "reason": None,
-                                "unsealed": 0, "unsealed_since_us": None, "anchor": 0}
+                                "unsealed": 0, "unsealed_since_us": None, "anchor": 0,
+                                "findings": []}
     assert verify(iter(events)).ok  # any iterable, read once
 
 

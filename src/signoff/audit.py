@@ -192,11 +192,32 @@ class Verification:
     unsealed_since_us: int | None = None
     # The checkpoint the chain was checked from: the last event a purge removed (0: none).
     anchor: int = 0
+    # What the checks beside the chain's found (``signoff.kernel.auditing``: signed
+    # checkpoints, …), and what each of them looked at, by its name.
+    findings: tuple[Finding, ...] = ()
+    checks: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "count": self.count, "first_bad": self.first_bad,
                 "reason": self.reason, "unsealed": self.unsealed,
-                "unsealed_since_us": self.unsealed_since_us, "anchor": self.anchor}
+                "unsealed_since_us": self.unsealed_since_us, "anchor": self.anchor,
+                "findings": [f.to_dict() for f in self.findings],
+                **{name: dict(summary) for name, summary in self.checks.items()}}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something a check beside the chain's found wrong, at an index when it has one."""
+
+    check: str  # the check's name ("checkpoints", …)
+    code: str  # stable: docs/signatures.md lists them
+    index: int | None
+    reason: str
+    kid: str | None = None  # the key it concerns, if any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "code": self.code, "index": self.index,
+                "reason": self.reason, "kid": self.kid}
 
 
 def verify(events: Iterable[AuditEvent], *, head: tuple[int, str] | None = None,

@@ -13,7 +13,9 @@ from dataclasses import replace
 from typing import Any
 
 from signoff import inputs
+from signoff.audit import Verification
 from signoff.cli.common import common_args, emit, leaf, open_gate, token_of
+from signoff.cli.trust import trust_args, trust_of
 from signoff.errors import InvalidInput
 from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus, Risk
 from signoff.reveal import HIDDEN, escape_json
@@ -88,7 +90,9 @@ def add_commands(commands: Any) -> None:
     audit = commands.add_parser("audit", help="verify or export the audit log",
                                 description="The hash-chained audit log.")
     audit_sub = audit.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
-    leaf(audit_sub, "verify", "check the hash chain; names the first bad index", cmd_audit_verify)
+    verify = leaf(audit_sub, "verify", "check the hash chain and its signed checkpoints; "
+                  "names the first bad index", cmd_audit_verify)
+    trust_args(verify)
     export = leaf(audit_sub, "export", "print the audit events", cmd_audit_export)
     export.add_argument("--after", type=int, default=0, help="only events after this index")
 
@@ -305,16 +309,35 @@ def cmd_requests_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_verify(args: argparse.Namespace) -> int:
+    trust = trust_of(args)  # read first: a bad key file fails before the database is opened
     gate = open_gate(args)
-    result = gate.verify_audit()
+    result = gate.verify_audit(trust)
     text = (f"audit ok: {result.count} events" if result.ok else
             f"audit BROKEN at index {result.first_bad}: {result.reason}"
             if result.first_bad is not None else f"audit BROKEN: {result.reason}")
     if result.unsealed:
         text += (f"; {result.unsealed} committed events not sealed yet (held by a running "
                  "transaction; verified once sealed)")
+    text += "\n" + checkpoint_lines(result)
     emit(args, result.to_dict(), text)
     return 0 if result.ok else 1
+
+
+def checkpoint_lines(result: Verification) -> str:
+    """What the signed checkpoints showed, and every finding with its index."""
+    summary = result.checks.get("checkpoints", {})
+    if summary.get("keys") == "outside":
+        keys_said = f"keys from outside the database ({summary['keys_from']})"
+    else:
+        keys_said = ("the keys published in the database itself — whoever can rewrite the "
+                     "database can replace them too: give --keys or --signing-key")
+    lines = [f"signed checkpoints: {summary.get('verified', 0)} of {summary.get('signed', 0)} "
+             f"verified with {keys_said}"]
+    if summary.get("newest") is not None:
+        lines.append(f"newest verified checkpoint at index {summary['newest']}; "
+                     f"{summary.get('unsigned', 0)} events after it")
+    lines += [f"{f.check} at index {f.index}: {f.code}: {f.reason}" for f in result.findings]
+    return "\n".join(lines)
 
 
 def cmd_audit_export(args: argparse.Namespace) -> int:

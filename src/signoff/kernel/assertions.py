@@ -16,14 +16,13 @@ imported only when a passkey is in play.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from signoff import jcs
-from signoff.audit import Verification
+from signoff.audit import AuditEvent, Finding, Verification
 from signoff.errors import PasskeyRequired, SignatureInvalid
 from signoff.model import ApprovalRequest, DecisionKind, DecisionRecord, RequestStatus
 from signoff.store.base import Store, Tx
@@ -188,14 +187,25 @@ def unproven(store: Store) -> list[dict[str, str]]:
     return found
 
 
-def with_approvals(store: Store, chain: Verification) -> Verification:
-    """``verify_audit``'s passkey check, apart from the chain's: the verification, failed
-    and naming them, when any passkey approval does not prove itself (``unproven``)."""
-    found = unproven(store)
-    if not found:
-        return chain
-    named = "; ".join(f"{f['request_id']} approved by {f['approver']} ({f['reason']})"
-                      for f in found)
-    reason = f"passkey approvals that do not hold: {named}"
-    return dataclasses.replace(chain, ok=False, reason=(
-        f"{chain.reason}; {reason}" if chain.reason else reason))
+class PasskeyCheck:
+    """``audit verify``'s passkey check (one of ``signoff.kernel.auditing.CHECKS``): every
+    passkey approval whose stored assertion does not prove it (``unproven``), named by
+    request and approver (``passkey_unproven``)."""
+
+    name = "passkeys"
+
+    def __init__(self, store: Store, trust: object, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.unproven: list[dict[str, str]] = []
+
+    def see(self, event: AuditEvent) -> None:
+        """The check reads the decisions themselves, not the log's events."""
+
+    def findings(self, result: Verification) -> list[Finding]:
+        self.unproven = unproven(self.store)
+        return [Finding(self.name, "passkey_unproven", None,
+                        f"passkey approval that does not hold: {f['request_id']} approved by "
+                        f"{f['approver']} ({f['reason']})") for f in self.unproven]
+
+    def summary(self) -> dict[str, Any]:
+        return {"unproven": len(self.unproven)}

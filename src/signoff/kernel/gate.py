@@ -6,12 +6,10 @@
 
     write_file(path="notes.txt", content="hi")   # allowed → runs; ask → waits for a human
 
-Faces: ``check`` (the verdict only), ``propose`` (verdict → allowed / denied /
-blocked / pending with its request), ``decide`` (an authenticated decision),
-``resume`` (the outcome of a request, running it once if approved), ``run``
-(propose, wait, resume), and their async twins. ``Gate`` is a façade over its parts
-(``Proposer``, ``Decider``, …), each given only what it needs: every public method below
-hands its call to one of them (``gate.passkeys``, approvers' passkeys, is used directly).
+Faces: ``check`` (the verdict), ``propose`` (allowed / denied / blocked / pending with its
+request), ``decide``, ``resume`` (running an approved request once), ``run`` (propose, wait,
+resume), and their async twins. A façade over parts (``Proposer``, ``Decider``, …), each
+given only what it needs; every method hands its call to one (``gate.passkeys`` is direct).
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 from signoff.audit import AuditEvent, Verification
 from signoff.identity import Account, Identity, IdentityKind, Session
 from signoff.kernel.accounts import Accounts
+from signoff.kernel.auditing import Trust
 from signoff.kernel.cancelling import Canceller
 from signoff.kernel.deciding import Decider, DecisionResult
 from signoff.kernel.execution import Execution, Executor
@@ -361,8 +360,8 @@ class Gate:
     def audit_head(self) -> tuple[int, str]:
         return self.records.audit_head()
 
-    def verify_audit(self) -> Verification:  # the chain, then passkey approvals
-        return self.records.verify_audit()
+    def verify_audit(self, trust: Trust | None = None) -> Verification:
+        return self.records.verify_audit(trust)  # the chain, signed checkpoints (auditing.py)
 
     def count_users(self) -> int:
         return self.records.count_users()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.audit import AuditEvent, AuditKind, Verification, to_us
 from signoff.identity import Identity, Session
-from signoff.kernel import assertions
+from signoff.kernel.auditing import Trust, verify_audit
 from signoff.kernel.verdicts import VerdictLog
 from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus
 from signoff.store.base import Store
@@ -90,9 +90,9 @@ class Records:
         """Deliveries in the log by (channel, status) (``/metrics``)."""
         return self.store.delivery_counts()
 
-    def verify_audit(self) -> Verification:
-        """The chain, then every passkey approval's stored assertion (``assertions``)."""
-        return assertions.with_approvals(self.store, self.store.verify_audit())
+    def verify_audit(self, trust: Trust | None = None) -> Verification:
+        """The chain and the checks beside it (``signoff.kernel.auditing``)."""
+        return verify_audit(self.store, trust=trust, clock=self.clock)
 
     def count_users(self) -> int:
         return self.store.count_users()

@@ -2,8 +2,9 @@
 
 A gate given a ``signoff.keys.SigningKey`` publishes the key's public half in the store
 when it starts, so the JWKS (``jwks``) holds every key any server on this database has
-signed with, rotated ones included. Without a key a gate signs nothing, and says so
-where a signature is asked for.
+signed with, rotated ones included, and hands the key down to the store, which signs the
+audit head with it regularly (``signoff.checkpoints``). Without a key a gate signs
+nothing, and says so where a signature is asked for.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Signing:
         if key is not None:
             with store.transaction() as tx:
                 tx.publish_key(key.jwk(), at=clock())
+            store.sign_audit(key)  # signed audit checkpoints, off the commit path
 
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
         """Every published public key, as a JWKS document (RFC 7517)."""

@@ -31,7 +31,9 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from signoff.audit import AuditEvent, AuditKind, Verification
+from signoff.checkpoints import Checkpoint
 from signoff.identity import Account, Identity, Session
+from signoff.keys import SigningKey
 from signoff.model import (
     ApprovalRequest,
     DecisionRecord,
@@ -278,6 +280,14 @@ class Tx(GuardsUnreadTx, Protocol):
         """A verified use: the sign count moves up (compare-and-set); ``False``: it did not."""
         ...
 
+    def add_audit_signature(self, checkpoint: Checkpoint) -> None:
+        """Store a signed audit checkpoint (``signoff.checkpoints``; append-only)."""
+        ...
+
+    def sign_audit_head(self, key: SigningKey, *, at_us: int) -> Checkpoint | None:
+        """Sign the audit head as this transaction sees it; ``None``: the log is empty."""
+        ...
+
 
 class Store(GuardsUnread, Protocol):
     """A database signoff keeps its state in. Implements ``DecisionMemory`` too. (The
@@ -352,7 +362,26 @@ class Store(GuardsUnread, Protocol):
         """The newest retention checkpoint (index, hash); ``(0, GENESIS)``: none."""
         ...
 
-    def verify_audit(self) -> Verification: ...
+    def verify_audit(self, *, tap: Callable[[AuditEvent], None] | None = None
+                     ) -> Verification:
+        """Verify the sealed chain from the retention anchor against the recorded head;
+        ``tap`` is shown every event the walk found good, in order (the kernel's checks
+        beside the chain's: ``signoff.kernel.auditing``)."""
+        ...
+
+    def sign_audit(self, key: SigningKey) -> None:
+        """Sign the audit head with ``key`` from now on, regularly and off the commit path
+        (PostgreSQL: at the sealer's passes; SQLite: a thread of this store), and at close
+        (``signoff.checkpoints``; the gate hands its key down here)."""
+        ...
+
+    def audit_signatures(self, *, after: int = 0) -> list[Checkpoint]:
+        """The signed checkpoints above index ``after``, by index then key."""
+        ...
+
+    def count_audit_signatures(self, *, upto: int) -> int:
+        """How many signed checkpoints are at or below ``upto``."""
+        ...
 
     def user_by_token(self, token_hash: str) -> Identity | None: ...
 

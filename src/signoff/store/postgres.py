@@ -35,6 +35,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from signoff.errors import Conflict, StoreError
+from signoff.keys import SigningKey
 from signoff.store.capabilities import Capability
 from signoff.store.dialect import POSTGRES
 from signoff.store.faults import classify, reraise
@@ -436,6 +437,10 @@ class PostgresStore(SqlStore):
             return self.sealer.seal(wait=wait)
         except psycopg.Error as exc:
             reraise(exc, "PostgreSQL")
+
+    def sign_audit(self, key: SigningKey) -> None:
+        """Sign the heads the sealer leaves with ``key`` (``signoff.store.sealer``)."""
+        self.sealer.sign_with(key)
 
     def unsealed(self) -> tuple[int, int | None]:
         with self._reader() as tx:

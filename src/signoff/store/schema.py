@@ -429,4 +429,34 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE decisions ADD COLUMN assertion <TEXT>",
         ),
     ),
+    Migration(
+        name="signed audit checkpoints",
+        # A server's signature on the audit head, made regularly (signoff.checkpoints,
+        # signoff.store.checkpoints): a chain rewritten with every hash recomputed no longer
+        # has the signed hashes. Append-only like the audit; kept past a retention purge.
+        statements=(
+            """CREATE TABLE audit_signatures (
+                idx <BIGINT> NOT NULL,
+                kid <TEXT> NOT NULL,
+                hash <TEXT> NOT NULL,
+                at_us <BIGINT> NOT NULL,
+                signature <TEXT> NOT NULL,
+                PRIMARY KEY (idx, kid)
+            )<WITHOUT_ROWID>""",
+        ),
+        sqlite_only=(
+            """CREATE TRIGGER audit_signatures_no_update BEFORE UPDATE ON audit_signatures
+               BEGIN SELECT RAISE(ABORT, 'audit signatures are append-only'); END""",
+            """CREATE TRIGGER audit_signatures_no_delete BEFORE DELETE ON audit_signatures
+               BEGIN SELECT RAISE(ABORT, 'audit signatures are append-only'); END""",
+        ),
+        postgres_only=(
+            """CREATE TRIGGER audit_signatures_no_change
+               BEFORE UPDATE OR DELETE ON audit_signatures
+               FOR EACH ROW EXECUTE FUNCTION signoff_audit_append_only()""",
+            """CREATE TRIGGER audit_signatures_no_truncate BEFORE TRUNCATE ON audit_signatures
+               FOR EACH STATEMENT EXECUTE FUNCTION signoff_audit_append_only()""",
+            "REVOKE UPDATE, DELETE, TRUNCATE ON audit_signatures FROM PUBLIC",
+        ),
+    ),
 )

@@ -15,6 +15,12 @@ coming, since a pass costs about as much for one event as for thirty — re-tryi
 while events wait on a running transaction (or on another server's pass), and once a
 second anyway so that the events of a server that died before sealing are sealed by the
 others.
+
+With a signing key (``sign_with``, handed down from the gate), a pass also signs the head it
+leaves (``signoff.checkpoints``) in the same transaction as the events — at most once per
+``SIGN_EVERY`` while passes keep coming; the head a skipped pass left is signed once that
+is due, in a transaction of its own. Each server signs with its own key, whichever holds
+the lock: the checkpoints of several servers interleave on one chain.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from signoff.audit import chain_hash
+from signoff import checkpoints
+from signoff.audit import chain_hash, to_us
+from signoff.keys import SigningKey
 
 BATCH = 2000  # events per pass at most: one pass is one transaction
 RETRY = 0.005  # seconds: events left, held by a running transaction or another pass
@@ -35,6 +43,7 @@ HEARTBEAT = 1.0  # seconds: pass anyway (another server's events, a poke lost)
 BACKOFF = 0.5  # seconds: the oldest event has waited this long (a long transaction)
 GATHER = 0.005  # seconds after a poke before passing: one pass for the commits of a burst
 PACE = 0.05  # seconds: passes start at least this far apart while commits keep coming
+SIGN_EVERY = 1.0  # seconds: a sealer signs the head at most this often (and this late)
 
 # What a pass works from, in one statement (one snapshot, taken after the lock's): the head,
 # the count of pending events, and the sealable ones — below the oldest running
@@ -64,6 +73,8 @@ _INSERT = ("WITH gone AS (DELETE FROM audit_pending WHERE seq = ANY(%b::bigint[]
 # A flush less per seal is a flush less per commit under load.
 _LOCK = ("SELECT pg_try_advisory_xact_lock(%s), "
          "set_config('synchronous_commit', 'off', true)")
+_SIGNATURE = ("INSERT INTO audit_signatures (idx, kid, hash, at_us, signature) "
+              "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (idx, kid) DO NOTHING")
 
 
 def lock_key(schema: str) -> int:
@@ -73,15 +84,17 @@ def lock_key(schema: str) -> int:
 
 
 def seal_pass(conn: Any, key: int, batch: int = BATCH,
-              before_commit: Callable[[], None] | None = None) -> int | None:
+              before_commit: Callable[[], None] | None = None,
+              signer: SigningKey | None = None) -> int | None:
     """One pass on ``conn``: how many events it sealed, or ``None`` when another sealer holds
     the lock. Commits what it sealed (``before_commit``: run just before, with everything
-    written — the crash tests kill a sealer there)."""
-    return _seal(conn, key, batch, before_commit)[0]
+    written — the crash tests kill a sealer there); ``signer``: with the new head signed."""
+    return _seal(conn, key, batch, before_commit, signer)[0]
 
 
 def _seal(conn: Any, key: int, batch: int = BATCH,
-          before_commit: Callable[[], None] | None = None) -> tuple[int | None, int]:
+          before_commit: Callable[[], None] | None = None,
+          signer: SigningKey | None = None) -> tuple[int | None, int]:
     """``seal_pass``, and how many committed events it left in ``audit_pending`` (held back
     by a running transaction, or past ``batch``): the sealer's next wait depends on it.
 
@@ -133,11 +146,19 @@ def _seal(conn: Any, key: int, batch: int = BATCH,
                 column.append(value)
             seqs.append(seq)
             prev = digest
+        writes: list[tuple[str, list[Any]]] = [(_INSERT, [seqs, *columns])]
+        if signer is not None:
+            checkpoint = checkpoints.sign(signer, index=index, hash=prev,
+                                          at_us=to_us(time.time()))
+            writes.append((_SIGNATURE, [index, signer.kid, prev, checkpoint.at_us,
+                                        checkpoint.signature]))
         if before_commit is None and conn.autocommit:
-            pipelined(conn, [(conn.cursor(), _INSERT, [seqs, *columns]),
+            pipelined(conn, [*((conn.cursor(), statement, values)
+                               for statement, values in writes),
                              (conn.cursor(), "COMMIT", ())])
         else:
-            conn.execute(_INSERT, [seqs, *columns])
+            for statement, values in writes:
+                conn.execute(statement, values)
             if before_commit is not None:
                 before_commit()
             conn.commit()
@@ -174,6 +195,13 @@ class Sealer:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._held_since: float | None = None  # events have been left over since
+        self.signer: SigningKey | None = None  # signs the heads of its passes (``sign_with``)
+        self._signed_at = -SIGN_EVERY  # monotonic time this sealer last signed
+        self._owed = False  # a pass sealed events and did not sign: the head waits unsigned
+
+    def sign_with(self, key: SigningKey) -> None:
+        """Sign the heads of this sealer's passes with ``key`` from now on."""
+        self.signer = key
 
     def poke(self) -> None:
         """A transaction that appended events committed."""
@@ -196,7 +224,7 @@ class Sealer:
             if count == 0 or target is None:
                 return True
             while True:
-                seal_pass(conn, self._key)
+                seal_pass(conn, self._key, signer=self.signer)
                 left = conn.execute("SELECT 1 FROM audit_pending WHERE seq <= %s LIMIT 1",
                                     (target,)).fetchone()
                 if not conn.autocommit:
@@ -213,6 +241,9 @@ class Sealer:
         thread = self._thread
         if thread is not None:
             thread.join(timeout=5)
+        if self._owed and self.signer is not None:  # the last pass's head, signed before it goes
+            with contextlib.suppress(Exception), self._connect() as conn:
+                self._sign_head(conn)
 
     def _run(self) -> None:
         delay = HEARTBEAT
@@ -238,13 +269,46 @@ class Sealer:
         count = 0
         with self._connect() as conn:
             while not self._stopping.is_set():
-                sealed, count = _seal(conn, self._key)
+                signer = self._due()
+                sealed, count = _seal(conn, self._key, signer=signer)
                 if sealed is None:  # another server is sealing: look again soon
                     return RETRY
+                if sealed:
+                    self._owed = signer is None
+                    if signer is not None:
+                        self._signed_at = time.monotonic()
                 progress = progress or sealed > 0
                 if sealed < BATCH:
                     break
+            if self._owed and self._due() is not None:
+                self._sign_head(conn)
         now = time.monotonic()
+        if self._owed:  # back when the signature is due
+            return min(self._next_delay(count, progress, now),
+                       max(RETRY, self._signed_at + SIGN_EVERY - now))
+        return self._next_delay(count, progress, now)
+
+    def _due(self) -> SigningKey | None:
+        """The key, if a signature is due (``None``: no key, or signed too recently)."""
+        if self.signer is None or time.monotonic() - self._signed_at < SIGN_EVERY:
+            return None
+        return self.signer
+
+    def _sign_head(self, conn: Any) -> None:
+        """Sign the head as it is now, in a transaction of its own (the last pass skipped it)."""
+        signer = self.signer
+        assert signer is not None
+        with conn.transaction():
+            index, digest = conn.execute("SELECT idx, hash FROM audit_head WHERE id = 1"
+                                         ).fetchone()
+            checkpoint = checkpoints.sign(signer, index=int(index), hash=str(digest),
+                                          at_us=to_us(time.time()))
+            conn.execute(_SIGNATURE, [checkpoint.index, checkpoint.kid, checkpoint.hash,
+                                      checkpoint.at_us, checkpoint.signature])
+        self._owed = False
+        self._signed_at = time.monotonic()
+
+    def _next_delay(self, count: int, progress: bool, now: float) -> float:
         if count == 0 or progress:
             self._held_since = None if count == 0 else now
             return HEARTBEAT if count == 0 else RETRY

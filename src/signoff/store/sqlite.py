@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from signoff.errors import ConfigurationError
+from signoff.keys import SigningKey
 from signoff.store.backup import backup_sqlite
 from signoff.store.capabilities import Capability
+from signoff.store.checkpointer import Checkpointer
 from signoff.store.dialect import SQLITE
 from signoff.store.faults import reraise, store_error
 from signoff.store.fifo import FifoLock
@@ -114,6 +116,7 @@ class SqliteStore(SqlStore):
         self._wpid = 0
         self._group: Group | None = None
         self._head: tuple[int, str] | None = None
+        self._checkpointer: Checkpointer | None = None  # signs the head (``sign_audit``)
         if migrate:
             try:
                 self.migrate()
@@ -263,8 +266,19 @@ class SqliteStore(SqlStore):
                 if conn.execute("PRAGMA data_version").fetchone()[0] != version:
                     return
 
+    def sign_audit(self, key: SigningKey) -> None:
+        """Sign the head with ``key`` once a second while it moves, and at close
+        (``signoff.store.checkpointer``)."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+        self._checkpointer = Checkpointer(self, key)
+        self._checkpointer.start()
+
     def close(self) -> None:
         self._run_close_hooks()
+        if self._checkpointer is not None:
+            self._checkpointer.stop()  # the last head signed, before the connections go
+            self._checkpointer = None
         self._closed = True
         with self._lock:
             self._idle.clear()

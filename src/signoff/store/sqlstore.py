@@ -21,6 +21,7 @@ from signoff.model import (
 )
 from signoff.store.accounts import AccountReads
 from signoff.store.capabilities import Capability, SealsAfterCommit
+from signoff.store.checkpoints import CheckpointReads
 from signoff.store.deliveries import DeliveryReads
 from signoff.store.pages import RequestQuery, after_key
 from signoff.store.passkeys import PasskeyReads
@@ -45,7 +46,8 @@ _ASSUMED_EMPTY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 _NO_MEMORY = ThreadMemory(mode=None, rejected=frozenset(), grants=())
 
 
-class SqlStore(AccountReads, DeliveryReads, SignatureReads, PasskeyReads, abc.ABC):
+class SqlStore(AccountReads, DeliveryReads, SignatureReads, PasskeyReads, CheckpointReads,
+               abc.ABC):
     """Read helpers over a short read from ``_reader()``, which each backend supplies
     (accounts and sessions: ``AccountReads``; notifications: ``DeliveryReads``)."""
 
@@ -155,12 +157,15 @@ class SqlStore(AccountReads, DeliveryReads, SignatureReads, PasskeyReads, abc.AB
             row = tx._one("SELECT idx, hash FROM audit_checkpoints ORDER BY idx DESC LIMIT 1")
         return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
 
-    def verify_audit(self) -> Verification:
+    def verify_audit(self, *, tap: Callable[[AuditEvent], None] | None = None
+                     ) -> Verification:
         """Verify the whole sealed chain against the recorded head, and say how many
-        committed events are not sealed yet (held by a running transaction)."""
+        committed events are not sealed yet (held by a running transaction); ``tap`` sees
+        every event the walk found good."""
         self.seal()
         anchor = self.audit_anchor()
-        result = verify(self.audit_events(after=anchor[0], seal=False),
+        events = self.audit_events(after=anchor[0], seal=False)
+        result = verify(events if tap is None else _tapped(events, tap),
                         head=self.audit_head(), anchor=anchor)
         count, since = self.unsealed() if isinstance(self, SealsAfterCommit) else (0, None)
         if count:
@@ -281,3 +286,17 @@ class SqlStore(AccountReads, DeliveryReads, SignatureReads, PasskeyReads, abc.AB
 
     def pending_on_thread(self, thread_id: str) -> list[ApprovalRequest]:
         return self.list_requests(status=RequestStatus.PENDING, thread_id=thread_id)
+
+
+def _tapped(events: Iterator[AuditEvent], tap: Callable[[AuditEvent], None]
+            ) -> Iterator[AuditEvent]:
+    """``events``, each shown to ``tap`` once the walk asks for the next one (it found the
+    previous good); the last one is shown when the walk asks past the end."""
+    previous = None
+    for event in events:
+        if previous is not None:
+            tap(previous)
+        previous = event
+        yield event
+    if previous is not None:
+        tap(previous)

@@ -22,6 +22,7 @@ from signoff.identity import Identity
 from signoff.model import ApprovalRequest, DecisionRecord, RequestStatus
 from signoff.store.accounts import AccountRows
 from signoff.store.auditlog import AuditLog
+from signoff.store.checkpoints import CheckpointRows
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.dialect import Dialect, typed
 from signoff.store.passkeys import PasskeyRows
@@ -89,7 +90,8 @@ def _update_sql(names: tuple[str, ...]) -> str:
             "WHERE id = ? AND version = ?")
 
 
-class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows, PasskeyRows):
+class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows, PasskeyRows,
+            CheckpointRows):
     """A transaction over one DB-API cursor, in one dialect. It holds its audit events
     (``self.audit``, an ``AuditLog``); the stateless row groups are mixed in, since the
     ``Tx`` contract is one flat surface: users, accounts, links and sessions
