@@ -42,6 +42,7 @@ from signoff.ids import new_id
 from signoff.kernel import auto_thread, fast_paths, grants, lifecycle, quorum, write_evidence
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.ownership import decision_refusal, refusal
+from signoff.kernel.receipts import Receipts
 from signoff.kernel.tools import ToolEntry
 from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import (
@@ -102,8 +103,10 @@ class Decider:
     """The decide half of the gate: one authenticated decision, recorded whole or not at all."""
 
     def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
-                 written: WrittenRequests, hooks: Hooks, clock: Callable[[], float]) -> None:
+                 written: WrittenRequests, hooks: Hooks, clock: Callable[[], float],
+                 receipts: Receipts | None = None) -> None:
         self.store = store
+        self.receipts = receipts  # signs the receipt of each approval (kernel/receipts.py)
         self.policy = policy  # an edit is judged again; grants take its tool's shell argument
         self.tools = tools  # the gate's registry, shared: an edit is validated by its tool
         self.written = written  # requests proposed here: decided without reading them again
@@ -306,11 +309,12 @@ class Decider:
                              for d in earlier):
             raise Conflict(f"{identity.name} already approved these arguments",
                            code="already_voted", status=request.status.value)
-        tx.insert_decision(DecisionRecord(
+        record = DecisionRecord(
             id=record_id, request_id=request.id, kind=kind, approver=identity.name,
             created_at=now, args_hash=target_hash if approving else None,
             reason=decision.reason, alternatives=decision.alternatives,
-            args=changes.get("approved_args"), message=decision.message, scope=decision.scope))
+            args=changes.get("approved_args"), message=decision.message, scope=decision.scope)
+        tx.insert_decision(record)
         data: dict[str, Any] = {
             "kind": kind.value, "decision_id": record_id,
             "args_hash": target_hash if approving else None,
@@ -348,6 +352,8 @@ class Decider:
                     if user is not None and user.may_decide])):
             after = lifecycle.transition(
                 tx, request, RequestStatus.APPROVED, now=now, actor=identity.name)
+            if self.receipts is not None:  # signed with the approval, or neither commits
+                self.receipts.issue(tx, after, record, identity, earlier, now=now)
         if (approving and decision.scope is ApproveScope.THREAD and request.thread_id
                 and after.status is RequestStatus.APPROVED
                 and all(d.scope is ApproveScope.THREAD for d in tx.decisions(request.id)

@@ -255,6 +255,12 @@ class Tx(GuardsUnreadTx, Protocol):
 
     def retire_key(self, kid: str, *, at: float) -> bool: ...
 
+    def put_receipt(self, request_id: str, token: str, *, kid: str, at: float) -> None:
+        """Keep the signed receipt of a request's approval (``signoff.receipts``)."""
+        ...
+
+    def receipt_of(self, request_id: str) -> str | None: ...
+
 
 class Store(GuardsUnread, Protocol):
     """A database signoff keeps its state in. Implements ``DecisionMemory`` too. (The
@@ -388,6 +394,10 @@ class Store(GuardsUnread, Protocol):
     def published_keys(self) -> list[dict[str, Any]]:
         """Every public signing key published here (a JWK each, with ``created_at`` and
         ``retired_at``): what the JWKS serves."""
+        ...
+
+    def receipt(self, request_id: str) -> str | None:
+        """The receipt of a request's approval, or ``None`` (none was signed)."""
         ...
 
     def change_token(self) -> object:

@@ -23,6 +23,7 @@ from signoff.store.accounts import AccountReads
 from signoff.store.capabilities import Capability, SealsAfterCommit
 from signoff.store.deliveries import DeliveryReads
 from signoff.store.pages import RequestQuery, after_key
+from signoff.store.receipts import ReceiptReads
 from signoff.store.records import Approvals, Event
 from signoff.store.rows import audit_from_row, request_from_row
 from signoff.store.signatures import SignatureReads
@@ -44,7 +45,7 @@ _ASSUMED_EMPTY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 _NO_MEMORY = ThreadMemory(mode=None, rejected=frozenset(), grants=())
 
 
-class SqlStore(AccountReads, DeliveryReads, SignatureReads, abc.ABC):
+class SqlStore(AccountReads, DeliveryReads, SignatureReads, ReceiptReads, abc.ABC):
     """Read helpers over a short read from ``_reader()``, which each backend supplies
     (accounts and sessions: ``AccountReads``; notifications: ``DeliveryReads``)."""
 

@@ -24,6 +24,7 @@ from signoff.store.accounts import AccountRows
 from signoff.store.auditlog import AuditLog
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.dialect import Dialect, typed
+from signoff.store.receipts import ReceiptRows
 from signoff.store.records import Approvals, Event
 from signoff.store.rows import (
     DECISION_COLUMNS,
@@ -88,7 +89,7 @@ def _update_sql(names: tuple[str, ...]) -> str:
             "WHERE id = ? AND version = ?")
 
 
-class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows):
+class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows, ReceiptRows):
     """A transaction over one DB-API cursor, in one dialect. It holds its audit events
     (``self.audit``, an ``AuditLog``); the stateless row groups are mixed in, since the
     ``Tx`` contract is one flat surface: users, accounts, links and sessions
