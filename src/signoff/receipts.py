@@ -24,6 +24,7 @@ another request) or ``wrong_args`` (a receipt for other arguments).
 from __future__ import annotations
 
 import hmac
+import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -33,7 +34,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from signoff.errors import SignatureInvalid
-from signoff.keys import SigningKey, read_jwks, verify_jws
+from signoff.keys import MAX_TOKEN, SigningKey, read_jwks, unb64url, verify_jws
 
 TYP = "signoff-receipt+jws"
 VERSION = 1
@@ -129,6 +130,21 @@ def verify(token: str, jwks: Mapping[str, Any], *, now: float | None = None,
     if moment >= receipt.expires_at + leeway:
         raise SignatureInvalid(f"the receipt expired at {receipt.expires_at}", code="expired")
     return receipt
+
+
+def peek(token: str) -> Receipt:
+    """What ``token`` says, parsed but NOT verified: for showing a receipt, never for
+    trusting one (``verify`` does that). ``SignatureInvalid(malformed)`` if it is none."""
+    parts = token.split(".") if isinstance(token, str) and len(token) <= MAX_TOKEN else []
+    try:
+        if len(parts) != 3:
+            raise ValueError("not three dot-separated parts")
+        header, payload = (json.loads(unb64url(p)) for p in parts[:2])
+        if not isinstance(header, dict) or not isinstance(payload, dict):
+            raise ValueError("not JSON objects")
+    except ValueError as exc:
+        raise SignatureInvalid(f"not a receipt: {exc}", code="malformed") from exc
+    return _parsed(payload, str(header.get("kid")))
 
 
 def _keys(jwks: Mapping[str, Any]) -> Mapping[str, Ed25519PublicKey]:
