@@ -93,7 +93,7 @@ class Executor:
 
 def handler(executor: Executor) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+        def do_POST(self) -> None:
             if self.path != "/deploy":
                 return self.answer(404, {"code": "not_found"})
             length = int(self.headers.get("Content-Length") or 0)
@@ -113,7 +113,7 @@ def handler(executor: Executor) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(raw)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass  # quiet: the answers say it all
 
     return Handler
