@@ -44,6 +44,9 @@ def test_the_jwks_is_public_cacheable_and_verifies_the_receipt(signed: Served) -
     body = answer.json()
     keys = httpx.get(signed.url + "/.well-known/jwks.json")  # no token
     assert keys.status_code == 200 and "max-age" in keys.headers["cache-control"]
+    schema = httpx.get(signed.url + "/openapi.json").json()["paths"]
+    assert schema["/.well-known/jwks.json"]["get"]["security"] == []  # public, as served
+    assert "/api/v1/requests/{request_id}/receipt" in schema
     assert [k["kid"] for k in keys.json()["keys"]] == [KEY.kid]
     got = receipts.verify(body["receipt"], keys.json(), request_id=rid,
                           args_hash=args_hash({"env": "prod"}), issuer="https://signoff.test")
