@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,7 @@ from signoff.kernel.outcomes import ProposalKind
 from signoff.model import ApproveScope, Decision, RequestStatus, RunContext, ToolCall
 from signoff.policy import Policy
 from signoff.store.base import Store
+from signoff.store.sqlite import SqliteStore
 
 POLICY = """
 [policy]
@@ -207,3 +209,23 @@ def test_two_gates_on_one_database_verify_each_others_receipts(policy: Policy,
     for jwks in (first.jwks(), second.jwks()):
         assert receipts.verify(second.receipt(one), jwks, issuer=ISSUER).kid == first_key.kid
         assert receipts.verify(first.receipt(two), jwks, issuer=ISSUER).kid == second_key.kid
+
+
+def test_a_receipt_of_another_deployment_is_unknown_here(policy: Policy, store: Store,
+                                                         tmp_path: Path) -> None:
+    """Another deployment: its own database and key, never published here. Each side's
+    receipt names a key the other's JWKS does not hold."""
+    here, who = _gate(store, keys.SigningKey.generate())
+    there, others = _gate(SqliteStore(tmp_path / "elsewhere.db"), keys.SigningKey.generate())
+    try:
+        mine, theirs = _ask(here, "c-1"), _ask(there, "c-1")
+        here.decide(mine, Decision.approve(), identity=who["alice"])
+        there.decide(theirs, Decision.approve(), identity=others["alice"])
+        for token, jwks in ((there.receipt(theirs), here.jwks()),
+                            (here.receipt(mine), there.jwks())):
+            with pytest.raises(SignatureInvalid) as refused:
+                receipts.verify(token, jwks, issuer=ISSUER)
+            assert refused.value.code == "unknown_key"
+        assert receipts.verify(there.receipt(theirs), there.jwks()).request_id == theirs
+    finally:
+        there.store.close()
