@@ -14,14 +14,15 @@ reworded; codes may not.
     ├── ShellError                    reserved for shell analysis failures surfaced to callers
     ├── Unauthenticated        401    no identity, or a token nobody holds
     ├── Forbidden              403    role_missing, self_approval, agent_cannot_decide
-    ├── NotFound               404    no such request, user or tool
+    ├── NotFound               404    no such request, user or tool; receipt_unavailable
     ├── Conflict               409    already_decided, already_voted, idempotency_conflict,
     │   │                             call_id_reused, thread_waiting, illegal_transition
     │   └── ArgsChanged               args_changed: decided on a view of other arguments
     ├── Expired                410    the request expired (judged by the server's clock)
     ├── InvalidDecision        422    invalid_edit, edit_denied, missing_reason
     ├── SignatureInvalid       422    a signature that does not hold: malformed, unknown_key,
-    │                                 signature_invalid, expired, key_invalid, wrong_issuer
+    │                                 signature_invalid, expired, key_invalid, wrong_issuer,
+    │                                 wrong_request, wrong_args (a receipt: signoff.receipts)
     ├── StoreError             503    the database is unreachable, busy, full or read-only:
     │                                 retry after ``retry_after`` seconds
     └── ListenError                   a server cannot listen where it was asked: port_in_use,
@@ -174,6 +175,9 @@ class Forbidden(SignoffError):
 
 
 class NotFound(SignoffError):
+    """``not_found``; ``receipt_unavailable``: a request with no signed receipt (not
+    approved, or approved by a server without a signing key)."""
+
     code = "not_found"
     http_status = 404
 
@@ -219,7 +223,9 @@ class InvalidDecision(SignoffError):
 class SignatureInvalid(SignoffError):
     """A signed thing (a receipt, an audit checkpoint, a passkey assertion) that does not
     verify: ``malformed``, ``unknown_key`` (no published key by its id), ``signature_invalid``
-    (the bytes signed are not these), ``expired``, ``key_invalid``, ``wrong_issuer``."""
+    (the bytes signed are not these), ``expired``, ``key_invalid``, ``wrong_issuer``; for a
+    receipt also ``wrong_request`` and ``wrong_args`` (another request's, or other
+    arguments')."""
 
     code = "signature_invalid"
     http_status = 422
