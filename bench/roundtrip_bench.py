@@ -57,7 +57,7 @@ from _postgres import (
     redact,
     round_trip_probe,
 )
-from signoff import Effect, Policy, RunContext, ToolCall
+from signoff import Effect, Policy, RunContext, ToolCall, receipts
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
 from signoff.kernel.outcomes import OutcomeKind, ProposalKind
@@ -305,9 +305,13 @@ class SignoffCase(Case):
     system = "signoff"
     phases = ("propose", "decide", "resume")
 
+    signed = False  # a gate with a signing key: each approval signs a receipt
+
     def __init__(self, policy: Policy, store: Any) -> None:
         self.policy = policy
         self.store = store
+        self.signing_key = SigningKey.generate() if self.signed else None
+        self.last: str | None = None
         self.gate, self.approver = self._gate(store, add_user=True)
         self.outcome: Any = None
         call = ToolCall(id="probe", name="execute", args={"command": COMMAND})
@@ -315,7 +319,8 @@ class SignoffCase(Case):
         expect(verdict.effect is Effect.ASK, f"the cycle's call must ask, got {verdict.effect}")
 
     def _gate(self, store: Any, *, add_user: bool) -> tuple[Gate, Identity]:
-        gate = Gate(self.policy, store, signing_key=SIGNING_KEY)
+        self.key = self.signing_key or SIGNING_KEY  # receipts and checkpoints
+        gate = Gate(self.policy, store, signing_key=self.key)
         if add_user:
             approver, _token = gate.add_user("alice", roles=[])
         else:
@@ -338,6 +343,7 @@ class SignoffCase(Case):
             raise SystemExit(f"benchmark setup is wrong: propose said {proposal.kind}")
         yield "decide"
         gate.decide(request.id, Decision.approve(), identity=self.approver)
+        self.last = request.id
         yield "resume"
         self.outcome = gate.resume(request.id)
 
@@ -345,6 +351,29 @@ class SignoffCase(Case):
         outcome = self.outcome
         expect(outcome.kind is OutcomeKind.EXECUTED and outcome.result == work(COMMAND),
                 f"{self.key}: resume said {outcome.kind} {outcome.error or ''}")
+        if self.signed and self.last is not None:  # the approval signed its receipt
+            receipts.verify(self.gate.receipt(self.last), self.gate.jwks(), now=0.0)
+
+
+class SignoffSqliteSigned(SignoffCase):
+    """The SQLite cycle with a signing key: every approval signs and stores a receipt in
+    its transaction. Timed in turn with the others; reported against the unsigned row."""
+
+    key = "signoff-sqlite-receipts"
+    backend = "SQLite, receipts signed"
+    signed = True
+    info = True
+
+    def __init__(self, policy: Policy, path: Path) -> None:
+        from signoff.store.sqlite import SqliteStore
+
+        super().__init__(policy, SqliteStore(path))
+
+    def count(self, cycles: int) -> Counts:
+        raise NotImplementedError("the signed rows are timed, not counted")
+
+    def close(self) -> None:
+        self.store.close()
 
 
 class SignoffSqlite(SignoffCase):
@@ -364,9 +393,9 @@ class SignoffSqlite(SignoffCase):
     def count(self, cycles: int) -> Counts:
         # This process's connections to the store: the thread's reader and the writers'
         # shared one (signoff.store.groupcommit); the bench is single-threaded, but for the
-        # checkpoint thread's reader with --sign (its commits, once a second, are counted).
+        # checkpoint thread's reader when the gate signs (its commits, once a second, count).
         connections = list(self.store._connections)
-        expected = 2 if SIGNING_KEY is None else 3
+        expected = 2 if self.key is None else 3
         expect(len(connections) == expected,
                f"expected {expected} store connections, {len(connections)}")
         return count_sqlite(self, cycles, connections, self.store.path)
@@ -440,6 +469,14 @@ class SignoffPostgres(SignoffCase):
             dropper = PostgresStore(self.pg.bench_dsn, schema=self.schema)
             dropper.drop_schema()
             dropper.close()
+
+
+class SignoffPostgresSigned(SignoffPostgres):
+    """The PostgreSQL cycle with a signing key (a schema of its own)."""
+
+    key = "signoff-postgres-receipts"
+    signed = True
+    info = True
 
 
 @dataclass(slots=True)
@@ -718,6 +755,11 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
             pgc = SignoffPostgres(policy, pg)
             stack.callback(pgc.close)
             cases.append(pgc)
+        signed: list[Case] = [SignoffSqliteSigned(policy, tmp / "signoff-signed.db")]
+        if pg is not None:
+            signed.append(SignoffPostgresSigned(policy, pg))
+        for case in signed:
+            stack.callback(case.close)
         lg_default = LangGraphCase(tmp / "langgraph.db", stack, durability=None,
                                    synchronous=None)
         lg_cases: list[LangGraphCase] = [lg_default]
@@ -742,6 +784,8 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
         cases.extend(lg_cases)
         if pg is not None:
             cases.append(LangGraphPostgresCase(pg, stack))
+        reported = list(cases)
+        cases.extend(signed)  # timed in turn with the rest; reported in their own block
 
         # ---- warm-up, then interleaved timed blocks ----------------------------------------
         ids = (f"{uuid.uuid4().hex[:8]}-{n}" for n in itertools.count())
@@ -760,13 +804,37 @@ def run(cycles: int, warmup: int, count_cycles: int, pg_dsn: str | None,
                     drive_timed(case, next(ids), samples[case.key])
 
         # ---- counting pass (untimed) -------------------------------------------------------
-        counts = {c.key: c.count(count_cycles) for c in cases}
+        counts = {c.key: c.count(count_cycles) for c in reported}
 
         # ---- what no client of this PostgreSQL server could beat -------------------------
         floor = pg_floor(pg) if pg is not None else None
 
-    report(cases, samples, counts, cycles, pg_problem if pg is None else None, floor=floor)
+    report(reported, samples, counts, cycles, pg_problem if pg is None else None, floor=floor)
+    report_receipts(cases, samples)
     return 0
+
+
+RECEIPT_GOAL = 1.2  # a cycle whose approval signs a receipt: at most this × the unsigned one
+
+
+def report_receipts(cases: Sequence[Case], samples: dict[str, Samples]) -> None:
+    """Each signed row against its unsigned twin, measured in the same run, in turn."""
+    print()
+    print(f"Receipts (a gate with a signing key: each approval signs an Ed25519 receipt and "
+          f"stores it in its transaction; goal ≤ {RECEIPT_GOAL:g}× the cycle without):")
+    by_key = {c.key: c for c in cases}
+    for case in cases:
+        if not getattr(case, "signed", False):
+            continue
+        plain = by_key.get(case.key.removesuffix("-receipts"))
+        if plain is None:
+            continue
+        s, p = samples[case.key], samples[plain.key]
+        ratio = s.median_ms() / p.median_ms()
+        decide = s.median_ms("decide") / p.median_ms("decide")
+        print(f"  {plain.backend:<46} {p.median_ms():.2f} ms → {s.median_ms():.2f} ms with "
+              f"receipts: {ratio:.3f}× ({'met' if ratio <= RECEIPT_GOAL else 'MISSED'}); "
+              f"the decide phase {decide:.3f}×")
 
 
 BLOCK = 10  # cycles per case per block: the cases take turns every BLOCK cycles

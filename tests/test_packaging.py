@@ -79,6 +79,7 @@ try:
 except ModuleNotFoundError as exc:
     results["import langchain adapter"] = [1, "", str(exc)]
 import signoff.remote
+import signoff.receipts  # what an executor elsewhere imports: the core alone
 exec("from signoff import *")  # the public API's star import needs no extra
 results["star"] = [0, " ".join(sorted(k for k in dir() if k in ("Gate", "SqliteStore"))), ""]
 results["loaded"] = [0, " ".join(sorted(m for m in sys.modules if m.split(".")[0] in HIDE)), ""]
@@ -95,6 +96,7 @@ def test_the_core_runs_with_every_optional_library_hidden(tmp_path: Path) -> Non
         ["users", "add", "alice"],
         ["requests", "list"],
         ["audit", "verify"],
+        ["keys", "list"],
         ["serve", "--port", "0"],
         ["demo", "--port", "0"],
         ["requests", "list", "--db", "postgresql://127.0.0.1:1/none"],
@@ -105,11 +107,12 @@ def test_the_core_runs_with_every_optional_library_hidden(tmp_path: Path) -> Non
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout)
-    for command in ("init", "check", "db", "users", "requests", "audit"):
+    for command in ("init", "check", "db", "users", "requests", "audit", "keys"):
         assert results[command][0] == 0, (command, results[command])
     assert json.loads(results["check"][1])["effect"] == "allow"
     assert "no requests" in results["requests"][1]
     assert "audit ok" in results["audit"][1]
+    assert "no signing key published" in results["keys"][1]
     assert results["star"][1] == "Gate SqliteStore"
     for command, extra in (("serve", "server"), ("demo", "server"), ("requests pg", "postgres"),
                            ("mcp-proxy", "mcp")):

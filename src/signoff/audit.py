@@ -125,6 +125,11 @@ class AuditKind(enum.StrEnum):
         "`signoff db purge` removed old requests or events: the cut-off, how many of each, "
         "and the checkpoint the chain is verified from")
 
+    # Signing keys (``signoff.kernel.signing``).
+    KEY_ROTATED = "key.rotated", (
+        "`signoff keys rotate` retired a signing key and published its successor: both "
+        "`kid`s (the retired one stays in the JWKS)")
+
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,7 +15,7 @@ reworded; codes may not.
     ├── Unauthenticated        401    no identity, or a token nobody holds
     ├── Forbidden              403    role_missing, self_approval, agent_cannot_decide
     │   └── PasskeyRequired           passkey_required: only an approval with a passkey counts
-    ├── NotFound               404    no such request, user or tool
+    ├── NotFound               404    no such request, user or tool; receipt_unavailable
     ├── Conflict               409    already_decided, already_voted, idempotency_conflict,
     │   │                             call_id_reused, thread_waiting, illegal_transition
     │   └── ArgsChanged               args_changed: decided on a view of other arguments
@@ -25,6 +25,7 @@ reworded; codes may not.
     │                                 signature_invalid, expired, key_invalid, wrong_issuer,
     │                                 passkey_invalid, passkey_unknown, passkey_not_yours,
     │                                 passkey_unverified, passkey_replayed
+    │                                 wrong_request, wrong_args (a receipt: signoff.receipts)
     ├── StoreError             503    the database is unreachable, busy, full or read-only:
     │                                 retry after ``retry_after`` seconds
     └── ListenError                   a server cannot listen where it was asked: port_in_use,
@@ -189,6 +190,9 @@ class PasskeyRequired(Forbidden):
 
 
 class NotFound(SignoffError):
+    """``not_found``; ``receipt_unavailable``: a request with no signed receipt (not
+    approved, or approved by a server without a signing key)."""
+
     code = "not_found"
     http_status = 404
 
@@ -239,7 +243,8 @@ class SignatureInvalid(SignoffError):
     request, these arguments and this decision, or not signed by the key), ``passkey_unknown``
     (no such registered passkey), ``passkey_not_yours`` (another user's), ``passkey_unverified``
     (the authenticator did not verify the user), ``passkey_replayed`` (its sign count did
-    not move on)."""
+    not move on); for a receipt (``signoff.receipts``) also ``wrong_request`` and
+    ``wrong_args`` (another request's, or other arguments')."""
 
     code = "signature_invalid"
     http_status = 422

@@ -13,7 +13,7 @@ import pytest
 from signoff.cli import build_parser, main
 
 COMMANDS = ["init", "check", "demo", "requests", "users", "audit", "recover", "db", "serve",
-            "mcp-proxy", "webhooks", "doctor"]
+            "mcp-proxy", "webhooks", "doctor", "keys", "receipts"]
 LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["requests", "reject"], ["users", "add"], ["users", "list"], ["users", "disable"],
           ["users", "enable"], ["users", "remove"], ["users", "rotate"], ["users", "roles"],
@@ -21,7 +21,8 @@ LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["audit", "export"], ["recover"], ["db", "migrate"], ["init"], ["check"], ["demo"],
           ["mcp-proxy"], ["webhooks", "list"], ["webhooks", "add"], ["webhooks", "remove"],
           ["webhooks", "deliveries"], ["webhooks", "replay"],
-          ["serve"], ["doctor"]]
+          ["serve"], ["doctor"], ["keys", "list"], ["keys", "rotate"],
+          ["receipts", "verify"], ["receipts", "show"]]
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from signoff import Gate, Policy, SqliteStore
+from signoff.keys import SigningKey
 from signoff.server import ServerSettings, create_app
 from signoff.server.running import ServerThread
 
@@ -79,14 +80,15 @@ class Served:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kwargs)  # type: ignore[arg-type]
 
 
-def serve(tmp_path: Path, *, ceiling: str = "full",
-          long_poll_max: float = 60.0) -> Iterator[Served]:
+def serve(tmp_path: Path, *, ceiling: str = "full", long_poll_max: float = 60.0,
+          signing_key: SigningKey | None = None) -> Iterator[Served]:
     root = tmp_path / "ws"
     root.mkdir(exist_ok=True)
     clock = Clock()
     policy = Policy.from_toml(SERVER_POLICY.format(root=root, ceiling=ceiling),
                               source="server.toml")
-    gate = Gate(policy, SqliteStore(tmp_path / "server.db"), clock=clock)
+    gate = Gate(policy, SqliteStore(tmp_path / "server.db"), clock=clock,
+                signing_key=signing_key, issuer="https://signoff.test")
     tokens = {name: gate.add_user(name, roles=roles, kind=kind)[1] for name, roles, kind in [
         ("root", ["ops"], "admin"), ("alice", ["ops"], "approver"), ("bob", ["ops"], "approver"),
         ("carol", [], "approver"), ("bot", [], "agent")]}

@@ -35,9 +35,10 @@ def signoff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @contextlib.contextmanager
-def server(dsn: str, cwd: Path) -> Iterator[tuple[str, str | None, subprocess.Popen[str]]]:
+def server(dsn: str, cwd: Path,
+           *extra: str) -> Iterator[tuple[str, str | None, subprocess.Popen[str]]]:
     exe = Path(sys.executable).with_name("signoff")
-    proc = subprocess.Popen([str(exe), "serve", "--db", dsn, "--port", "0"], cwd=cwd,
+    proc = subprocess.Popen([str(exe), "serve", "--db", dsn, "--port", "0", *extra], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert proc.stdout is not None
@@ -133,3 +134,47 @@ def test_a_decision_on_one_server_wakes_a_waiter_on_the_other(database: str,
     # The long-poll asked for 20 s: an answer this much sooner is the decision's.
     assert woke - decided[0] < 10.0, f"waiter on B woke {woke - decided[0]:.3f}s after A decided"
     assert any(request_id in line and "request.approved" in line for line in sse_lines)
+
+
+@pytest.mark.slow
+def test_each_server_verifies_the_others_receipts_from_either_jwks(database: str,
+                                                                    tmp_path: Path) -> None:
+    """Two servers on one PostgreSQL, each with a key of its own: a receipt signed by
+    either verifies with the JWKS either serves (``signoff receipts verify --keys URL``)."""
+    signoff("db", "migrate", "--db", database, cwd=tmp_path)
+    signoff("init", "signoff.toml", "--root", str(tmp_path / "ws"), "--create-root",
+            cwd=tmp_path)
+    keys_dir = tmp_path.parent / f"{tmp_path.name}-keys"  # outside the workspace
+    issuer = ("--issuer", "https://signoff.test")
+    with server(database, tmp_path, "--signing-key", str(keys_dir / "a.pem"), *issuer) \
+            as (url_a, _, _), \
+            server(database, tmp_path, "--signing-key", str(keys_dir / "b.pem"), *issuer) \
+            as (url_b, _, _):
+        admin = json.loads(signoff("users", "rotate", "admin", "--db", database, "--json",
+                                   cwd=tmp_path).stdout)["token"]
+        agent = json.loads(signoff("users", "add", "bot", "--kind", "agent", "--db", database,
+                                   "--json", cwd=tmp_path).stdout)["token"]
+        receipts: dict[str, str] = {}
+        for name, url in (("a", url_a), ("b", url_b)):
+            with httpx.Client(base_url=url, timeout=30,
+                              headers={"Authorization": f"Bearer {agent}"}) as bot, \
+                    httpx.Client(base_url=url, timeout=30,
+                                 headers={"Authorization": f"Bearer {admin}"}) as boss:
+                rid = bot.post("/api/v1/calls", json={
+                    "tool": "execute", "args": {"command": "make build"},
+                    "call_id": f"c-{name}", "context": {"thread_id": f"t-{name}"}}
+                ).json()["request_id"]
+                assert boss.post(f"/api/v1/requests/{rid}/decisions",
+                                 json={"kind": "approve"}).status_code == 200
+                answer = bot.get(f"/api/v1/requests/{rid}/receipt").json()
+                receipts[name] = answer["kid"]
+                (tmp_path / f"{name}.json").write_text(json.dumps(answer))
+        assert receipts["a"] != receipts["b"]  # two keys, one per server
+        for name in ("a", "b"):
+            for url in (url_a, url_b):
+                checked = procs.signoff("receipts", "verify", str(tmp_path / f"{name}.json"),
+                                        "--keys", f"{url}/.well-known/jwks.json",
+                                        "--issuer", "https://signoff.test", "--json",
+                                        cwd=tmp_path, check=False)
+                assert checked.returncode == 0, checked.stdout + checked.stderr
+                assert json.loads(checked.stdout)["kid"] == receipts[name]

@@ -17,6 +17,7 @@ from signoff.errors import ConfigurationError
 from signoff.identity import Identity
 from signoff.kernel.gate import Gate
 from signoff.kernel.lifecycle import TERMINAL
+from signoff.keys import SigningKey
 from signoff.model import Decision, RequestStatus, RunContext, ToolCall
 from signoff.policy import Policy
 from signoff.store.backup import backup_sqlite
@@ -39,10 +40,11 @@ class Clock:
 class History:
     """A gate on a clock the test moves; requests made days apart."""
 
-    def __init__(self, policy: Policy, store: Store) -> None:
+    def __init__(self, policy: Policy, store: Store, key: SigningKey | None = None) -> None:
         self.clock = Clock()
         self.store = store
-        self.gate = Gate(policy, store, clock=self.clock, agent="bot", lease=60.0)
+        self.gate = Gate(policy, store, clock=self.clock, agent="bot", lease=60.0,
+                         signing_key=key)
 
         @self.gate.tool()
         def execute(command: str) -> str:
@@ -170,6 +172,19 @@ def test_nothing_newer_than_the_date_or_unfinished_is_touched(history: History) 
     assert store.get_request(pending) is not None and store.get_request(approved) is not None
     assert done.anchor is None or done.anchor[0] < _first_event(store, pending)
     assert store.verify_audit().ok
+
+
+def test_a_purged_request_takes_its_receipt_with_it(policy: Policy, store: Store) -> None:
+    history = History(policy, store, SigningKey.generate())
+    ran, kept = history.pending(), history.pending()
+    for rid in (ran, kept):
+        history.gate.decide(rid, Decision.approve(), identity=history.alice)
+    assert history.gate.resume(ran).result == "ran ls 1"
+    assert store.receipt(ran) is not None and store.receipt(kept) is not None
+    history.later(30)
+    done = purge(store, before=history.clock.now - DAY, now=history.clock.now, actor="os:ops")
+    assert done.requests == 1  # the succeeded one; the approved one is never purged
+    assert store.receipt(ran) is None and store.receipt(kept) is not None
 
 
 def test_a_purge_in_the_future_is_refused(history: History) -> None:

@@ -26,7 +26,9 @@ from signoff.cli.common import DEFAULT_DB, close_opened
 from signoff.cli.db import add_db
 from signoff.cli.doctor import add_doctor
 from signoff.cli.kernel import add_commands
+from signoff.cli.keys import add_keys
 from signoff.cli.mcp import add_mcp_proxy
+from signoff.cli.receipts import add_receipts
 from signoff.cli.server import add_serve
 from signoff.cli.users import add_users
 from signoff.cli.webhooks import add_webhooks
@@ -149,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=cmd_demo)
     add_commands(commands)
     add_db(commands)
+    add_keys(commands)
+    add_receipts(commands)
     add_users(commands)
     add_webhooks(commands)
     add_serve(commands)

@@ -101,18 +101,21 @@ def close_opened() -> None:
 
 
 def open_gate(args: argparse.Namespace, *, proposes: bool = False,
-              creates: bool = False, signing_key: str | None = None) -> Gate:
+              creates: bool = False, signing_key: str | None = None,
+              issuer: str = "signoff") -> Gate:
     """The gate a command works through. Only one that ``proposes`` calls (the server)
     builds the policy's auto reviewer: deciding, listing and recovering never review, so
     an approver needs no model key (``[review] api_key_env``). Only one that ``creates``
     (the server, the MCP proxy) makes a database that is not there (``open_store``). One
-    given a ``signing_key`` path (``""``: the default) signs with it (``signing_key``)."""
+    given a ``signing_key`` path (``""``: the default) signs with it (``signing_key``), its
+    receipts naming ``issuer``."""
     path = args.policy or ("signoff.toml" if Path("signoff.toml").exists() else None)
     reviewer = None if proposes else RiskReviewer()
     policy = Policy.load(path, reviewer=reviewer) if path else \
         Policy(parse_policy("", source="<empty>"), reviewer=reviewer)
     key = None if signing_key is None else server_key(signing_key, policy)
-    gate = Gate(policy, open_store(args.db, creates=creates), agent=None, signing_key=key)
+    gate = Gate(policy, open_store(args.db, creates=creates), agent=None, signing_key=key,
+                issuer=issuer)
     if signing_key is not None:
         gate.protect_files([key_path(signing_key)], "the server's signing key", secret=True)
     return gate

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from signoff.cli.boundary import warn_serve
@@ -31,6 +32,9 @@ def add_serve(commands: Any) -> None:
                        "are signed with; made there 0600 if missing (default: "
                        "$SIGNOFF_SIGNING_KEY, else ~/.local/share/signoff/signing-key.pem); "
                        "never inside the workspace")
+    serve.add_argument("--issuer", help="the deployment its receipts name (iss); the same on "
+                       "every server of one deployment (default: $SIGNOFF_ISSUER, else the "
+                       "public URL, else 'signoff')")
     serve.add_argument("--log-level", default="warning",
                        choices=["critical", "error", "warning", "info", "debug"],
                        help="how much the server logs to standard error (default warning)")
@@ -45,6 +49,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with stoppable("signoff serve") as stop:
         stop.signal = _serve(args)
     return 0
+
+
+def _issuer(args: argparse.Namespace, public_url: str | None) -> str:
+    """What receipts name as their issuer: ``--issuer``, ``$SIGNOFF_ISSUER``, the public URL
+    (which every server behind one address shares), else ``signoff``."""
+    return (args.issuer or os.environ.get("SIGNOFF_ISSUER")
+            or (public_url.rstrip("/") if public_url else "signoff"))
 
 
 def _serve(args: argparse.Namespace) -> str | None:
@@ -66,7 +77,8 @@ def _serve(args: argparse.Namespace) -> str | None:
     sock = listen(settings.host, settings.port)
     try:
         gate = open_gate(argparse.Namespace(policy=policy_path, db=args.db), proposes=True,
-                         creates=True, signing_key=args.signing_key or "")
+                         creates=True, signing_key=args.signing_key or "",
+                         issuer=_issuer(args, settings.public_url))
     except PolicyError as exc:
         if exc.code != "policy_unreadable":
             raise

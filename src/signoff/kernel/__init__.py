@@ -16,6 +16,9 @@ events. Every public method is on ``Gate`` and says which part does it:
 * ``recovery.Recoverer`` — after a crash: expire, mark ``unknown``, finish approved work;
 * ``admin.Accounts`` and ``sessions.SignIn`` — users, their lifecycle, modes, login
   links, sessions.
+* ``signing.Signing`` — the gate's key, published for every verifier, and its rotation;
+  ``receipts.Receipts`` — the signed receipt of each approval, written in the
+  transaction that approves (``Decider`` calls it), and read back for a claim;
 * ``write_evidence`` — a write's evidence (the diff approvers read), ``file_state`` — a
   file read the safe way and the version a request binds it by.
 

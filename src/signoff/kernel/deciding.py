@@ -50,6 +50,7 @@ from signoff.kernel import (
 )
 from signoff.kernel.hooks import Hooks
 from signoff.kernel.ownership import decision_refusal, refusal
+from signoff.kernel.receipts import Receipts
 from signoff.kernel.tools import ToolEntry
 from signoff.kernel.written_requests import WrittenRequests
 from signoff.model import (
@@ -111,9 +112,11 @@ class Decider:
 
     def __init__(self, store: Store, policy: Policy, *, tools: dict[str, ToolEntry],
                  written: WrittenRequests, hooks: Hooks, clock: Callable[[], float],
-                 inbox_url: Callable[[], str | None] = lambda: None) -> None:
+                 inbox_url: Callable[[], str | None] = lambda: None,
+                 receipts: Receipts | None = None) -> None:
         self.store = store
         self.inbox_url = inbox_url  # where a passkey approval is given (a refusal says)
+        self.receipts = receipts  # signs the receipt of each approval (kernel/receipts.py)
         self.policy = policy  # an edit is judged again; grants take its tool's shell argument
         self.tools = tools  # the gate's registry, shared: an edit is validated by its tool
         self.written = written  # requests proposed here: decided without reading them again
@@ -320,12 +323,13 @@ class Decider:
                              for d in earlier):
             raise Conflict(f"{identity.name} already approved these arguments",
                            code="already_voted", status=request.status.value)
-        tx.insert_decision(DecisionRecord(
+        record = DecisionRecord(
             id=record_id, request_id=request.id, kind=kind, approver=identity.name,
             created_at=now, args_hash=target_hash if approving else None,
             reason=decision.reason, alternatives=decision.alternatives,
             args=changes.get("approved_args"), message=decision.message, scope=decision.scope,
-            assertion=signed))
+            assertion=signed)
+        tx.insert_decision(record)
         data: dict[str, Any] = {
             "kind": kind.value, "decision_id": record_id,
             "args_hash": target_hash if approving else None,
@@ -365,6 +369,8 @@ class Decider:
                     if user is not None and user.may_decide])):
             after = lifecycle.transition(
                 tx, request, RequestStatus.APPROVED, now=now, actor=identity.name)
+            if self.receipts is not None:  # signed with the approval, or neither commits
+                self.receipts.issue(tx, after, record, identity, earlier, now=now)
         if (approving and decision.scope is ApproveScope.THREAD and request.thread_id
                 and after.status is RequestStatus.APPROVED
                 and all(d.scope is ApproveScope.THREAD for d in tx.decisions(request.id)

@@ -57,6 +57,7 @@ class Execution:
     request_id: str
     fencing_token: int
     args: dict[str, Any] = field(default_factory=dict)
+    receipt: str | None = None  # the approval's signed receipt, when claimed (signoff.receipts)
 
 
 def current_execution() -> Execution | None:

@@ -35,6 +35,7 @@ from signoff.kernel.outcomes import Outcome, Proposal
 from signoff.kernel.passkeys import Passkeys
 from signoff.kernel.proposing import Proposer
 from signoff.kernel.reading import Reader
+from signoff.kernel.receipts import Receipts
 from signoff.kernel.records import Records
 from signoff.kernel.recovery import Recoverer, RecoveryReport, worker_id
 from signoff.kernel.running import Runner
@@ -79,7 +80,8 @@ class Gate:
     def __init__(self, policy: Policy, store: Store, *, agent: str | None = "agent",
                  clock: Callable[[], float] = time.time, lease: float = 300.0,
                  hooks: Hooks | None = None, executor_id: str | None = None,
-                 verdict_audit: str = "batched", signing_key: SigningKey | None = None) -> None:
+                 verdict_audit: str = "batched", signing_key: SigningKey | None = None,
+                 issuer: str = "signoff") -> None:
         self.store = store
         # Allowed / denied / blocked verdicts change nothing: their audit events are batched
         # (signoff.kernel.verdicts) unless "sync" is asked for.
@@ -101,15 +103,16 @@ class Gate:
         self.lease = lease
         # The parts, each given what it needs; ``clock`` and ``agent`` are set on them all.
         self.reader = Reader(store, clock=clock)
+        self.signing = Signing(store, signing_key, clock=clock)  # receipts, checkpoints
+        self.receipts = Receipts(store, self.signing, issuer=issuer)  # iss: the deployment
         self.proposer = Proposer(store, self.policy, tools=self.tools, verdicts=self.verdicts,
                                  written=self.written, hooks=self.hooks, clock=clock, agent=agent,
                                  worker_id=self.worker_id)
         self.passkeys = Passkeys(store, clock=clock)  # approvers' passkeys
         self.decider = Decider(store, self.policy, tools=self.tools, written=self.written,
                                hooks=self.hooks, clock=clock,
-                               inbox_url=self.passkeys.where)
-        self.executor = Executor(store, self.reader,
-                                 revalidation_policy=self.revalidation_policy,
+                               inbox_url=self.passkeys.where, receipts=self.receipts)
+        self.executor = Executor(store, self.reader, revalidation_policy=self.revalidation_policy,
                                  tools=self.tools, lease=lease, executor_id=self.executor_id,
                                  hooks=self.hooks, clock=clock)
         self.recoverer = Recoverer(store, self.executor, tools=self.tools, clock=clock,
@@ -121,35 +124,30 @@ class Gate:
         self.webhooks = Webhooks(store)
         self.records = Records(store, verdicts=self.verdicts, clock=clock)
         self.runner = Runner(store, self.proposer, self.reader, self.executor, tools=self.tools)
-        self.signing = Signing(store, signing_key, clock=clock)  # receipts, checkpoints
-        self._clock = clock
-        self._agent = agent
+        self._clock, self._agent = clock, agent
 
     @property
-    def clock(self) -> Callable[[], float]:
-        """The clock every part judges time by (expiry, leases, tokens)."""
+    def clock(self) -> Callable[[], float]:  # what every part judges time by
         return self._clock
 
     @clock.setter
     def clock(self, clock: Callable[[], float]) -> None:
         self._clock = clock
         for part in (self.reader, self.records, self.proposer, self.decider, self.executor,
-                     self.recoverer, self.canceller, self.accounts, self.signin, self.passkeys):
+                     self.recoverer, self.canceller, self.accounts, self.signin, self.passkeys,
+                     self.signing):
             part.clock = clock
 
     @property
-    def config(self) -> PolicyConfig:
-        """The policy configuration this gate judges by."""
+    def config(self) -> PolicyConfig:  # the policy configuration this gate judges by
         return self.policy.config
 
     @property
-    def backend(self) -> str:
-        """The store's kind: ``sqlite`` or ``postgres``."""
+    def backend(self) -> str:  # the store's kind: ``sqlite`` or ``postgres``
         return self.store.backend
 
     @property
-    def agent(self) -> str | None:
-        """The agent this gate proposes for, when a call's context names none."""
+    def agent(self) -> str | None:  # the agent proposed for when a call's context names none
         return self._agent
 
     @agent.setter
@@ -201,19 +199,16 @@ class Gate:
         """The request as stored, or ``NotFound``."""
         return self.reader.get(request_id)
 
-    def get_request(self, request_id: str) -> ApprovalRequest:
-        """``request``, by the name of the gate protocol (``kernel/protocol.py``)."""
+    def get_request(self, request_id: str) -> ApprovalRequest:  # the protocol's name for it
         return self.reader.get(request_id)
 
     store_get = get_request  # the older name, kept for callers written against it
 
     def outcome(self, request_id: str) -> Outcome:
-        """The outcome of a request now, without running anything (an overdue pending
-        request is expired first). What an HTTP agent polls."""
+        """The outcome now, running nothing (an overdue pending request expires first)."""
         return self.reader.outcome(request_id)
 
     def wait(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
-        """Block until the request is decided (or expires, or ``timeout`` passes)."""
         return self.reader.wait(request_id, timeout=timeout)
 
     # ---- executing (signoff.kernel.execution) and recovering (signoff.kernel.recovery) ----------
@@ -221,8 +216,8 @@ class Gate:
     def claim(self, request_id: str, *, executor: str | None = None,
               request: ApprovalRequest | None = None,
               approvals: Approvals | None = None) -> Execution | Outcome:
-        return self.executor.claim(request_id, executor=executor, request=request,
-                                   approvals=approvals)
+        return self.receipts.attach(self.executor.claim(  # with the approval's receipt
+            request_id, executor=executor, request=request, approvals=approvals))
 
     def heartbeat(self, execution: Execution, *, seconds: float | None = None) -> bool:
         return self.executor.heartbeat(execution, seconds=seconds)
@@ -346,8 +341,7 @@ class Gate:
     def thread_requests(self, thread_id: str, *, limit: int = 500) -> list[ApprovalRequest]:
         return self.records.thread_requests(thread_id, limit=limit)
 
-    def on_close(self, hook: Callable[[], None]) -> None:
-        """Run ``hook`` when the store closes."""
+    def on_close(self, hook: Callable[[], None]) -> None:  # run ``hook`` when the store closes
         self.store.on_close(hook)
 
     def thread_parties(self, thread_id: str) -> frozenset[str]:
@@ -416,8 +410,7 @@ class Gate:
     # ---- the policy's hints and guards, the verdict log, the store -----------------------------
 
     def add_hints(self, hints: Mapping[str, ToolHints | None]) -> None:
-        """Tool annotations heard from a server (MCP), for the policy to judge by (``None``
-        clears a tool's)."""
+        """Tool annotations heard from an MCP server, to judge by (``None`` clears a tool's)."""
         self.policy.hints.update(hints)
 
     def protect_files(self, paths: Iterable[str | os.PathLike[str] | None], role: str, *,
@@ -427,8 +420,16 @@ class Gate:
         guard_policies((self.policy, self.revalidation_policy), paths, role, secret=secret)
 
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
-        """The public keys of every signature made on this database (``kernel/signing.py``)."""
         return self.signing.jwks()
+
+    def published_keys(self) -> list[dict[str, Any]]:
+        return self.signing.published()
+
+    def rotate_signing_key(self, successor: SigningKey, *, actor: str | None) -> str | None:
+        return self.signing.rotate(successor, actor=actor)
+
+    def receipt(self, request_id: str) -> str:
+        return self.receipts.receipt(request_id)
 
     def notifier_tables(self) -> Store:
         """The store, for the notifier alone: it keeps tables of its own beside the gate's

@@ -3,8 +3,10 @@
 A gate given a ``signoff.keys.SigningKey`` publishes the key's public half in the store
 when it starts, so the JWKS (``jwks``) holds every key any server on this database has
 signed with, rotated ones included, and hands the key down to the store, which signs the
-audit head with it regularly (``signoff.checkpoints``). Without a key a gate signs
-nothing, and says so where a signature is asked for.
+audit head with it regularly (``signoff.checkpoints``). A key retired by a rotation is
+refused at start (``signing_key_retired``): it stays published, so old receipts verify,
+and must sign nothing new. Without a key a gate signs nothing, and says so where a
+signature is asked for.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from signoff import keys
+from signoff.audit import AuditKind, to_us
+from signoff.errors import ConfigurationError
 from signoff.keys import SigningKey
 from signoff.store.base import Store
 
@@ -26,6 +30,11 @@ class Signing:
         if key is not None:
             with store.transaction() as tx:
                 tx.publish_key(key.jwk(), at=clock())
+            if any(k["kid"] == key.kid and k["retired_at"] is not None
+                   for k in store.published_keys()):
+                raise ConfigurationError(
+                    f"the signing key {key.kid} was retired by a rotation: give this server "
+                    "its successor (signoff keys rotate wrote it)", code="signing_key_retired")
             store.sign_audit(key)  # signed audit checkpoints, off the commit path
 
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
@@ -33,3 +42,22 @@ class Signing:
         published = self.store.published_keys()
         return keys.jwks({k: v for k, v in jwk.items() if k not in ("created_at", "retired_at")}
                          for jwk in published)
+
+    def published(self) -> list[dict[str, Any]]:
+        """Every published key with when it was published and retired (``keys list``)."""
+        return self.store.published_keys()
+
+    def rotate(self, successor: SigningKey, *, actor: str | None) -> str | None:
+        """Retire this gate's key and publish ``successor`` in one transaction, with a
+        ``key.rotated`` event; from now on the gate signs with ``successor``. Returns the
+        retired ``kid`` (``None``: the gate had no key, the successor is just published)."""
+        retired = self.key.kid if self.key is not None else None
+        now = self.clock()
+        with self.store.transaction() as tx:
+            if retired is not None:
+                tx.retire_key(retired, at=now)
+            tx.publish_key(successor.jwk(), at=now)
+            tx.append_audit(AuditKind.KEY_ROTATED, at_us=to_us(now), request_id=None,
+                            actor=actor, data={"retired": retired, "published": successor.kid})
+        self.key = successor
+        return retired

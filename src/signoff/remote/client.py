@@ -174,7 +174,18 @@ class Client:
             if exc.status is None:  # not the request's state: contention, say
                 raise
             return self.outcome(request_id)
-        return Execution(data["request_id"], int(data["fencing_token"]), dict(data["args"]))
+        return Execution(data["request_id"], int(data["fencing_token"]), dict(data["args"]),
+                         receipt=data.get("receipt"))
+
+    def receipt(self, request_id: str) -> str:
+        """The signed receipt of a request's approval (``signoff.receipts.verify`` checks
+        it); ``NotFound(receipt_unavailable)`` if none was signed."""
+        data = self._call("GET", f"/api/v1/requests/{_segment(request_id)}/receipt")
+        return str(data["receipt"])
+
+    def jwks(self) -> dict[str, Any]:
+        """The server's public keys (``/.well-known/jwks.json``), to verify receipts with."""
+        return dict(self._call("GET", "/.well-known/jwks.json"))
 
     def report(self, execution: Execution, *, result: Any = None,
                error: str | None = None) -> Outcome:

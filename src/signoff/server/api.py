@@ -3,8 +3,9 @@
 ``calls`` is the agent's half (propose, wait, claim, report, check),
 ``approvals`` the approver's (requests, decisions, thread modes), ``observability``
 the audit log and the event stream (and ``health``), ``users`` and ``webhooks`` the
-admins' (the user lifecycle; notification endpoints and deliveries). Every handler does
-its database work in the thread pool.
+admins' (the user lifecycle; notification endpoints and deliveries), ``receipts`` the
+signed receipts of approvals (and ``well_known``: the public keys, outside the prefix).
+Every handler does its database work in the thread pool.
 ``health`` holds ``/healthz`` and ``/metrics``, outside the prefix.
 
 The app includes each part itself (``include``), one level deep: FastAPI matches a
@@ -16,13 +17,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI
 
-from signoff.server import approvals, calls, observability, passkeys, users, webhooks
+from signoff.server import approvals, calls, observability, passkeys, receipts, users, webhooks
 from signoff.server.bodies import ERRORS
 
 PREFIX = "/api/v1"
 PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, observability.router, users.router,
-                                webhooks.router, passkeys.router)
+                                webhooks.router, passkeys.router, receipts.router)
 health = observability.health
+well_known = receipts.well_known  # /.well-known/jwks.json, public
 
 
 def include(app: FastAPI) -> None:
@@ -31,4 +33,4 @@ def include(app: FastAPI) -> None:
         app.include_router(part, prefix=PREFIX, responses=ERRORS)
 
 
-__all__ = ["PREFIX", "health", "include"]
+__all__ = ["PREFIX", "health", "include", "well_known"]

@@ -66,6 +66,7 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
     problems.install(app)
     api.include(app)
     app.include_router(api.health)
+    app.include_router(api.well_known)
     app.include_router(inbox.pages)
     app.include_router(passkeys.pages)
     app.include_router(history.history)
@@ -83,7 +84,7 @@ def _security(app: FastAPI) -> None:
                    "description": "a token from `signoff users add` or `signoff users rotate`"}}
     schema["security"] = [{"bearer": []}]
     for path, item in schema.get("paths", {}).items():
-        if path in ("/healthz", "/metrics"):
+        if path in ("/healthz", "/metrics", "/.well-known/jwks.json"):
             for operation in item.values():
                 operation["security"] = []
     app.openapi_schema = schema

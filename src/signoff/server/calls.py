@@ -97,7 +97,8 @@ async def claim(request: Request, request_id: CallRef, thread_id: ThreadOfCall =
     if isinstance(got, Execution):
         refreshed = await run_in_threadpool(state.gate.request, request_id)
         return {"request_id": got.request_id, "fencing_token": got.fencing_token,
-                "args": got.args, "lease_until": refreshed.lease_until}
+                "args": got.args, "lease_until": refreshed.lease_until,
+                "receipt": got.receipt}
     code = got.code or f"request_{got.kind.value}"
     raise Conflict(f"request {request_id} cannot be claimed: {got.kind.value}"
                    + (f" ({got.reason})" if got.reason else ""), code=code,

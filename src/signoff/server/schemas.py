@@ -281,6 +281,21 @@ class Claim(BaseModel):
     fencing_token: int
     args: dict[str, Any] = Field(description="exactly the approved arguments: run these")
     lease_until: float | None = None
+    receipt: str | None = Field(None, description="the approval's signed receipt (a compact "
+                                "JWS; docs/signatures.md), or null: signed by no key")
+
+
+class ReceiptOut(BaseModel):
+    request_id: str
+    receipt: str = Field(description="a compact JWS, typ signoff-receipt+jws; verify it with "
+                         "/.well-known/jwks.json (signoff.receipts.verify)")
+    kid: str = Field(description="the key that signed it")
+    payload: dict[str, Any] = Field(description="what it says, as signed (unverified here)")
+
+
+class Jwks(BaseModel):
+    keys: list[dict[str, Any]] = Field(description="every public key signoff signed with on "
+                                       "this database, rotated ones included (RFC 7517)")
 
 
 class Thread(BaseModel):

@@ -288,6 +288,12 @@ class Tx(GuardsUnreadTx, Protocol):
         """Sign the audit head as this transaction sees it; ``None``: the log is empty."""
         ...
 
+    def put_receipt(self, request_id: str, token: str, *, kid: str, at: float) -> None:
+        """Keep the signed receipt of a request's approval (``signoff.receipts``)."""
+        ...
+
+    def receipt_of(self, request_id: str) -> str | None: ...
+
 
 class Store(GuardsUnread, Protocol):
     """A database signoff keeps its state in. Implements ``DecisionMemory`` too. (The
@@ -448,6 +454,10 @@ class Store(GuardsUnread, Protocol):
 
     def passkey_requests(self) -> list[ApprovalRequest]:
         """Approved requests (whatever came of them) whose approvals need a passkey."""
+        ...
+
+    def receipt(self, request_id: str) -> str | None:
+        """The receipt of a request's approval, or ``None`` (none was signed)."""
         ...
 
     def change_token(self) -> object:

@@ -176,6 +176,7 @@ def _purge_requests(sql: Any, before: float, batch: int) -> int:
         chunk = ids[start:start + _IDS_PER_STATEMENT]
         marks = ", ".join("?" * len(chunk))
         for statement in (f"DELETE FROM decisions WHERE request_id IN ({marks})",
+                          f"DELETE FROM receipts WHERE request_id IN ({marks})",
                           f"DELETE FROM idempotency WHERE request_id IN ({marks})",
                           f"DELETE FROM notify_timers WHERE request_id IN ({marks})",
                           f"DELETE FROM slack_messages WHERE request_id IN ({marks})",

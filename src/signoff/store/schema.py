@@ -459,4 +459,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "REVOKE UPDATE, DELETE, TRUNCATE ON audit_signatures FROM PUBLIC",
         ),
     ),
+    Migration(
+        name="receipts",
+        # The signed receipt of each approval (signoff.receipts), written with the move to
+        # ``approved``; served to the asker, the approvers and the claim.
+        statements=(
+            """CREATE TABLE receipts (
+                request_id <TEXT> PRIMARY KEY,
+                token <TEXT> NOT NULL,
+                kid <TEXT> NOT NULL,
+                created_at <REAL> NOT NULL
+            )<WITHOUT_ROWID>""",
+        ),
+    ),
 )

@@ -25,6 +25,7 @@ from signoff.store.checkpoints import CheckpointReads
 from signoff.store.deliveries import DeliveryReads
 from signoff.store.pages import RequestQuery, after_key
 from signoff.store.passkeys import PasskeyReads
+from signoff.store.receipts import ReceiptReads
 from signoff.store.records import Approvals, Event
 from signoff.store.rows import audit_from_row, request_from_row
 from signoff.store.signatures import SignatureReads
@@ -47,7 +48,7 @@ _NO_MEMORY = ThreadMemory(mode=None, rejected=frozenset(), grants=())
 
 
 class SqlStore(AccountReads, DeliveryReads, SignatureReads, PasskeyReads, CheckpointReads,
-               abc.ABC):
+               ReceiptReads, abc.ABC):
     """Read helpers over a short read from ``_reader()``, which each backend supplies
     (accounts and sessions: ``AccountReads``; notifications: ``DeliveryReads``)."""
 

@@ -26,6 +26,7 @@ from signoff.store.checkpoints import CheckpointRows
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.dialect import Dialect, typed
 from signoff.store.passkeys import PasskeyRows
+from signoff.store.receipts import ReceiptRows
 from signoff.store.records import Approvals, Event
 from signoff.store.rows import (
     DECISION_COLUMNS,
@@ -91,7 +92,7 @@ def _update_sql(names: tuple[str, ...]) -> str:
 
 
 class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows, PasskeyRows,
-            CheckpointRows):
+            CheckpointRows, ReceiptRows):
     """A transaction over one DB-API cursor, in one dialect. It holds its audit events
     (``self.audit``, an ``AuditLog``); the stateless row groups are mixed in, since the
     ``Tx`` contract is one flat surface: users, accounts, links and sessions

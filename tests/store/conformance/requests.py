@@ -207,6 +207,22 @@ class RequestsContract(Base):
         assert [e.index for e in store.audit_events()] == [1]
         assert audit.verify(store.audit_events()).ok
 
+    def test_a_receipt_is_kept_with_its_transaction_or_not_at_all(self, store: Store) -> None:
+        request = insert(store, make_request())
+        assert store.receipt(request.id) is None
+        with pytest.raises(RuntimeError, match="boom"), store.transaction() as tx:
+            tx.put_receipt(request.id, "rolled.back.jws", kid="k1", at=1.0)
+            raise RuntimeError("boom")
+        assert store.receipt(request.id) is None
+        token = "eyJ." + "x" * 2000 + ".sig"  # a receipt of many approvals: text, as sent
+        with store.transaction() as tx:
+            tx.put_receipt(request.id, token, kid="k1", at=2.0)
+            assert tx.receipt_of(request.id) == token  # read back in the same transaction
+        assert store.receipt(request.id) == token
+        with pytest.raises(Conflict), store.transaction() as tx:  # one receipt per request
+            tx.put_receipt(request.id, "second.receipt.jws", kid="k2", at=3.0)
+        assert store.receipt(request.id) == token
+
     def test_a_failed_statement_rolls_back_the_whole_transaction(self, store: Store,
                                                                  refused: tuple[type[BaseException],
                                                                  ...]) -> None:
