@@ -95,16 +95,16 @@ def sign(receipt: Receipt, key: SigningKey) -> str:
 
 
 def passkey_of(record: object) -> Any:
-    """The WebAuthn assertion a decision record carries, as JSON, or ``None``. Read
-    defensively: a record without the field, or with one that is not JSON, has none."""
+    """The WebAuthn assertion a decision record carries (``DecisionRecord.assertion``, JSON
+    text as stored), as a JSON object, or ``None``: a record without one, or with one that
+    does not parse as an object, has none."""
     value = getattr(record, "assertion", None)
-    if value is None:
-        return None
-    if hasattr(value, "to_dict"):
-        value = value.to_dict()
-    if isinstance(value, (str, Mapping)):
-        return dict(value) if isinstance(value, Mapping) else value
-    return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return dict(value) if isinstance(value, Mapping) else None
 
 
 def verify(token: str, jwks: Mapping[str, Any], *, now: float | None = None,

@@ -307,3 +307,27 @@ def test_turning_the_requirement_off_in_the_database_does_not_help(kit: Kit) -> 
     request = kit.gate.request(request_id)
     # The policy, asked again before the run, wants a passkey the request no longer asks for.
     assert request.status is RequestStatus.INVALIDATED and request.outcome_code == "policy_changed"
+
+
+def test_a_receipt_carries_the_passkey_assertion_an_executor_can_check(
+        workspace: Path, store: Store) -> None:
+    """A keyed gate's receipt of a passkey approval holds the stored assertion itself, so an
+    executor elsewhere can check the person's signature over exactly what it will run."""
+    from signoff import keys, receipts
+
+    key = keys.SigningKey.generate()
+    kit = Kit(workspace, store)
+    gate = Gate(kit.gate.policy, store, agent="bot", signing_key=key)
+    request_id = kit.pending()
+    options = gate.passkeys.assertion_options(request_id, kit.alice, rp_id=RP_ID)
+    gate.decide(request_id, Decision.approve(assertion=kit.alice_key.assert_(
+        options["challenge"])), identity=kit.alice)
+    token = gate.receipt(request_id)
+    request = gate.request(request_id)
+    got = receipts.verify(token, gate.jwks(), request_id=request_id,
+                          args_hash=request.args_hash)
+    (approval,) = got.approvals
+    assert approval.approver == "alice"
+    assert isinstance(approval.passkey, dict)
+    assert approval.passkey["passkey"] == kit.alice_key.id
+    assert approval.passkey["challenge"]["args_hash"] == request.args_hash
