@@ -331,3 +331,34 @@ def test_a_receipt_carries_the_passkey_assertion_an_executor_can_check(
     assert isinstance(approval.passkey, dict)
     assert approval.passkey["passkey"] == kit.alice_key.id
     assert approval.passkey["challenge"]["args_hash"] == request.args_hash
+
+
+def test_a_registration_started_on_one_server_finishes_on_another(
+        workspace: Path, store: Store) -> None:
+    """Servers with signing keys keep no registration state: the challenge is signed by the
+    server that made it, and any server of the deployment takes the answer — once."""
+    from signoff import keys
+
+    kit = Kit(workspace, store)
+    policy = kit.gate.policy
+    one = Gate(policy, store, signing_key=keys.SigningKey.generate())
+    other = Gate(policy, store, signing_key=keys.SigningKey.generate())
+    carol, _ = one.add_user("carol")
+    softkey = SoftKey()
+    options = one.passkeys.registration_options(carol, rp_id=RP_ID, origin=ORIGIN)
+    answer = softkey.register(options)
+    assert other.passkeys.register(carol, answer, name="laptop").user == "carol"
+    with pytest.raises(SignatureInvalid) as again:  # the same answer a second time
+        one.passkeys.register(carol, answer, name="laptop")
+    assert again.value.code == "passkey_invalid"
+    dave, _ = one.add_user("dave")  # carol's challenge is not dave's to answer
+    stolen = SoftKey().register(one.passkeys.registration_options(carol, rp_id=RP_ID,
+                                                                  origin=ORIGIN))
+    with pytest.raises(SignatureInvalid):
+        other.passkeys.register(dave, stolen, name="x")
+    outsider = keys.SigningKey.generate()  # never published: a challenge it signed is nobody's
+    forged = outsider.jws({"user": "carol", "rp_id": RP_ID, "origin": ORIGIN,
+                           "exp": 1e12, "nonce": "x"}, typ="signoff-passkey-registration+jws")
+    with pytest.raises(SignatureInvalid):
+        other.passkeys.register(carol, SoftKey().register(
+            {"challenge": keys.b64url(forged.encode())}), name="y")

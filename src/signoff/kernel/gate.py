@@ -108,7 +108,7 @@ class Gate:
         self.proposer = Proposer(store, self.policy, tools=self.tools, verdicts=self.verdicts,
                                  written=self.written, hooks=self.hooks, clock=clock, agent=agent,
                                  worker_id=self.worker_id)
-        self.passkeys = Passkeys(store, clock=clock)  # approvers' passkeys
+        self.passkeys = Passkeys(store, clock=clock, signing=self.signing)  # approvers' passkeys
         self.decider = Decider(store, self.policy, tools=self.tools, written=self.written,
                                hooks=self.hooks, clock=clock,
                                inbox_url=self.passkeys.where, receipts=self.receipts)

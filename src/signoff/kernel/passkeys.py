@@ -2,41 +2,51 @@
 part of the gate).
 
 Registration is the WebAuthn ceremony: ``registration_options`` makes a challenge for one
-approver, for the relying party (RP id and origin) the server serves at, and keeps it here
-— single use, for ``CHALLENGE_TTL`` seconds; ``register`` checks the browser's answer to it
-(``webauthn.verify_registration_response``, user verification required) and stores the
-credential with the RP id and origin it was made for (``passkey.registered``). The
-options of an approval (``assertion_options``) ask for the approver's own passkeys over the
-challenge ``signoff.kernel.assertions`` derives from what is approved. ``inbox_url``, set
-by the server, is where a refusal says to approve instead.
+approver, for the relying party (RP id and origin) the server serves at, good for
+``CHALLENGE_TTL`` seconds. A gate with a signing key makes the challenge a JWS of that
+state signed with its key, so any server of the deployment (every key is published) can
+take the answer — several servers behind one address need nothing shared but the
+database; without a key it is kept in this process, single use. ``register`` checks the
+browser's answer to it (``webauthn.verify_registration_response``, user verification
+required) and stores the credential with the RP id and origin it was made for
+(``passkey.registered``); a credential registered already is refused, so an answer counts
+once. The options of an approval (``assertion_options``) ask for the approver's own
+passkeys over the challenge ``signoff.kernel.assertions`` derives from what is approved.
+``inbox_url``, set by the server, is where a refusal says to approve instead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from signoff import inputs
+from signoff import inputs, keys
 from signoff.audit import AuditKind, to_us
 from signoff.canonical import args_hash, parse_args
 from signoff.errors import Forbidden, InvalidInput, NotFound, SignatureInvalid
 from signoff.identity import Identity
 from signoff.kernel.assertions import b64, challenge, made_of, unb64
+from signoff.kernel.signing import Signing
+from signoff.keys import verify_jws
 from signoff.model import DecisionKind, RequestStatus
 from signoff.store.base import Store
 from signoff.store.records import Passkey
 
+REGISTRATION = "signoff-passkey-registration+jws"  # the JWS type of a stateless challenge
 CHALLENGE_TTL = 300.0  # seconds a registration challenge may be answered in
 NAME_MAX = 64
 
 
 class Passkeys:
-    def __init__(self, store: Store, *, clock: Callable[[], float]) -> None:
+    def __init__(self, store: Store, *, clock: Callable[[], float],
+                 signing: Signing | None = None) -> None:
         self.store = store
         self.clock = clock
+        self.signing = signing  # a key makes registration challenges stateless
         self.inbox_url: Callable[[], str | None] = lambda: None
         self._lock = threading.Lock()
         # challenge (base64url) → (user, rp id, origin, expires at)
@@ -57,7 +67,12 @@ class Passkeys:
         import webauthn.helpers.structs as s  # noqa: PLC0415
 
         _may_hold_passkeys(identity)
+        now = self.clock()
+        key = self.signing.key if self.signing is not None else None
+        state = {"user": identity.name, "rp_id": rp_id, "origin": origin,
+                 "exp": now + CHALLENGE_TTL, "nonce": b64(os.urandom(16))}
         options = webauthn.generate_registration_options(
+            challenge=key.jws(state, typ=REGISTRATION).encode("ascii") if key else None,
             rp_id=rp_id, rp_name=rp_name, user_name=identity.name,
             user_id=hashlib.sha256(identity.name.encode()).digest()[:16],
             exclude_credentials=[s.PublicKeyCredentialDescriptor(id=unb64(p.id))
@@ -66,11 +81,11 @@ class Passkeys:
                 resident_key=s.ResidentKeyRequirement.PREFERRED,
                 user_verification=s.UserVerificationRequirement.REQUIRED),
             timeout=int(CHALLENGE_TTL * 1000))
-        now = self.clock()
-        with self._lock:
-            self._pending = {k: v for k, v in self._pending.items() if v[3] > now}
-            self._pending[b64(options.challenge)] = (
-                identity.name, rp_id, origin, now + CHALLENGE_TTL)
+        if key is None:
+            with self._lock:
+                self._pending = {k: v for k, v in self._pending.items() if v[3] > now}
+                self._pending[b64(options.challenge)] = (
+                    identity.name, rp_id, origin, now + CHALLENGE_TTL)
         out: dict[str, Any] = json.loads(webauthn.options_to_json(options))
         return out
 
@@ -87,6 +102,8 @@ class Passkeys:
         now = self.clock()
         with self._lock:
             pending = self._pending.pop(sent, None)
+        if pending is None and self.signing is not None and self.signing.key is not None:
+            pending = self._signed_state(sent)
         if pending is None or pending[0] != identity.name or pending[3] <= now:
             raise SignatureInvalid("this registration answers no challenge made for you here "
                                    "(or it expired): start again", code="passkey_invalid")
@@ -116,6 +133,17 @@ class Passkeys:
                                 "user": identity.name, "credential_id": passkey.id,
                                 "name": name, "rp_id": rp_id, "origin": origin})
         return passkey
+
+    def _signed_state(self, sent: str) -> tuple[str, str, str, float] | None:
+        """The state a stateless challenge carries, if a key of this deployment signed it."""
+        try:
+            token = unb64(sent).decode("ascii")
+            _, state = verify_jws(token, keys.read_jwks(self.signing.jwks()) if self.signing
+                                  else {}, typ=REGISTRATION)
+            return (str(state["user"]), str(state["rp_id"]), str(state["origin"]),
+                    float(state["exp"]))
+        except (SignatureInvalid, ValueError, KeyError, TypeError, UnicodeDecodeError):
+            return None
 
     def remove(self, user: str, credential_id: str, *, actor: str) -> Passkey:
         """Remove one of ``user``'s passkeys: approvals it signed no longer run."""
