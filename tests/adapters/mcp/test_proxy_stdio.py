@@ -207,6 +207,31 @@ def request_named(site: Site, request_id: str) -> Any:
 # ---- asks: elicitation --------------------------------------------------------------------------
 
 
+def test_an_elicitation_never_approves_a_call_that_needs_a_passkey(tmp_path: Path) -> None:
+    """A dialog in the MCP client cannot produce a passkey assertion: the client is not asked
+    at all, nothing runs, and the call waits for the inbox, saying where."""
+    site = make_site(tmp_path, extra='[[rules]]\nid = "signed-note"\neffect = "ask"\n'
+                     'tool = "t__note"\nsignature = "passkey"\n')
+    callback = accept("accept")
+
+    async def main() -> types.CallToolResult:
+        async with proxied(site, mode="legacy", wait=2, elicitation_callback=callback) as c:
+            return await c.call_tool("note", {"text": "hello"})
+
+    result = run(main)
+    [request] = site.requests()
+    assert callback.seen == []  # not elicited: its "accept" could not count
+    assert request.passkey and request.status is RequestStatus.PENDING
+    assert result.is_error and signoff_meta(result)["outcome"] == "pending"
+    assert "http://inbox.test/requests/" + request.id in text(result)
+    assert site.ledger_lines() == []
+    gate = site.gate()
+    try:
+        assert gate.decisions(request.id) == []
+    finally:
+        gate.close()
+
+
 @pytest.mark.parametrize("answer", ["accept", "decline", "cancel"])
 def test_an_ask_answered_by_elicitation(site: Site, answer: str, via: str) -> None:
     callback = accept(answer)

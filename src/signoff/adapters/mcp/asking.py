@@ -11,8 +11,9 @@ late answer finds the request decided).
 An elicitation answer is a decision like any other and needs an identity: the
 ``approver`` (by default ``local:<the OS user running the proxy>``, created on
 first use with the roles the command line gives). A request that identity
-could not settle alone — roles it lacks, a quorum above one, its own call —
-is not elicited at all and waits in the inbox. ``decline`` rejects;
+could not settle alone — roles it lacks, a quorum above one, its own call, or
+approvals that need a passkey (a dialog carries no assertion) — is not elicited at
+all and waits in the inbox. ``decline`` rejects;
 ``cancel`` (the dialog dismissed) decides nothing and the call keeps waiting
 for the inbox.
 
@@ -162,7 +163,7 @@ class Asker:
             return None
         identity = await anyio.to_thread.run_sync(self._resolve_identity)
         if identity is None or refusal(request, identity) is not None \
-                or request.approvals_required != 1:
+                or request.approvals_required != 1 or request.passkey:
             return None
         return identity
 
