@@ -163,3 +163,25 @@ def test_the_cli_and_slack_are_refused_and_told_where(rig: Rig, tmp_path: Path,
     assert "removed passkey 'laptop' of alice" in capsys.readouterr().out
     assert main(["users", "passkeys", "alice"]) == 0
     assert "alice has no passkeys" in capsys.readouterr().out
+
+
+def test_a_slack_message_offers_no_approve_button_for_a_passkey_request(rig: Rig) -> None:
+    """A button carries no passkey assertion: the message sends the approver to the inbox
+    (reject and open stay), and its payload says the call needs one."""
+    from signoff.notify.events import payload
+    from signoff.notify.slack import request_message
+
+    request_id = rig.pending()
+    request = rig.gate.request(request_id)
+    created = next(e for e in rig.gate.audit_events()
+                   if e.request_id == request_id and e.kind == "request.created")
+    data = json.loads(payload(created, "request.created", request, [],
+                              base_url=rig.url))["data"]
+    assert data["passkey"] is True
+    _, blocks = request_message(data)
+    actions = next(b for b in blocks if b["type"] == "actions")["elements"]
+    assert APPROVE not in [e.get("action_id") for e in actions] and len(actions) == 2
+    assert any("passkey" in str(b) for b in blocks if b["type"] == "context")
+    _, plain = request_message({**data, "passkey": False})
+    assert APPROVE in [e.get("action_id") for b in plain if b["type"] == "actions"
+                       for e in b["elements"]]

@@ -94,7 +94,8 @@ def request_message(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
                                           f"`{data['args_hash']}` · {data['request_id']}"}]},
     ]
     buttons: list[dict[str, Any]] = []
-    if whole:
+    signed = bool(data.get("passkey"))  # a button carries no passkey assertion
+    if whole and not signed:
         buttons.append({"type": "button", "action_id": APPROVE, "style": "primary",
                         "text": {"type": "plain_text", "text": "Approve once"},
                         "value": f"{data['request_id']} {data['args_hash']}"})
@@ -105,7 +106,11 @@ def request_message(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
                  "text": {"type": "plain_text", "text": "Open in inbox"}}]
     blocks.append({"type": "actions", "block_id": f"signoff:{data['request_id']}"[:255],
                    "elements": buttons})
-    if not whole:
+    if signed:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
+                       ":key: Approvals of this call are signed with a passkey: approve it "
+                       "in the inbox."}]})
+    elif not whole:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
                        "These arguments can't be shown whole here: approve them in the "
                        "inbox."}]})
@@ -190,7 +195,8 @@ class SlackChannel(OneByOne):
             return data
         if request.status is not RequestStatus.PENDING and not created:
             return None
-        shown = {**data, "args": json.loads(request.run_args), "args_hash": request.run_hash}
+        shown = {**data, "args": json.loads(request.run_args), "args_hash": request.run_hash,
+                 "passkey": request.passkey}
         shown.pop("proposed_hash", None)
         if request.run_hash != request.args_hash:
             shown["proposed_hash"] = request.args_hash
