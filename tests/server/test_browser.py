@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Dialog, Page, sync_playwright
+from playwright.sync_api import Browser, Dialog, Page
 
 from kit import CHROMIUM, NO_CHROMIUM, WRITES_POLICY
 from signoff import Gate, Policy, SqliteStore
@@ -130,16 +130,6 @@ def joined(got: dict[str, Any]) -> dict[str, Any]:
     assert not waiter.is_alive(), "the agent is still waiting"
     return got
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                     args=["--no-sandbox", "--disable-dev-shm-usage"])
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture

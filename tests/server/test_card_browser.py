@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from kit import CHROMIUM, NO_CHROMIUM
 from signoff import Gate, Policy
@@ -100,16 +100,6 @@ def service(store: Store) -> Iterator[Service]:
             client.close()
         server.stop()
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                     args=["--no-sandbox", "--disable-dev-shm-usage"])
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from kit import CHROMIUM, NO_CHROMIUM
 from signoff import Gate, Policy, SqliteStore
@@ -67,16 +67,6 @@ class Served:
         assert proposal.request is not None and proposal.request.passkey
         return proposal.request.id
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                     args=["--no-sandbox", "--disable-dev-shm-usage"])
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture
