@@ -84,6 +84,25 @@ def identifier(field: str, value: Any) -> str:
         "(letters, digits, punctuation; no spaces)", code="invalid_identifier", field=field)
 
 
+CREDENTIAL_MAX = 1400  # a WebAuthn credential id (at most 1023 bytes) in base64url
+CREDENTIAL_PATTERN = "^[A-Za-z0-9_-]+$"  # for JSON Schema (with maxLength CREDENTIAL_MAX)
+_CREDENTIAL = re.compile(r"[A-Za-z0-9_-]{1,%d}" % CREDENTIAL_MAX)  # noqa: UP031
+
+
+def credential_id(field: str, value: Any) -> str:
+    """``value`` if it is a passkey's credential id (base64url, unpadded); else the codes of
+    an identifier: ``too_long``, ``nul_character``, ``invalid_identifier``."""
+    if type(value) is str and _CREDENTIAL.fullmatch(value):
+        return value
+    if isinstance(value, str) and len(value) > CREDENTIAL_MAX:
+        raise InvalidInput(f"{field} is {len(value)} characters long; at most "
+                           f"{CREDENTIAL_MAX}", code="too_long", field=field)
+    if isinstance(value, str) and "\x00" in value:
+        raise InvalidInput(f"{field} holds a NUL character", code="nul_character", field=field)
+    raise InvalidInput(f"{field} is not a passkey's credential id (base64url)",
+                       code="invalid_identifier", field=field)
+
+
 def optional_identifier(field: str, value: Any) -> str | None:
     return None if value is None else identifier(field, value)
 

@@ -98,6 +98,9 @@ def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
             ("post", "/api/v1/webhooks"): (boss, {"name": "w1",
                                                   "url": "http://127.0.0.1:9/hook"}),
             ("post", "/api/v1/webhooks/deliveries/replay"): (boss, {"ids": []}),
+            ("post", "/api/v1/passkeys"): (boss, {"credential": {}, "name": "key"}),
+            ("post", "/api/v1/requests/{request_id}/passkey-options"): (boss,
+                                                                       {"kind": "approve"}),
         }
         routes = {(method, path): op["requestBody"]["content"]["application/json"]["schema"]
                   for path, item in doc["paths"].items() for method, op in item.items()

@@ -147,6 +147,7 @@ class Passkeys:
 
     def remove(self, user: str, credential_id: str, *, actor: str) -> Passkey:
         """Remove one of ``user``'s passkeys: approvals it signed no longer run."""
+        credential_id = inputs.credential_id("credential_id", credential_id)
         now = self.clock()
         with self.store.transaction() as tx:
             passkey = tx.passkey(credential_id)

@@ -16,7 +16,7 @@ from typing import Any
 
 from signoff import keys
 from signoff.audit import AuditKind, to_us
-from signoff.errors import ConfigurationError
+from signoff.errors import ConfigurationError, StoreError
 from signoff.keys import SigningKey
 from signoff.store.base import Store
 
@@ -28,8 +28,15 @@ class Signing:
         self.key = key
         self.clock = clock
         if key is not None:
-            with store.transaction() as tx:
-                tx.publish_key(key.jwk(), at=clock())
+            try:
+                with store.transaction() as tx:
+                    tx.publish_key(key.jwk(), at=clock())
+            except StoreError as exc:
+                # A read-only database still serves its reads; nothing is approved (every
+                # write is refused), so nothing needs signing there.
+                if exc.code != "store_read_only":
+                    raise
+                return
             if any(k["kid"] == key.kid and k["retired_at"] is not None
                    for k in store.published_keys()):
                 raise ConfigurationError(

@@ -12,10 +12,10 @@ carry the CSRF token (``X-CSRF-Token``), as every inbox write does. The kernel p
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import quote, urlsplit
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
@@ -25,11 +25,11 @@ from signoff.identity import Identity
 from signoff.server.auth import authenticate, require_decider
 from signoff.server.bodies import RequestId, body_doc, read_body
 from signoff.server.inbox import render, signed_in
-from signoff.server.schemas import Strict
+from signoff.server.schemas import CredentialId, Strict
 from signoff.server.state import AppState, state_of
 
 router = APIRouter()  # under /api/v1
-pages = APIRouter()
+pages = APIRouter(include_in_schema=False)  # HTML pages, not the API
 
 
 class PasskeyIn(Strict):
@@ -81,8 +81,10 @@ async def register(request: Request) -> Any:
     return passkey.to_dict()
 
 
-@router.delete("/passkeys/{credential_id}", status_code=204, summary="Remove a passkey")
-async def remove(request: Request, credential_id: str) -> Response:
+@router.delete("/passkeys/{credential_id}", status_code=204, summary="Remove a passkey",
+               responses={204: {"description": "removed"}})
+async def remove(request: Request, credential_id: Annotated[
+        CredentialId, Path(description="the passkey's credential id (base64url)")]) -> Response:
     state, identity = await _decider(request)
     await run_in_threadpool(lambda: state.gate.passkeys.remove(
         identity.name, credential_id, actor=identity.name))

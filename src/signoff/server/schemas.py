@@ -47,6 +47,10 @@ Identifier = Annotated[str, _checked(lambda v: inputs.identifier("the value", v)
                        WithJsonSchema({"type": "string", "minLength": 1,
                                        "maxLength": inputs.ID_MAX,
                                        "pattern": inputs.ID_PATTERN})]
+CredentialId = Annotated[str, _checked(lambda v: inputs.credential_id("the value", v)),
+                         WithJsonSchema({"type": "string", "minLength": 1,
+                                         "maxLength": inputs.CREDENTIAL_MAX,
+                                         "pattern": inputs.CREDENTIAL_PATTERN})]
 ToolName = Annotated[str, _checked(lambda v: inputs.tool_name("the value", v)),
                      WithJsonSchema({"type": "string", "minLength": 1,
                                      "maxLength": inputs.TOOL_MAX})]
