@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
-from test_browser import Service, _serve, _tab, browser, live
+from test_browser import Service, _serve, _tab, live
 
 from kit import CHROMIUM, NO_CHROMIUM
 from signoff.canonical import args_hash
 from signoff.model import Decision
 
-__all__ = ["browser"]  # the module's browser fixture, shared
 pytestmark = [pytest.mark.slow, pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)]
 POLICY = """
