@@ -142,9 +142,9 @@ def run_signoff(store: Store, receiver: Receiver, events: int, samples: int
     with ServerThread(app):
         notifier = app.state.signoff.notifier
         # the endpoint first sees the log at its head: register it, let it settle there
-        webhook_admin.add_endpoint(store, NotifyConfig(allow_private_targets=True), name="bench",
-                           url=receiver.url, filters=Filters(events=("request.created",)),
-                           actor=None, now=time.time())
+        webhook_admin.add_endpoint(gate, NotifyConfig(allow_private_targets=True), name="bench",
+                                   url=receiver.url, filters=Filters(events=("request.created",)),
+                                   actor=None, now=time.time())
         secret_row = store.webhook_endpoints()[0]
         expect(secret_row.url == receiver.url, "the endpoint is registered")
         notifier.tick()
