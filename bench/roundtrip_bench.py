@@ -319,8 +319,8 @@ class SignoffCase(Case):
         expect(verdict.effect is Effect.ASK, f"the cycle's call must ask, got {verdict.effect}")
 
     def _gate(self, store: Any, *, add_user: bool) -> tuple[Gate, Identity]:
-        self.key = self.signing_key or SIGNING_KEY  # receipts and checkpoints
-        gate = Gate(self.policy, store, signing_key=self.key)
+        self.gate_key = self.signing_key or SIGNING_KEY  # receipts and checkpoints
+        gate = Gate(self.policy, store, signing_key=self.gate_key)
         if add_user:
             approver, _token = gate.add_user("alice", roles=[])
         else:
@@ -395,7 +395,7 @@ class SignoffSqlite(SignoffCase):
         # shared one (signoff.store.groupcommit); the bench is single-threaded, but for the
         # checkpoint thread's reader when the gate signs (its commits, once a second, count).
         connections = list(self.store._connections)
-        expected = 2 if self.key is None else 3
+        expected = 2 if self.gate_key is None else 3
         expect(len(connections) == expected,
                f"expected {expected} store connections, {len(connections)}")
         return count_sqlite(self, cycles, connections, self.store.path)
