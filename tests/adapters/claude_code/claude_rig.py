@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from messages_api import MessagesServer
 
 HERE = Path(__file__).parent
 NODE = HERE / "node"
 DATA = HERE / "data"
 RECORD_HOOK = HERE / "record_hook.py"
-VERSION = json.loads((NODE / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+PACKAGE = "@anthropic-ai/claude-code"
+VERSION = json.loads((NODE / "package.json").read_text())["dependencies"][PACKAGE]
 
 
 def claude_bin() -> Path:

@@ -134,7 +134,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _read(self) -> Any:
@@ -156,11 +156,11 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(raw)
 
-        def do_CONNECT(self) -> None:  # noqa: N802 - a proxy tunnel request: refused, logged
+        def do_CONNECT(self) -> None:
             self._seen(None)
             self._json(403, {"error": "no network beyond loopback in tests"})
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._seen(None)
             if self.path.startswith("/v1/models"):
                 self._json(200, {"data": [{"type": "model", "id": MODEL,
@@ -171,13 +171,13 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"type": "error",
                                  "error": {"type": "not_found_error", "message": self.path}})
 
-        def do_HEAD(self) -> None:  # noqa: N802
+        def do_HEAD(self) -> None:
             self._seen(None)
             self.send_response(200)
             self.send_header("content-length", "0")
             self.end_headers()
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = self._read()
             self._seen(body)
             path = self.path.split("?", 1)[0]

@@ -1,0 +1,145 @@
+"""The real Claude Code CLI (pinned, from npm) against the local scripted Messages API.
+
+These prove the rig the hook tests stand on, with a trivial hook of its own
+(record_hook.py): the scripted Bash call runs when a ``PreToolUse`` hook allows it,
+never runs when it denies (even with the CLI's own permissions wide open), the hook
+sees the session, tool and input the recorded fixture shows, and nothing tries to
+leave loopback. They also pin down what a gating hook must not do: a crash (exit 1)
+or a timeout lets the call through to the CLI's own permission rules.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_rig import (
+    DATA,
+    RECORD_HOOK,
+    VERSION,
+    Project,
+    Run,
+    claude_bin,
+    hook_entry,
+    python_command,
+)
+from messages_api import FINAL_TEXT, MessagesServer, ToolCall, tool_results
+
+pytestmark = pytest.mark.slow
+
+LEDGER_CALL = ToolCall("Bash", {"command": "echo hi > ledger", "description": "Write the ledger"})
+#: Claude Code's own permissions opened wide, so only the hook stands in the way
+#: (``--dangerously-skip-permissions`` refuses to run as root unless IS_SANDBOX is set).
+OPEN = ("--dangerously-skip-permissions",)
+OPEN_ENV = {"IS_SANDBOX": "1"}
+
+
+@pytest.fixture(scope="session")
+def claude() -> Path:
+    return claude_bin()
+
+
+def hooked(tmp_path: Path, timeout: int | None = None) -> Project:
+    project = Project(tmp_path)
+    command = python_command(RECORD_HOOK)
+    project.settings({"hooks": {"PreToolUse": [hook_entry(command, timeout=timeout)],
+                                "PostToolUse": [hook_entry(command)]}})
+    return project
+
+
+def scripted(project: Project, *args: str, **env: str) -> tuple[Run, MessagesServer, list[Any]]:
+    """One run of the ledger script; returns the run, the server and the hook's events."""
+    log = project.root / "hook.log"
+    with MessagesServer([LEDGER_CALL]) as server:
+        run = project.run(server, "Write the ledger.", *args,
+                          env={"RIG_HOOK_LOG": str(log), **env})
+    events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    assert server.script.escapes() == [], "the CLI tried to reach beyond loopback"
+    return run, server, events
+
+
+def last_result(server: MessagesServer) -> dict[str, Any]:
+    """The tool_result the CLI sent the model after the scripted call."""
+    turns = server.script.turns()
+    assert len(turns) == 2, [s.path for s in server.script.seen]
+    (result,) = tool_results(turns[-1].body)
+    return result
+
+
+def test_the_pinned_cli_is_the_one_that_runs(claude: Path) -> None:
+    out = subprocess.run([str(claude), "--version"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out.split()[0] == VERSION
+
+
+def test_an_allowed_call_runs_and_the_hook_sees_session_tool_and_input(
+        claude: Path, tmp_path: Path) -> None:
+    project = hooked(tmp_path)
+    run, server, events = scripted(project, RIG_HOOK_DECISION="allow")
+    assert run.returncode == 0, run.stderr
+    assert run.result["result"] == FINAL_TEXT and run.result["permission_denials"] == []
+    assert (project.dir / "ledger").read_text() == "hi\n"
+    pre, post = events
+    assert pre["hook_event_name"] == "PreToolUse" and post["hook_event_name"] == "PostToolUse"
+    assert pre["session_id"] == post["session_id"] == run.result["session_id"]
+    assert pre["tool_name"] == "Bash" and pre["tool_input"] == LEDGER_CALL.input
+    assert pre["cwd"] == str(project.dir)
+    assert pre["tool_use_id"] == post["tool_use_id"] == last_result(server)["tool_use_id"]
+    assert post["tool_response"]["interrupted"] is False
+    # the recorded fixture has the shape this CLI sends (the hook command reads it)
+    for name, live in (("pretooluse.json", pre), ("posttooluse.json", post)):
+        recorded = json.loads((DATA / name).read_text())
+        assert set(recorded) == set(live), name
+
+
+def test_a_denied_call_never_runs_even_with_permissions_bypassed(
+        claude: Path, tmp_path: Path) -> None:
+    project = hooked(tmp_path)
+    run, server, events = scripted(project, *OPEN, RIG_HOOK_DECISION="deny", **OPEN_ENV)
+    assert run.returncode == 0, run.stderr
+    assert not (project.dir / "ledger").exists()
+    assert [e["hook_event_name"] for e in events] == ["PreToolUse"]
+    result = last_result(server)
+    assert result["is_error"] is True
+    assert result["content"] == "PreToolUse:Bash hook error: rig hook says deny"
+    assert [d["tool_input"] for d in run.result["permission_denials"]] == [LEDGER_CALL.input]
+
+
+def test_exit_2_blocks_with_stderr_as_the_reason(claude: Path, tmp_path: Path) -> None:
+    project = hooked(tmp_path)
+    _, server, _ = scripted(project, *OPEN, RIG_HOOK_EXIT="2", **OPEN_ENV)
+    assert not (project.dir / "ledger").exists()
+    assert "rig hook exits 2" in last_result(server)["content"]
+
+
+def test_a_crashing_hook_fails_open_to_the_clis_own_permissions(
+        claude: Path, tmp_path: Path) -> None:
+    """Exit 1 is a "non-blocking error": the call goes on to Claude Code's own rules,
+    so with them open it runs. A gating hook must answer deny (or exit 2) on error."""
+    project = hooked(tmp_path)
+    scripted(project, *OPEN, RIG_HOOK_EXIT="1", **OPEN_ENV)
+    assert (project.dir / "ledger").read_text() == "hi\n"
+
+
+def test_a_hook_past_its_timeout_fails_open_to_the_clis_own_permissions(
+        claude: Path, tmp_path: Path) -> None:
+    """A hook killed at its ``timeout`` (seconds) decides nothing: with Claude Code's
+    own rules open the call runs. A waiting hook must answer before its timeout."""
+    project = hooked(tmp_path, timeout=1)
+    scripted(project, *OPEN, RIG_HOOK_SLEEP="4", **OPEN_ENV)
+    assert (project.dir / "ledger").read_text() == "hi\n"
+
+
+def test_without_a_hook_the_clis_own_rules_decide(claude: Path, tmp_path: Path) -> None:
+    """The baseline: no hook, default permission mode, ``-p``: a redirect into the
+    project is refused by Claude Code itself (so the allow test's ledger is the hook's)."""
+    project = Project(tmp_path)
+    with MessagesServer([LEDGER_CALL]) as server:
+        run = project.run(server, "Write the ledger.")
+    assert run.returncode == 0, run.stderr
+    assert not (project.dir / "ledger").exists()
+    assert last_result(server)["is_error"] is True
+    assert server.script.escapes() == []
