@@ -13,6 +13,7 @@ the CLI's HTTP(S) proxy, so an attempt to reach anything but loopback is logged 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -157,6 +158,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(raw)
 
         def do_CONNECT(self) -> None:
+            """A proxy tunnel the CLI asked for (somewhere beyond loopback): logged, refused."""
             self._seen(None)
             self._json(403, {"error": "no network beyond loopback in tests"})
 
@@ -206,13 +208,21 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Quiet(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up (the CLI dropping a refused tunnel) is no error here."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class MessagesServer:
     """The scripted server on 127.0.0.1 (an ephemeral port), in a thread."""
 
     def __init__(self, calls: Sequence[ToolCall]) -> None:
         self.script = Script(calls)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.script))
-        self.httpd.daemon_threads = True
+        self.httpd = _Quiet(("127.0.0.1", 0), _handler(self.script))
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

@@ -143,3 +143,21 @@ def test_without_a_hook_the_clis_own_rules_decide(claude: Path, tmp_path: Path) 
     assert not (project.dir / "ledger").exists()
     assert last_result(server)["is_error"] is True
     assert server.script.escapes() == []
+
+
+def test_the_loopback_check_sees_what_would_leave(claude: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The escape check is not vacuous: without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
+    the CLI reaches for api.anthropic.com beside the model API, and the rig's proxy logs
+    (and refuses) it; with the rig's environment nothing does (the other tests)."""
+    import claude_rig
+
+    quiet = claude_rig.quiet_env
+    monkeypatch.setattr(claude_rig, "quiet_env", lambda url: {
+        k: v for k, v in quiet(url).items() if k != "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"})
+    project = Project(tmp_path)
+    with MessagesServer([LEDGER_CALL]) as server:
+        project.run(server, "Write the ledger.")
+    hosts = {s.path for s in server.script.escapes()}
+    assert hosts and all(h.endswith(":443") for h in hosts), hosts
+    assert "api.anthropic.com:443" in hosts
