@@ -11,6 +11,7 @@ or a timeout lets the call through to the CLI's own permission rules.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -161,3 +162,39 @@ def test_the_loopback_check_sees_what_would_leave(claude: Path, tmp_path: Path,
     hosts = {s.path for s in server.script.escapes()}
     assert hosts and all(h.endswith(":443") for h in hosts), hosts
     assert "api.anthropic.com:443" in hosts
+
+
+def file_script(project: Project) -> list[ToolCall]:
+    """Write a new file, read it, edit it, then show it with Bash: one call per turn."""
+    path = str(project.dir / "notes.txt")
+    return [ToolCall("Write", {"file_path": path, "content": "alpha\nbeta\n"}),
+            ToolCall("Read", {"file_path": path}),
+            ToolCall("Edit", {"file_path": path, "old_string": "beta", "new_string": "gamma"}),
+            ToolCall("Bash", {"command": "cat notes.txt > ledger", "description": "Copy"})]
+
+
+def test_a_script_of_file_tools_replays_in_order(claude: Path, tmp_path: Path) -> None:
+    project = hooked(tmp_path)
+    log = project.root / "hook.log"
+    calls = file_script(project)
+    with MessagesServer(calls) as server:
+        run = project.run(server, "Take notes.",
+                          env={"RIG_HOOK_LOG": str(log), "RIG_HOOK_DECISION": "allow"})
+    assert run.returncode == 0, run.stderr
+    assert run.result["num_turns"] == len(calls) + 1 and run.result["result"] == FINAL_TEXT
+    assert (project.dir / "notes.txt").read_text() == "alpha\ngamma\n"
+    assert (project.dir / "ledger").read_text() == "alpha\ngamma\n"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    pre = [e for e in events if e["hook_event_name"] == "PreToolUse"]
+    assert [e["tool_name"] for e in pre] == [c.name for c in calls]
+    # the hook sees the call as the CLI validated it: the model's input, defaults filled in
+    for event, call in zip(pre, calls, strict=True):
+        assert call.input.items() <= event["tool_input"].items(), event
+    assert pre[2]["tool_input"]["replace_all"] is False
+    if os.environ.get("RIG_RECORD"):
+        (DATA / "file_tools.json").write_text(json.dumps(events, indent=2) + "\n")
+    assert len({e["session_id"] for e in events}) == 1
+    assert server.script.escapes() == []
+    # every turn after the first carried one more tool_result, none an error
+    results = tool_results(server.script.turns()[-1].body)
+    assert [r.get("is_error", False) for r in results] == [False] * len(calls)
