@@ -198,3 +198,43 @@ def test_a_script_of_file_tools_replays_in_order(claude: Path, tmp_path: Path) -
     # every turn after the first carried one more tool_result, none an error
     results = tool_results(server.script.turns()[-1].body)
     assert [r.get("is_error", False) for r in results] == [False] * len(calls)
+
+
+def test_ask_in_print_mode_is_a_denial_with_the_reason(claude: Path, tmp_path: Path) -> None:
+    """``-p`` has nobody to prompt: the hook's ``ask`` refuses the call (even with the
+    CLI's permissions bypassed), and the model gets the reason as the tool's error."""
+    project = hooked(tmp_path)
+    run, server, _ = scripted(project, *OPEN, RIG_HOOK_DECISION="ask", **OPEN_ENV)
+    assert not (project.dir / "ledger").exists()
+    assert last_result(server) | {"tool_use_id": None, "cache_control": None} == {
+        "type": "tool_result", "content": "rig hook says ask", "is_error": True,
+        "tool_use_id": None, "cache_control": None}
+    assert len(run.result["permission_denials"]) == 1
+
+
+def test_a_hook_may_wait_within_its_timeout(claude: Path, tmp_path: Path) -> None:
+    """A hook that takes its time (a human deciding) and answers before its ``timeout``
+    decides: the CLI waits for it."""
+    project = hooked(tmp_path, timeout=30)
+    run, server, _ = scripted(project, RIG_HOOK_DECISION="allow", RIG_HOOK_SLEEP="3")
+    assert (project.dir / "ledger").read_text() == "hi\n"
+    assert run.result["duration_ms"] >= 3000
+    assert last_result(server)["is_error"] is False
+
+
+def test_the_same_call_retried_after_a_denial_runs(claude: Path, tmp_path: Path) -> None:
+    """The scripted model retries the very call the hook refused; the hook allows it the
+    second time (as signoff's will once the request is approved), and it runs once."""
+    project = hooked(tmp_path)
+    log = project.root / "hook.log"
+    with MessagesServer([LEDGER_CALL, LEDGER_CALL]) as server:
+        run = project.run(server, "Write the ledger.",
+                          env={"RIG_HOOK_LOG": str(log), "RIG_HOOK_DECISION": "deny allow"})
+    assert run.returncode == 0, run.stderr
+    assert (project.dir / "ledger").read_text() == "hi\n"
+    first, second = tool_results(server.script.turns()[-1].body)
+    assert first["is_error"] is True and second.get("is_error") is not True
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["hook_event_name"] for e in events] == ["PreToolUse", "PreToolUse", "PostToolUse"]
+    assert events[0]["tool_input"] == events[1]["tool_input"] == LEDGER_CALL.input
+    assert events[0]["tool_use_id"] != events[1]["tool_use_id"]
