@@ -1,0 +1,101 @@
+"""The real Codex CLI (pinned, from npm) against the local scripted Responses API.
+
+Codex 0.171 ships Claude-Code-style command hooks (``hooks.json``, ``PreToolUse``
+with ``permissionDecision``), its shell tool reported to hooks as ``Bash``. These
+prove the rig with the same trivial hook the Claude Code rig uses: allowed, the
+scripted command runs; denied, it never runs; the hook sees the session, tool and
+input; an unreviewed hooks.json does not run at all; nothing leaves loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from codex_rig import DATA, RECORD_HOOK, VERSION, CodexProject, codex_bin
+from responses_api import FINAL_TEXT, FunctionCall, ResponsesServer, outputs
+
+pytestmark = pytest.mark.slow
+
+LEDGER_CALL = FunctionCall("exec_command", {"cmd": "echo hi > ledger"})
+TRUST = "--dangerously-bypass-hook-trust"
+
+
+@pytest.fixture(scope="session")
+def codex() -> Path:
+    return codex_bin()
+
+
+def hooked(tmp_path: Path) -> CodexProject:
+    project = CodexProject(tmp_path)
+    entry = [{"matcher": "*", "hooks": [{"type": "command",
+                                         "command": f"{sys.executable} {RECORD_HOOK}"}]}]
+    project.hooks({"hooks": {"PreToolUse": entry, "PostToolUse": entry}})
+    return project
+
+
+def scripted(project: CodexProject, *args: str, **env: str) -> tuple[Any, ResponsesServer,
+                                                                        list[Any]]:
+    log = project.root / "hook.log"
+    with ResponsesServer([LEDGER_CALL]) as server:
+        run = project.run(server, "Write the ledger.", *args,
+                          env={"RIG_HOOK_LOG": str(log), **env})
+    assert run.returncode == 0, run.stderr
+    assert server.script.escapes() == [], "the CLI tried to reach beyond loopback"
+    events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return run, server, events
+
+
+def last_output(server: ResponsesServer) -> str:
+    turns = server.script.turns()
+    assert len(turns) == 2, [s.path for s in server.script.seen]
+    (output,) = outputs(turns[-1].body)
+    return str(output["output"])
+
+
+def test_the_pinned_cli_is_the_one_that_runs(codex: Path) -> None:
+    out = subprocess.run([str(codex), "--version"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out.split()[-1] == VERSION
+
+
+def test_an_allowed_command_runs_and_the_hook_sees_it(codex: Path, tmp_path: Path) -> None:
+    project = hooked(tmp_path)
+    run, server, events = scripted(project, TRUST, RIG_HOOK_DECISION="allow")
+    assert (project.dir / "ledger").read_text() == "hi\n"
+    assert any(e.get("item", {}).get("text") == FINAL_TEXT for e in run.events)
+    pre, post = events
+    assert pre["hook_event_name"] == "PreToolUse" and post["hook_event_name"] == "PostToolUse"
+    thread = next(e["thread_id"] for e in run.events if e["type"] == "thread.started")
+    assert pre["session_id"] == post["session_id"] == thread
+    assert pre["tool_name"] == "Bash" and pre["tool_input"] == {"command": "echo hi > ledger"}
+    assert pre["cwd"] == str(project.dir)
+    assert "exited with code 0" in last_output(server)
+    if os.environ.get("RIG_RECORD"):
+        (DATA / "pretooluse.json").write_text(json.dumps(pre, indent=2) + "\n")
+        (DATA / "posttooluse.json").write_text(json.dumps(post, indent=2) + "\n")
+    recorded = json.loads((DATA / "pretooluse.json").read_text())
+    assert set(recorded) == set(pre)
+
+
+def test_a_denied_command_never_runs(codex: Path, tmp_path: Path) -> None:
+    project = hooked(tmp_path)
+    _, server, events = scripted(project, TRUST, RIG_HOOK_DECISION="deny")
+    assert not (project.dir / "ledger").exists()
+    assert [e["hook_event_name"] for e in events] == ["PreToolUse"]
+    assert last_output(server) == ("Command blocked by PreToolUse hook: rig hook says deny. "
+                                   "Command: echo hi > ledger")
+
+
+def test_an_unreviewed_hooks_file_is_not_run(codex: Path, tmp_path: Path) -> None:
+    """Without persisted hook trust (or the bypass flag) Codex skips a new hooks.json
+    silently: a deny hook there gates nothing. Installing a hook must also trust it."""
+    project = hooked(tmp_path)
+    _, _, events = scripted(project, RIG_HOOK_DECISION="deny")
+    assert events == []
+    assert (project.dir / "ledger").read_text() == "hi\n"
