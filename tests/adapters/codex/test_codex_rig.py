@@ -99,3 +99,46 @@ def test_an_unreviewed_hooks_file_is_not_run(codex: Path, tmp_path: Path) -> Non
     _, _, events = scripted(project, RIG_HOOK_DECISION="deny")
     assert events == []
     assert (project.dir / "ledger").read_text() == "hi\n"
+
+
+@pytest.mark.parametrize("env", [{"RIG_HOOK_EXIT": "1"}, {"RIG_HOOK_DECISION": "ask"}],
+                         ids=["crash", "ask"])
+def test_a_crash_or_an_ask_lets_the_command_run(codex: Path, tmp_path: Path,
+                                                env: dict[str, str]) -> None:
+    """Fail-open cases a gating hook must avoid under Codex: exit 1 is a non-blocking
+    error, and ``ask`` is unsupported (logged, ignored): either way the command runs in
+    ``codex exec``. Only deny (or exit 2) blocks."""
+    project = hooked(tmp_path)
+    scripted(project, TRUST, **env)
+    assert (project.dir / "ledger").read_text() == "hi\n"
+
+
+def test_a_hook_past_its_timeout_lets_the_command_run(codex: Path, tmp_path: Path) -> None:
+    project = CodexProject(tmp_path)
+    entry = [{"matcher": "*", "hooks": [{"type": "command", "timeout": 1,
+                                         "command": f"{sys.executable} {RECORD_HOOK}"}]}]
+    project.hooks({"hooks": {"PreToolUse": entry}})
+    scripted(project, TRUST, RIG_HOOK_DECISION="deny", RIG_HOOK_SLEEP="4")
+    assert (project.dir / "ledger").read_text() == "hi\n"
+
+
+PATCH = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes.txt\n+alpha\n*** End Patch\nEOF"
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+def test_a_file_edit_is_a_shell_call_the_hook_sees(codex: Path, tmp_path: Path,
+                                                   decision: str) -> None:
+    """Codex edits files with ``apply_patch`` through its shell tool: PreToolUse sees
+    it as ``Bash`` with the whole patch (so a deny blocks the edit), but no
+    PostToolUse follows an applied patch."""
+    project = hooked(tmp_path)
+    log = project.root / "hook.log"
+    with ResponsesServer([FunctionCall("exec_command", {"cmd": PATCH})]) as server:
+        run = project.run(server, "Take notes.", TRUST,
+                          env={"RIG_HOOK_LOG": str(log), "RIG_HOOK_DECISION": decision})
+    assert run.returncode == 0, run.stderr
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["hook_event_name"], e["tool_name"], e["tool_input"]) for e in events] == [
+        ("PreToolUse", "Bash", {"command": PATCH})]
+    assert (project.dir / "notes.txt").exists() is (decision == "allow")
+    assert server.script.escapes() == []
