@@ -64,8 +64,9 @@ class Script:
 
 
 def _offers(body: dict[str, Any], calls: Sequence[ToolCall]) -> bool:
-    names = {t.get("name") for t in body.get("tools") or () if isinstance(t, dict)}
-    return bool(calls) and all(c.name in names for c in calls)
+    """A conversation turn offers tools (side requests offer none). The scripted names
+    need not be among them: the CLI defers some (MCP tools, WebFetch…) to ToolSearch."""
+    return bool(calls) and bool(body.get("tools"))
 
 
 def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:

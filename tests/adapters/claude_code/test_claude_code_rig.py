@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,35 @@ def test_the_same_call_retried_after_a_denial_runs(claude: Path, tmp_path: Path)
     assert [e["hook_event_name"] for e in events] == ["PreToolUse", "PreToolUse", "PostToolUse"]
     assert events[0]["tool_input"] == events[1]["tool_input"] == LEDGER_CALL.input
     assert events[0]["tool_use_id"] != events[1]["tool_use_id"]
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+def test_an_mcp_tool_call_reaches_the_hook_by_its_mcp_name(claude: Path, tmp_path: Path,
+                                                           decision: str) -> None:
+    """An MCP server's tool (the official ``everything`` server, from npm) is offered
+    only through ToolSearch, yet a direct call works; the hook sees
+    ``mcp__<server>__<tool>`` and an ``mcp_server`` field, and a deny refuses the call
+    (the model gets the reason)."""
+    sys.path.insert(0, str(Path(__file__).parent.parent / "mcp"))
+    from mcpkit import npm_servers
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"everything": {
+        "command": str(npm_servers() / "mcp-server-everything"), "args": ["stdio"]}}}))
+    project = hooked(tmp_path)
+    log = project.root / "hook.log"
+    with MessagesServer([ToolCall("mcp__everything__echo", {"message": "hello"})]) as server:
+        run = project.run(server, "Echo.", "--mcp-config", str(config), "--strict-mcp-config",
+                          env={"RIG_HOOK_LOG": str(log), "RIG_HOOK_DECISION": decision})
+    assert run.returncode == 0, run.stderr
+    pre = json.loads(log.read_text().splitlines()[0])
+    assert pre["tool_name"] == "mcp__everything__echo" and pre["tool_input"] == {"message": "hello"}
+    assert pre["mcp_server"]["name"] == "everything"
+    result = last_result(server)
+    if decision == "allow":
+        assert result["content"] == [{"type": "text", "text": "Echo: hello"}]
+        if os.environ.get("RIG_RECORD"):
+            (DATA / "pretooluse_mcp.json").write_text(json.dumps(pre, indent=2) + "\n")
+    else:
+        assert result["is_error"] is True and "rig hook says deny" in result["content"]
+    assert server.script.escapes() == []
