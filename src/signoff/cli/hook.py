@@ -12,6 +12,7 @@ import argparse
 import getpass
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,8 @@ def add_hook(commands: Any) -> None:
     install.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
                          help=f"the hook's --wait (default {WAIT:g}); its timeout is 15 s more")
     install.add_argument("--signoff", default="signoff",
-                         help="the command that runs signoff (default: signoff)")
+                         help="the command that runs signoff, split as a shell would (default: "
+                         "signoff)")
     install.add_argument("--json", action="store_true", help="machine-readable output")
     install.set_defaults(handler=cmd_hook_install)
 
@@ -169,7 +171,7 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
         extra += ["--policy", os.path.abspath(args.policy)]
     try:
         changed, backup = settings.install_hooks(
-            path, settings.hook_commands([args.signoff]), extra=extra,
+            path, settings.hook_commands(shlex.split(args.signoff)), extra=extra,
             timeout=int(args.wait) + 15)
     except (ValueError, OSError) as exc:
         raise ConfigurationError(f"{path}: {exc}", code="settings_unreadable") from None

@@ -178,8 +178,10 @@ def test_install_merges_into_existing_settings(tmp_path: Path) -> None:
     [ours] = pre[1]["hooks"]
     assert ours["command"].startswith("signoff hook claude-code --wait 45 --db ")
     assert ours["timeout"] == 60
+    assert ours["command"].endswith(" || exit 2")  # a hook that cannot start blocks
     [post] = written["hooks"]["PostToolUse"]
     assert "--event post" in post["hooks"][0]["command"]
+    assert "exit 2" not in post["hooks"][0]["command"]
     # again: nothing changes
     again = run(*argv)
     assert json.loads(again.stdout)["changed"] is False
@@ -204,3 +206,16 @@ def test_install_refuses_a_settings_file_that_is_not_json(tmp_path: Path) -> Non
     done = run("hook", "install", "claude-code", "--dir", str(tmp_path))
     assert done.returncode == 2 and "settings_unreadable" in done.stderr
     assert settings.read_text("utf-8") == "{broken"
+
+
+def test_the_installed_command_blocks_when_signoff_cannot_start(tmp_path: Path) -> None:
+    """Run the installed PreToolUse command with a shell, as Claude Code does: a missing
+    signoff exits 2 (block), never 1 or 127 (a non-blocking error: the call would run)."""
+    done = run("hook", "install", "claude-code", "--dir", str(tmp_path), "--signoff",
+               str(tmp_path / "no-such-signoff"))
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text("utf-8"))["hooks"]
+    command = hooks["PreToolUse"][0]["hooks"][0]["command"]
+    shell = subprocess.run(["sh", "-c", command], input=event("Bash", {"command": "ls"}),
+                           capture_output=True, text=True, timeout=30, check=False)
+    assert shell.returncode == 2 and shell.stdout == ""

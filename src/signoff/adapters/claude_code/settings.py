@@ -5,7 +5,8 @@ Claude Code reads hooks from ``.claude/settings.json`` (a project) or
 "hooks": [{"type": "command", "command": …, "timeout": …}]}], "PostToolUse": […]}}``.
 The merge keeps every other setting and every other hook; an entry of ours already there
 is replaced, so installing twice changes nothing. The file as it was is kept beside it
-(``settings.json.bak``) whenever it changes.
+(``settings.json.bak``) whenever it changes. The PreToolUse command ends in ``|| exit 2``:
+a hook that cannot start blocks the call instead of letting it through.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 _MARK = "signoff hook claude-code"
+# Claude Code takes a hook that exits other than 0 or 2 (signoff missing from PATH, a
+# crash before it could answer) as a non-blocking error and runs the call: exit 2 blocks.
+_FAIL_CLOSED = {"PreToolUse": " || exit 2"}
 
 
 def hook_commands(base: Sequence[str]) -> dict[str, str]:
@@ -50,7 +54,8 @@ def merged(settings: dict[str, Any], commands: dict[str, str], *, extra: Sequenc
             else:
                 kept.append(entry)
         kept.append({"matcher": matcher, "hooks": [
-            {"type": "command", "command": command + flags, "timeout": timeout}]})
+            {"type": "command", "command": command + flags + _FAIL_CLOSED.get(event, ""),
+             "timeout": timeout}]})
         hooks[event] = kept
     return result
 
