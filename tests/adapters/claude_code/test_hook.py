@@ -63,12 +63,21 @@ def kinds(gate: Gate) -> list[str]:
     return [event.kind for event in gate.audit_events()]
 
 
-OPTIONS = HookOptions(principal="os:dev", wait_seconds=0.3, inbox_url="http://127.0.0.1:8765")
+@pytest.fixture(autouse=True)
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the hooks keep their claims (``claims``): this test's own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path / "state"
 
 
-def test_allowed_and_denied(gate: Gate) -> None:
-    assert answer(pre_tool_use(gate, pre("Bash", {"command": "ls -la"}), OPTIONS))[0] == "allow"
-    kind, reason = answer(pre_tool_use(gate, pre("Bash", {"command": "rm -rf src"}), OPTIONS))
+@pytest.fixture
+def options() -> HookOptions:
+    return HookOptions(principal="os:dev", wait_seconds=0.3, inbox_url="http://127.0.0.1:8765")
+
+
+def test_allowed_and_denied(gate: Gate, options: HookOptions) -> None:
+    assert answer(pre_tool_use(gate, pre("Bash", {"command": "ls -la"}), options))[0] == "allow"
+    kind, reason = answer(pre_tool_use(gate, pre("Bash", {"command": "rm -rf src"}), options))
     assert kind == "deny"
     assert "deleting files from the shell is not allowed" in reason
     gate.flush()  # allowed / denied verdicts are batched; the hook's process closes the gate
@@ -86,8 +95,8 @@ def test_allowed_and_denied(gate: Gate) -> None:
                                    json.dumps({"hook_event_name": "PreToolUse",
                                                "tool_name": "Bash",
                                                "tool_input": {"command": "ls"}}).encode()])
-def test_bad_input_denies(gate: Gate, stdin: bytes) -> None:
-    kind, reason = answer(pre_tool_use(gate, stdin, OPTIONS))
+def test_bad_input_denies(gate: Gate, stdin: bytes, options: HookOptions) -> None:
+    kind, reason = answer(pre_tool_use(gate, stdin, options))
     assert kind == "deny"
     assert "could not read the hook input" in reason
 
@@ -99,14 +108,14 @@ class Broken:
         raise ConnectionError("the database is down")
 
 
-def test_an_outage_denies() -> None:
+def test_an_outage_denies(options: HookOptions) -> None:
     kind, reason = answer(pre_tool_use(Broken(), pre("Bash", {"command": "ls"}),  # type: ignore[arg-type]
-                                       OPTIONS))
+                                       options))
     assert kind == "deny"
     assert "the database is down" in reason
 
 
-def test_ask_approved_while_the_hook_waits(gate: Gate) -> None:
+def test_ask_approved_while_the_hook_waits(gate: Gate, options: HookOptions) -> None:
     args = {"command": "make build"}
     seen: list[str] = []
 
@@ -130,51 +139,51 @@ def test_ask_approved_while_the_hook_waits(gate: Gate) -> None:
     assert gate.get_request(seen[0]).status is RequestStatus.EXECUTING
     # Claude Code ran it; PostToolUse settles the request with the result
     reported = post_tool_use(gate, post("Bash", args, {"stdout": "ok", "stderr": "",
-                                                        "interrupted": False}), OPTIONS)
+                                                        "interrupted": False}), options)
     assert reported == seen[0]
     assert gate.get_request(seen[0]).status is RequestStatus.SUCCEEDED
     assert "request.succeeded" in kinds(gate)
     assert gate.verify_audit().ok
 
 
-def test_timeout_names_the_request_and_the_retry_joins_it(gate: Gate) -> None:
+def test_timeout_names_the_request_and_the_retry_joins_it(gate: Gate, options: HookOptions) -> None:
     args = {"file_path": "/nowhere/b.py", "content": "x = 2\n"}
-    kind, reason = answer(pre_tool_use(gate, pre("Write", args, use="toolu_A"), OPTIONS))
+    kind, reason = answer(pre_tool_use(gate, pre("Write", args, use="toolu_A"), options))
     assert kind == "deny"
     [request] = gate.pending_on_thread("sess-1")
     assert f"http://127.0.0.1:8765/requests/{request.id}" in reason
     assert request.call_id == call_id_for("sess-1", "Write", args)
     # the same call again, with Claude Code's new tool_use_id: the same request
-    kind, reason = answer(pre_tool_use(gate, pre("Write", args, use="toolu_B"), OPTIONS))
+    kind, reason = answer(pre_tool_use(gate, pre("Write", args, use="toolu_B"), options))
     assert kind == "deny" and request.id in reason
     assert [r.id for r in gate.thread_requests("sess-1")] == [request.id]
     approve(gate, request.id)
-    kind, reason = answer(pre_tool_use(gate, pre("Write", args, use="toolu_C"), OPTIONS))
+    kind, reason = answer(pre_tool_use(gate, pre("Write", args, use="toolu_C"), options))
     assert kind == "allow" and request.id in reason
     # the same call in another session is another request
-    assert answer(pre_tool_use(gate, pre("Write", args, session="sess-2"), OPTIONS))[0] \
+    assert answer(pre_tool_use(gate, pre("Write", args, session="sess-2"), options))[0] \
         == "deny"
     assert len(gate.thread_requests("sess-2")) == 1
     # one approval, one run: the call made again asks afresh
-    post_tool_use(gate, post("Write", args, {"type": "create"}, use="toolu_C"), OPTIONS)
-    kind, reason = answer(pre_tool_use(gate, pre("Write", args, use="toolu_D"), OPTIONS))
+    post_tool_use(gate, post("Write", args, {"type": "create"}, use="toolu_C"), options)
+    kind, reason = answer(pre_tool_use(gate, pre("Write", args, use="toolu_D"), options))
     assert kind == "deny"
     again = [r for r in gate.thread_requests("sess-1") if r.id != request.id]
     assert len(again) == 1 and again[0].id in reason
     assert again[0].status is RequestStatus.PENDING
 
 
-def test_a_rejection_reaches_the_model(gate: Gate) -> None:
+def test_a_rejection_reaches_the_model(gate: Gate, options: HookOptions) -> None:
     args = {"command": "make deploy"}
-    answer(pre_tool_use(gate, pre("Bash", args), OPTIONS))
+    answer(pre_tool_use(gate, pre("Bash", args), options))
     [request] = gate.pending_on_thread("sess-1")
     alice = gate.authenticate(gate.rotate_token("alice")[1])
     gate.decide(request.id, Decision.reject("not on a Sunday"), identity=alice)
-    kind, reason = answer(pre_tool_use(gate, pre("Bash", args, use="toolu_2"), OPTIONS))
+    kind, reason = answer(pre_tool_use(gate, pre("Bash", args, use="toolu_2"), options))
     assert kind == "deny" and "not on a Sunday" in reason
 
 
-def test_ask_locally_hands_the_ask_to_claude_code(gate: Gate) -> None:
+def test_ask_locally_hands_the_ask_to_claude_code(gate: Gate, options: HookOptions) -> None:
     local = HookOptions(principal="os:dev", ask_locally=True)
     kind, _ = answer(pre_tool_use(gate, pre("Bash", {"command": "make"}), local))
     assert kind == "ask"
@@ -182,11 +191,11 @@ def test_ask_locally_hands_the_ask_to_claude_code(gate: Gate) -> None:
     assert request.status is RequestStatus.CANCELLED
 
 
-def test_the_result_of_an_allowed_call_is_audited(gate: Gate) -> None:
+def test_the_result_of_an_allowed_call_is_audited(gate: Gate, options: HookOptions) -> None:
     args = {"file_path": "/tmp/x.txt"}
-    pre_tool_use(gate, pre("Read", args, use="toolu_R"), OPTIONS)
+    pre_tool_use(gate, pre("Read", args, use="toolu_R"), options)
     assert post_tool_use(gate, post("Read", args, {"content": "hello"}, use="toolu_R"),
-                         OPTIONS) is None
+                         options) is None
     gate.flush()
     results = [json.loads(e.data) for e in gate.audit_events() if e.kind == "call.result"]
     assert len(results) == 1

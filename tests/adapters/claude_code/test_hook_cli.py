@@ -16,12 +16,19 @@ from typing import Any
 import pytest
 
 SIGNOFF = [sys.executable, "-m", "signoff.cli"]
+ENV = dict(os.environ)
+
+
+@pytest.fixture(autouse=True)
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks' claims (``claims``) under this test's directory."""
+    monkeypatch.setitem(ENV, "XDG_STATE_HOME", str(tmp_path / "state"))
 
 
 def run(*argv: str, stdin: str | None = None,
         timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*SIGNOFF, *argv], input=stdin, capture_output=True, text=True,
-                          timeout=timeout, check=False, env={**os.environ, "NO_COLOR": "1"})
+                          timeout=timeout, check=False, env=ENV)
 
 
 def event(tool: str, args: dict[str, Any], *, name: str = "PreToolUse", use: str = "toolu_1",
@@ -105,7 +112,7 @@ def test_ask_approved_from_another_process_while_the_hook_waits(project: Project
     args = {"command": "make build"}
     with subprocess.Popen([*SIGNOFF, "hook", "claude-code", *project.flags(), "--wait",
                            "60"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as waiting:
+                          stderr=subprocess.PIPE, text=True, env=ENV) as waiting:
         try:
             assert waiting.stdin is not None
             waiting.stdin.write(event("Bash", args))

@@ -20,14 +20,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from signoff.adapters.claude_code import claims
 from signoff.canonical import args_hash, parse_args
 from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.kernel.protocol import GateProtocol
-from signoff.model import RequestStatus, RunContext, ToolCall
+from signoff.model import RunContext, ToolCall
 
 AGENT = "claude-code"
 # How many finished requests one identical call may pass before the hook stops looking.
@@ -43,6 +45,8 @@ class HookOptions:
     wait_seconds: float = 45.0  # inside Claude Code's default 60 s hook timeout
     ask_locally: bool = False  # hand asks to Claude Code's own prompt
     inbox_url: str | None = None
+    # where a claim waits for the PostToolUse hook (``claims``)
+    claims_dir: Path = field(default_factory=claims.default_dir)
 
 
 def decision(kind: str, reason: str) -> dict[str, Any]:
@@ -121,12 +125,12 @@ def _judge(gate: GateProtocol, session: str, tool: str, args: dict[str, Any],
             outcome = gate.outcome(request.id)
         if outcome.kind in _SPENT:
             continue  # this request is used up: the same call asks afresh
-        return _answer(gate, outcome, request.id, options)
+        return _answer(gate, outcome, request.id, call.id or "", options)
     return deny("this call was approved and run too many times in this session; "
                 "start a new session")
 
 
-def _answer(gate: GateProtocol, outcome: Outcome, request_id: str,
+def _answer(gate: GateProtocol, outcome: Outcome, request_id: str, call_id: str,
             options: HookOptions) -> dict[str, Any]:
     if outcome.kind is OutcomeKind.APPROVED:
         claimed = gate.claim(request_id)
@@ -137,6 +141,7 @@ def _answer(gate: GateProtocol, outcome: Outcome, request_id: str,
                             "runs only what the model proposed")
                 return deny(f"request {request_id} was approved with edited arguments: "
                             f"propose exactly these: {json.dumps(claimed.args)}")
+            claims.keep(options.claims_dir, call_id, claimed)
             return decision("allow", f"approved in signoff (request {request_id})")
         outcome = claimed
     if outcome.kind is OutcomeKind.PENDING:
@@ -167,19 +172,15 @@ def post_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) -
                                              or response.get("isError") is True)
     digest = hashlib.sha256(json.dumps(response, sort_keys=True, default=str).encode())
     base = call_id_for(session, tool, args).rsplit("-", 1)[0]
-    for request in gate.thread_requests(session, limit=200):
-        if request.call_id is not None and request.call_id.startswith(base + "-") \
-                and request.status is RequestStatus.EXECUTING \
-                and request.fencing_token is not None:
-            execution = Execution(request_id=request.id, fencing_token=request.fencing_token,
-                                  args=parse_args(request.args))
-            summary = {"result_hash": "sha256:" + digest.hexdigest(),
-                       "tool_use_id": event.get("tool_use_id")}
-            if failed:
-                gate.report(execution, error=_text(response))
-            else:
-                gate.report(execution, result=summary)
-            return request.id
+    execution = claims.take(options.claims_dir, base)
+    if execution is not None:
+        summary = {"result_hash": "sha256:" + digest.hexdigest(),
+                   "tool_use_id": event.get("tool_use_id")}
+        if failed:
+            gate.report(execution, error=_text(response))
+        else:
+            gate.report(execution, result=summary)
+        return execution.request_id
     note = getattr(gate, "note_call_result", None)
     if note is not None:
         note({"tool": tool, "call_id": call_id_for(session, tool, args), "thread_id": session,
