@@ -203,3 +203,20 @@ def test_the_result_of_an_allowed_call_is_audited(gate: Gate, options: HookOptio
     assert results[0]["agent"] == "claude-code" and results[0]["outcome"] == "ok"
     assert results[0]["result_hash"].startswith("sha256:")
     assert gate.verify_audit().ok
+
+
+def test_a_failure_settles_the_claimed_request_as_failed(gate: Gate,
+                                                         options: HookOptions) -> None:
+    args = {"command": "make test"}
+    answer(pre_tool_use(gate, pre("Bash", args), options))
+    [request] = gate.pending_on_thread("sess-1")
+    approve(gate, request.id)
+    assert answer(pre_tool_use(gate, pre("Bash", args, use="toolu_2"), options))[0] == "allow"
+    failure = json.loads(post("Bash", args, None, use="toolu_2"))
+    failure["hook_event_name"] = "PostToolUseFailure"
+    failure["error"] = "exit status 2"
+    assert post_tool_use(gate, json.dumps(failure), options) == request.id
+    assert gate.get_request(request.id).status is RequestStatus.FAILED
+    # the claim was taken: a second report of the same call finds none
+    assert post_tool_use(gate, post("Bash", args, {"stdout": ""}, use="toolu_2"),
+                         options) is None

@@ -65,14 +65,16 @@ def call_id_for(session: str, tool: str, args: Mapping[str, Any], generation: in
     return f"cc-{digest[:32]}-{generation}"
 
 
-def read_event(text: str | bytes, expected: str) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
-    """(session, tool, tool input, event): ``ValueError`` for anything else."""
+def read_event(text: str | bytes, *expected: str
+               ) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+    """(session, tool, tool input, event) of one of the ``expected`` events: ``ValueError``
+    for anything else."""
     event = json.loads(text)
     if not isinstance(event, dict):
         raise ValueError("the hook input is not a JSON object")
     name = event.get("hook_event_name")
-    if name != expected:
-        raise ValueError(f"expected a {expected} event, got {name!r}")
+    if name not in expected:
+        raise ValueError(f"expected a {' or '.join(expected)} event, got {name!r}")
     session, tool, given = event.get("session_id"), event.get("tool_name"), event.get("tool_input")
     if not isinstance(session, str) or not session:
         raise ValueError("the hook input has no session_id")
@@ -163,13 +165,14 @@ def _answer(gate: GateProtocol, outcome: Outcome, request_id: str, call_id: str,
 
 
 def post_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) -> str | None:
-    """Report a ``PostToolUse`` result: the claimed request it ran under is settled with it
-    (succeeded / failed); a call allowed outright gets a ``call.result`` audit event. The
-    request id reported, if any."""
-    session, tool, args, event = read_event(text, "PostToolUse")
-    response = event.get("tool_response")
-    failed = isinstance(response, dict) and (response.get("is_error") is True
-                                             or response.get("isError") is True)
+    """Report a ``PostToolUse`` result (``PostToolUseFailure``: a failure): the request
+    it ran under, claimed by the PreToolUse hook, is settled with it (succeeded / failed);
+    a call allowed outright gets a ``call.result`` audit event (in-process). The request
+    id reported, if any."""
+    session, tool, args, event = read_event(text, "PostToolUse", "PostToolUseFailure")
+    response = event.get("tool_response", event.get("error"))
+    failed = event["hook_event_name"] == "PostToolUseFailure" or (isinstance(
+        response, dict) and (response.get("is_error") is True or response.get("isError") is True))
     digest = hashlib.sha256(json.dumps(response, sort_keys=True, default=str).encode())
     base = call_id_for(session, tool, args).rsplit("-", 1)[0]
     execution = claims.take(options.claims_dir, base)
