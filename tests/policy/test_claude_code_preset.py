@@ -34,17 +34,21 @@ def _shape(verdict: Verdict) -> tuple[object, ...]:
 
 @pytest.mark.parametrize("mode", [ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL])
 def test_bash_is_judged_as_the_starters_execute(tmp_path: Path, mode: ReviewMode) -> None:
-    starter = Policy.from_toml(starter_toml(str(tmp_path)))
-    claude = Policy.from_toml(starter_toml(str(tmp_path), "claude-code"))
     commands = _corpus()
     assert len(commands) > 1600
-    differ = [(c, _shape(judge_shell(starter, c, mode)), _shape(judge_shell(claude, c, mode,
-                                                                          tool="Bash")))
-              for c in commands]
-    differ = [d for d in differ if d[1] != d[2]]
+    differ, effects = [], set()
+    # A fresh pair every 40 commands: each policy's reviewer has its own budget of reviews
+    # a minute (auto mode), which must not run out for one of them and not the other.
+    for start in range(0, len(commands), 40):
+        starter = Policy.from_toml(starter_toml(str(tmp_path)))
+        claude = Policy.from_toml(starter_toml(str(tmp_path), "claude-code"))
+        for command in commands[start:start + 40]:
+            theirs = judge_shell(claude, command, mode, tool="Bash")
+            effects.add(theirs.effect)
+            if _shape(judge_shell(starter, command, mode)) != _shape(theirs):
+                differ.append(command)
     assert differ == []
-    # not vacuous: the corpus holds every kind of answer
-    effects = {judge_shell(claude, c, mode, tool="Bash").effect for c in commands[:400]}
+    # not vacuous: the corpus gets every kind of answer
     assert Effect.ALLOW in effects and (Effect.DENY in effects or Effect.ASK in effects)
 
 

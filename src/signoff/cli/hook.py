@@ -59,7 +59,8 @@ def add_hook(commands: Any) -> None:
         "settings: .claude/settings.json in the project (--project, the default) or "
         "~/.claude/settings.json (--user). Other settings and hooks are kept; installing "
         "again changes nothing; the previous file is kept as settings.json.bak.")
-    install.add_argument("harness", choices=["claude-code"])
+    install.add_argument("harness", choices=["claude-code"],
+                         help="the coding agent whose settings get the hooks: claude-code")
     where = install.add_mutually_exclusive_group()
     where.add_argument("--project", action="store_true", help="this project (the default)")
     where.add_argument("--user", action="store_true", help="every project of this user")
