@@ -226,3 +226,17 @@ def test_the_installed_command_blocks_when_signoff_cannot_start(tmp_path: Path) 
     shell = subprocess.run(["sh", "-c", command], input=event("Bash", {"command": "ls"}),
                            capture_output=True, text=True, timeout=30, check=False)
     assert shell.returncode == 2 and shell.stdout == ""
+
+
+def test_install_for_the_user_writes_under_home(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setitem(ENV, "HOME", str(home))
+    done = run("hook", "install", "claude-code", "--user", "--db", str(tmp_path / "so.db"),
+               "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"path": str(home / ".claude" / "settings.json"),
+                                       "changed": True, "backup": None}
+    hooks = json.loads((home / ".claude" / "settings.json").read_text("utf-8"))["hooks"]
+    assert set(hooks) == {"PreToolUse", "PostToolUse"}
