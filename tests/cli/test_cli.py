@@ -13,7 +13,7 @@ import pytest
 from signoff.cli import build_parser, main
 
 COMMANDS = ["init", "check", "demo", "requests", "users", "audit", "recover", "db", "serve",
-            "mcp-proxy", "webhooks", "doctor", "keys", "receipts"]
+            "mcp-proxy", "webhooks", "doctor", "keys", "receipts", "hook"]
 LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["requests", "reject"], ["users", "add"], ["users", "list"], ["users", "disable"],
           ["users", "enable"], ["users", "remove"], ["users", "rotate"], ["users", "roles"],
@@ -22,7 +22,8 @@ LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["mcp-proxy"], ["webhooks", "list"], ["webhooks", "add"], ["webhooks", "remove"],
           ["webhooks", "deliveries"], ["webhooks", "replay"],
           ["serve"], ["doctor"], ["keys", "list"], ["keys", "rotate"],
-          ["receipts", "verify"], ["receipts", "show"]]
+          ["receipts", "verify"], ["receipts", "show"], ["hook", "claude-code"],
+          ["hook", "install"]]
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from signoff.cli.boundary import warn_init
 from signoff.cli.common import DEFAULT_DB, close_opened
 from signoff.cli.db import add_db
 from signoff.cli.doctor import add_doctor
+from signoff.cli.hook import add_hook
 from signoff.cli.kernel import add_commands
 from signoff.cli.keys import add_keys
 from signoff.cli.mcp import add_mcp_proxy
@@ -157,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_webhooks(commands)
     add_serve(commands)
     add_mcp_proxy(commands)
+    add_hook(commands)
     add_doctor(commands)
     return parser
 

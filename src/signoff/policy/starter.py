@@ -33,6 +33,9 @@ class Preset:
     own_rules: bool = False
     outside: str = "approve"  # [workspace] outside: allow | approve | deny
     example: str = _EXAMPLE  # the `signoff check` arguments the header shows
+    # what the harness calls the template's shell and file-reading tools, for its rules
+    shell_tool: str = "execute"
+    read_tool: str = "read_file"
 
 
 GATED = ("execute", "run_in_background", "schedule_task")
@@ -54,6 +57,13 @@ PRESETS = {
         gated=("git__git_add", "git__git_commit", "git__git_reset", "git__git_create_branch",
                "git__git_checkout"),
         example="""--tool git__git_status --args '{"repo_path": "."}'"""),
+    # Claude Code through `signoff hook claude-code`: its own tool names, the template's
+    # shell rules on Bash; writes, commands and the web asked by review mode
+    "claude-code": Preset(
+        tools="claude-code.toml", path_argument="file_path", shell_tool="Bash",
+        read_tool="Read",
+        gated=("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch"),
+        example="""--tool Bash --args '{"command": "ls -la"}'"""),
 }
 
 
@@ -74,6 +84,8 @@ def starter_toml(root: str, preset: str = "default") -> str:
             text = f"{head}{_template(chosen.tools)}{tail}"
             text = text.replace('args = { path = "**/.env" }',
                                 f'args = {{ {chosen.path_argument} = "**/.env" }}')
+            text = text.replace('tool = "execute"', f'tool = "{chosen.shell_tool}"')
+            text = text.replace('tool = "read_file"', f'tool = "{chosen.read_tool}"')
     text = text.replace(_gated_line(GATED), _gated_line(chosen.gated))
     # the same width, so the comment after the value stays where it was
     text = text.replace(_OUTSIDE, f'outside = "{chosen.outside}"'.ljust(len(_OUTSIDE)), 1)

@@ -1,0 +1,187 @@
+"""``signoff hook claude-code`` (Claude Code's PreToolUse / PostToolUse hook) and
+``signoff hook install claude-code`` (those hooks written into its settings).
+
+The hook never fails open: any error — bad input, a policy or database that does not
+open, a server that does not answer — is printed as a ``deny`` (exit 0, so Claude Code
+reads it) with the reason. See docs/coding-agents.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from signoff.cli.common import DEFAULT_DB, close_opened, open_gate, token_of
+from signoff.errors import ConfigurationError
+
+WAIT = 45.0  # seconds: inside Claude Code's default 60 s hook timeout
+
+
+def add_hook(commands: Any) -> None:
+    hook = commands.add_parser(
+        "hook", help="answer a coding agent's tool-call hooks",
+        description="Answer Claude Code's PreToolUse/PostToolUse hooks through the gate, "
+        "or install those hooks into its settings. See docs/coding-agents.md.")
+    sub = hook.add_subparsers(title="harnesses", metavar="HARNESS")
+    claude = sub.add_parser(
+        "claude-code", help="Claude Code's PreToolUse (or --event post) hook",
+        description="Read one Claude Code hook event as JSON on stdin and answer it. "
+        "PreToolUse: propose the call; allow, deny with the policy's message, or for an ask "
+        "wait up to --wait seconds for a human (inbox, Slack, `signoff requests approve`), "
+        "then allow or deny naming the request; the same call made again joins it. "
+        "PostToolUse (--event post): record the tool's result in the audit. Any error "
+        "denies.")
+    _gate_args(claude)
+    claude.add_argument("--event", choices=["pre", "post"], default="pre",
+                        help="pre (PreToolUse, the default) or post (PostToolUse)")
+    claude.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
+                        help=f"how long an asked call waits for a human (default {WAIT:g}; "
+                        "keep it under the hook's timeout, 60 s unless set)")
+    claude.add_argument("--ask-locally", action="store_true",
+                        help="hand an ask to Claude Code's own permission prompt instead of "
+                        "waiting (the request is cancelled; the local answer is Claude "
+                        "Code's, not a signoff approval)")
+    claude.add_argument("--inbox-url", help="the inbox's address, named in a denial that "
+                        "waits for approval (default: --url)")
+    claude.add_argument("--json", action="store_true",
+                        help="accepted for uniformity: the answer is always JSON")
+    claude.set_defaults(handler=cmd_hook_claude_code)
+
+    install = sub.add_parser(
+        "install", help="write the hooks into a harness's settings",
+        description="Merge signoff's PreToolUse and PostToolUse hooks into Claude Code's "
+        "settings: .claude/settings.json in the project (--project, the default) or "
+        "~/.claude/settings.json (--user). Other settings and hooks are kept; installing "
+        "again changes nothing; the previous file is kept as settings.json.bak.")
+    install.add_argument("harness", choices=["claude-code"],
+                         help="the coding agent whose settings get the hooks: claude-code")
+    where = install.add_mutually_exclusive_group()
+    where.add_argument("--project", action="store_true", help="this project (the default)")
+    where.add_argument("--user", action="store_true", help="every project of this user")
+    install.add_argument("--dir", default=".", help="the project directory (default: here)")
+    install.add_argument("--url", help="a `signoff serve` to ask instead of a database")
+    install.add_argument("--token-file", help="with --url: the agent's token file")
+    install.add_argument("--db", help="the database the hook opens (default: $SIGNOFF_DB "
+                         f"or {DEFAULT_DB}, made absolute)")
+    install.add_argument("--policy", help="the policy file (made absolute)")
+    install.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
+                         help=f"the hook's --wait (default {WAIT:g}); its timeout is 15 s more")
+    install.add_argument("--signoff", default="signoff",
+                         help="the command that runs signoff, split as a shell would (default: "
+                         "signoff)")
+    install.add_argument("--json", action="store_true", help="machine-readable output")
+    install.set_defaults(handler=cmd_hook_install)
+
+
+def _gate_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help=f"database: a file or postgresql:// URL (default: "
+                        f"$SIGNOFF_DB or {DEFAULT_DB})")
+    parser.add_argument("--policy", help="policy file (default: signoff.toml if present)")
+    parser.add_argument("--url", help="ask this `signoff serve` instead of opening a database")
+    parser.add_argument("--token", help="with --url: the agent's token (default: "
+                        "$SIGNOFF_TOKEN; prefer --token-file)")
+    parser.add_argument("--token-file", help="with --url: read the token from this file")
+
+
+def cmd_hook_claude_code(args: argparse.Namespace) -> int:
+    from signoff.adapters import claude_code  # noqa: PLC0415
+
+    raw = sys.stdin.buffer.read()
+    options = claude_code.HookOptions(principal=_os_user(), wait_seconds=args.wait,
+                                      ask_locally=args.ask_locally,
+                                      inbox_url=args.inbox_url or args.url)
+    try:
+        if not 0 < args.wait <= 86400:
+            raise ConfigurationError("--wait must be between 0 and 86400 seconds",
+                                     code="invalid_wait")
+        gate = _gate(args)
+    except Exception as exc:  # fail closed
+        if args.event == "post":
+            print(f"signoff hook: {exc}", file=sys.stderr)
+            return 1
+        _print(claude_code.deny(f"signoff is not reachable ({exc}); the call was not "
+                                "allowed"))
+        return 0
+    try:
+        if args.event == "post":
+            try:
+                claude_code.post_tool_use(gate, raw, options)
+            except Exception as exc:  # a lost result is said, not hidden
+                print(f"signoff hook: the result was not recorded: {exc}", file=sys.stderr)
+                return 1
+            return 0
+        _print(claude_code.pre_tool_use(gate, raw, options))
+        return 0
+    finally:
+        try:
+            gate.close()
+        finally:
+            close_opened()
+
+
+def _gate(args: argparse.Namespace) -> Any:
+    if args.url:
+        from signoff.remote import Client  # noqa: PLC0415
+
+        token = token_of(args)
+        if not token:
+            raise ConfigurationError("--url needs a token (--token-file, --token or "
+                                     "SIGNOFF_TOKEN)", code="token_missing")
+        return Client(args.url, token)  # unreachable: the proposal fails, and denies
+    gate = open_gate(argparse.Namespace(policy=args.policy, db=args.db), proposes=True,
+                     creates=True)
+    from signoff.adapters.claude_code import AGENT  # noqa: PLC0415
+
+    gate.agent = AGENT
+    return gate
+
+
+def _os_user() -> str | None:
+    try:
+        return "os:" + getpass.getuser()
+    except Exception:  # no user name: the agent is the actor
+        return None
+
+
+def _print(answer: dict[str, Any]) -> None:
+    print(json.dumps(answer), flush=True)
+
+
+def cmd_hook_install(args: argparse.Namespace) -> int:
+    from signoff.adapters.claude_code import settings  # noqa: PLC0415
+
+    if args.user:
+        path = Path.home() / ".claude" / "settings.json"
+    else:
+        path = Path(args.dir) / ".claude" / "settings.json"
+    extra: list[str] = ["--wait", f"{args.wait:g}"]
+    if args.url:
+        extra += ["--url", args.url]
+        if args.token_file:
+            extra += ["--token-file", os.path.abspath(args.token_file)]
+    else:
+        db = args.db or os.environ.get("SIGNOFF_DB") or DEFAULT_DB
+        extra += ["--db", db if "://" in db else os.path.abspath(db)]
+    if args.policy:
+        extra += ["--policy", os.path.abspath(args.policy)]
+    try:
+        changed, backup = settings.install_hooks(
+            path, settings.hook_commands(shlex.split(args.signoff)), extra=extra,
+            timeout=int(args.wait) + 15)
+    except (ValueError, OSError) as exc:
+        raise ConfigurationError(f"{path}: {exc}", code="settings_unreadable") from None
+    if args.json:
+        print(json.dumps({"path": str(path), "changed": changed,
+                          "backup": None if backup is None else str(backup)}))
+    elif changed:
+        print(f"wrote the signoff hooks into {path}"
+              + (f" (the previous file is {backup})" if backup else ""))
+    else:
+        print(f"{path} already has the signoff hooks")
+    return 0
