@@ -225,7 +225,7 @@ class Proposer:
                                 "policy_version": request.policy_version,
                                 "decision_id": request.decision_id,
                                 "thread_id": request.thread_id, "run_id": request.run_id,
-                                "roles": list(request.roles),
+                                "agent": request.agent, "roles": list(request.roles),
                                 "approvals_required": request.approvals_required,
                                 "expires_at_us": None if request.expires_at is None
                                 else to_us(request.expires_at), "review": request.review})

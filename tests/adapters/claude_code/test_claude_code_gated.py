@@ -1,0 +1,134 @@
+"""The real Claude Code CLI (pinned, from npm) gated by signoff as a user sets it up:
+``signoff init --preset claude-code``, ``signoff hook install claude-code``, the scripted
+model asking for tools. An allowed read runs; a denied command never runs (the ledger file
+survives); an ask nobody decides in time is denied with its request named, a human
+approves it with ``signoff requests approve``, and the same call retried runs once; the
+audit verifies and names the harness and the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_rig import Project, claude_bin
+from messages_api import MessagesServer, ToolCall, tool_results
+
+pytestmark = pytest.mark.slow
+
+SIGNOFF = [sys.executable, "-m", "signoff.cli"]
+
+
+def signoff(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SIGNOFF, *argv], capture_output=True, text=True, timeout=120,
+                          check=False, env=env)
+
+
+class Gated:
+    """A Claude Code project with signoff's hooks installed, on an in-process database."""
+
+    def __init__(self, root: Path) -> None:
+        self.project = Project(root)
+        self.ws = self.project.dir
+        self.policy = root / "signoff.toml"
+        self.db = root / "signoff.db"
+        self.env = {**os.environ, "XDG_STATE_HOME": str(root / "state"),
+                    "HOME": str(self.project.home)}
+        for argv in (("init", str(self.policy), "--root", str(self.ws), "--preset",
+                      "claude-code"),
+                     ("db", "migrate", "--db", str(self.db)),
+                     ("hook", "install", "claude-code", "--project", "--dir", str(self.ws),
+                      "--db", str(self.db), "--policy", str(self.policy), "--wait", "3",
+                      "--signoff", " ".join(SIGNOFF))):
+            done = signoff(*argv, env=self.env)
+            assert done.returncode == 0, (argv, done.stderr)
+        added = signoff("users", "add", "alice", "--roles", "ops", "--db", str(self.db),
+                        "--json", env=self.env)
+        assert added.returncode == 0, added.stderr
+        self.token = root / "alice.token"
+        self.token.write_text(json.loads(added.stdout)["token"], "utf-8")
+
+    def run(self, call: ToolCall, *, resume: str | None = None) -> dict[str, Any]:
+        """The scripted model asking for ``call`` (in the session ``resume`` names, else a
+        new one); the tool result it got, with the session id as ``session``. A resumed
+        session's history holds the earlier call's result: the script counts it."""
+        with MessagesServer([call, call] if resume else [call]) as server:
+            done = self.project.run(server, "Do the task.",
+                                    *(("--resume", resume) if resume else ()), env={
+                                        "XDG_STATE_HOME": self.env["XDG_STATE_HOME"],
+                                        "IS_SANDBOX": "1"})
+            assert server.script.escapes() == [], "the CLI tried to reach beyond loopback"
+            turns = server.script.turns()
+        assert done.returncode == 0 and len(turns) == 2, (done.stdout, done.stderr)
+        result = tool_results(turns[-1].body)[-1]
+        return {**result, "session": done.result.get("session_id")}
+
+    def requests(self) -> list[dict[str, Any]]:
+        listed = signoff("requests", "list", "--db", str(self.db), "--json", env=self.env)
+        assert listed.returncode == 0, listed.stderr
+        found: list[dict[str, Any]] = json.loads(listed.stdout)
+        return found
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    return claude_bin()
+
+
+def text_of(result: dict[str, Any]) -> str:
+    content = result.get("content")
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content)
+    return str(content)
+
+
+def test_claude_code_gated_by_signoff_reads_denies_asks_and_runs_once(
+        claude: Path, tmp_path: Path) -> None:
+    gated = Gated(tmp_path)
+    (gated.ws / "notes.txt").write_text("remember the milk\n")
+    ledger = gated.ws / "ledger"
+    ledger.write_text("kept\n")
+
+    # An allowed read runs.
+    read = gated.run(ToolCall("Read", {"file_path": str(gated.ws / "notes.txt")}))
+    assert "remember the milk" in text_of(read) and not read.get("is_error")
+
+    # A denied command never runs: the ledger survives.
+    denied = gated.run(ToolCall("Bash", {"command": "rm -f ledger",
+                                         "description": "Remove the ledger"}))
+    assert denied.get("is_error") and "not allowed" in text_of(denied)
+    assert ledger.read_text() == "kept\n"
+
+    # An ask nobody decides within the hook's wait is denied, naming its request.
+    write = ToolCall("Bash", {"command": "echo hi > ledger", "description": "Write it"})
+    waited = gated.run(write)
+    (pending,) = [r for r in gated.requests() if r["status"] == "pending"]
+    assert waited.get("is_error") and pending["id"] in text_of(waited)
+    assert ledger.read_text() == "kept\n"
+    assert pending["tool"] == "Bash" and pending["agent"] == "claude-code"
+
+    # A human approves it; the same call, retried in that session, joins the request and
+    # runs once.
+    approved = signoff("requests", "approve", pending["id"], "--token-file",
+                       str(gated.token), "--db", str(gated.db), "--policy",
+                       str(gated.policy), env=gated.env)
+    assert approved.returncode == 0, approved.stderr
+    ran = gated.run(write, resume=str(waited["session"]))
+    assert not ran.get("is_error"), text_of(ran)
+    assert ledger.read_text() == "hi\n"
+    (done,) = [r for r in gated.requests() if r["id"] == pending["id"]]
+    assert done["status"] == "succeeded"  # the PostToolUse hook reported the result
+
+    verified = signoff("audit", "verify", "--db", str(gated.db), "--json", env=gated.env)
+    assert verified.returncode == 0 and json.loads(verified.stdout)["ok"], verified.stdout
+    exported = signoff("audit", "export", "--db", str(gated.db), "--json", env=gated.env)
+    events = json.loads(exported.stdout)
+    created = [e for e in events if e["kind"] == "request.created"]
+    # The audit names the harness (the agent) and its session (the thread) of each ask.
+    assert {(e["data"]["agent"], e["data"]["thread_id"]) for e in created} == {
+        ("claude-code", waited["session"])}, json.dumps(created)
+    assert pending["thread_id"] == waited["session"]  # the Claude Code session
