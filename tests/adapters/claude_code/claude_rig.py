@@ -10,18 +10,16 @@ setting pointed at loopback.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from messages_api import MessagesServer
+from rigs import pinned_cli
 
 HERE = Path(__file__).parent
 NODE = HERE / "node"
@@ -41,23 +39,7 @@ def claude_bin() -> Path:
         # native binary for this platform over it (hundreds of MB, not a stub).
         return binary.exists() and binary.resolve().stat().st_size > 1_000_000
 
-    if ready():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.skip("Node.js and npm are needed for the Claude Code CLI (npm registry)")
-    with (NODE / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not ready():
-            done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                                  cwd=NODE, capture_output=True, text=True, timeout=900,
-                                  check=False)
-            if done.returncode != 0 or not ready():
-                message = f"npm ci of @anthropic-ai/claude-code failed: {done.stderr[-2000:]}"
-                if os.environ.get("CI"):
-                    raise AssertionError(message)
-                pytest.skip(message)
-    return binary
+    return pinned_cli(NODE, binary, ready, PACKAGE)
 
 
 def quiet_env(base_url: str) -> dict[str, str]:

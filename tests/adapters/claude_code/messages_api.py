@@ -13,13 +13,14 @@ the CLI's HTTP(S) proxy, so an attempt to reach anything but loopback is logged 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from rigs import LoopbackServer
 
 MODEL = "claude-sonnet-4-5-20250929"
 FINAL_TEXT = "Done."
@@ -209,32 +210,9 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Quiet(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client hanging up (the CLI dropping a refused tunnel) is no error here."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-class MessagesServer:
+class MessagesServer(LoopbackServer):
     """The scripted server on 127.0.0.1 (an ephemeral port), in a thread."""
 
     def __init__(self, calls: Sequence[ToolCall]) -> None:
         self.script = Script(calls)
-        self.httpd = _Quiet(("127.0.0.1", 0), _handler(self.script))
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> MessagesServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(10)
+        super().__init__(_handler(self.script))

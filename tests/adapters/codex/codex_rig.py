@@ -9,17 +9,16 @@ fresh ``CODEX_HOME`` whose ``hooks.json`` holds the hooks, and ``run()`` starts
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from responses_api import ResponsesServer
+
+from rigs import pinned_cli
 
 HERE = Path(__file__).parent
 NODE = HERE / "node"
@@ -41,27 +40,7 @@ def codex_bin() -> Path:
     """The pinned ``codex`` launcher, installed once with ``npm ci``; skips without npm."""
     binary = NODE / "node_modules" / ".bin" / "codex"
     native = NODE / "node_modules" / "@openai" / "codex-linux-x64"
-
-    def ready() -> bool:
-        return binary.exists() and native.exists()
-
-    if ready():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.skip("Node.js and npm are needed for the Codex CLI (npm registry)")
-    with (NODE / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not ready():
-            done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                                  cwd=NODE, capture_output=True, text=True, timeout=900,
-                                  check=False)
-            if done.returncode != 0 or not ready():
-                message = f"npm ci of {PACKAGE} failed: {done.stderr[-2000:]}"
-                if os.environ.get("CI"):
-                    raise AssertionError(message)
-                pytest.skip(message)
-    return binary
+    return pinned_cli(NODE, binary, lambda: binary.exists() and native.exists(), PACKAGE)
 
 
 @dataclass

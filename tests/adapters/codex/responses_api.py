@@ -10,13 +10,14 @@ as the CLI's HTTP(S) proxy the server also logs (and refuses) anything bound els
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from rigs import LoopbackServer
 
 FINAL_TEXT = "Done."
 
@@ -153,31 +154,9 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Quiet(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-class ResponsesServer:
+class ResponsesServer(LoopbackServer):
     """The scripted server on 127.0.0.1 (an ephemeral port), in a thread."""
 
     def __init__(self, calls: Sequence[FunctionCall]) -> None:
         self.script = Script(calls)
-        self.httpd = _Quiet(("127.0.0.1", 0), _handler(self.script))
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> ResponsesServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(10)
+        super().__init__(_handler(self.script))
