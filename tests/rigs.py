@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
@@ -38,6 +39,32 @@ def pinned_cli(node: Path, binary: Path, ready: Callable[[], bool], package: str
                     raise AssertionError(message)
                 pytest.skip(message)
     return binary
+
+
+@dataclass
+class Seen:
+    """One request a scripted server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Recorder:
+    """Every request a scripted server received, and which of them tried to leave."""
+
+    seen: list[Seen] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, seen: Seen) -> None:
+        with self.lock:
+            self.seen.append(seen)
+
+    def escapes(self) -> list[Seen]:
+        """What the CLI tried to reach beyond this server (proxied requests)."""
+        return [s for s in self.seen if s.method == "CONNECT" or s.path.startswith("http")]
 
 
 class _Quiet(ThreadingHTTPServer):

@@ -13,14 +13,13 @@ the CLI's HTTP(S) proxy, so an attempt to reach anything but loopback is logged 
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from rigs import LoopbackServer
+from rigs import LoopbackServer, Recorder, Seen
 
 MODEL = "claude-sonnet-4-5-20250929"
 FINAL_TEXT = "Done."
@@ -34,34 +33,16 @@ class ToolCall:
     input: dict[str, Any]
 
 
-@dataclass
-class Seen:
-    """One request the server received."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-
-@dataclass
-class Script:
-    calls: Sequence[ToolCall]
-    seen: list[Seen] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def record(self, seen: Seen) -> None:
-        with self.lock:
-            self.seen.append(seen)
+class Script(Recorder):
+    def __init__(self, calls: Sequence[ToolCall]) -> None:
+        super().__init__()
+        self.calls = calls
 
     def turns(self) -> list[Seen]:
         """The conversation's own requests (those that offer the scripted tools)."""
         return [s for s in self.seen if s.path.startswith("/v1/messages")
                 and isinstance(s.body, dict) and _offers(s.body, self.calls)]
 
-    def escapes(self) -> list[Seen]:
-        """What the CLI tried to reach beyond this server (proxied requests)."""
-        return [s for s in self.seen if s.method == "CONNECT" or s.path.startswith("http")]
 
 
 def _offers(body: dict[str, Any], calls: Sequence[ToolCall]) -> bool:

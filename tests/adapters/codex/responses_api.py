@@ -10,14 +10,13 @@ as the CLI's HTTP(S) proxy the server also logs (and refuses) anything bound els
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from rigs import LoopbackServer
+from rigs import LoopbackServer, Recorder, Seen
 
 FINAL_TEXT = "Done."
 
@@ -30,30 +29,15 @@ class FunctionCall:
     arguments: dict[str, Any]
 
 
-@dataclass
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-
-@dataclass
-class Script:
-    calls: Sequence[FunctionCall]
-    seen: list[Seen] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def record(self, seen: Seen) -> None:
-        with self.lock:
-            self.seen.append(seen)
+class Script(Recorder):
+    def __init__(self, calls: Sequence[FunctionCall]) -> None:
+        super().__init__()
+        self.calls = calls
 
     def turns(self) -> list[Seen]:
         return [s for s in self.seen if s.path.split("?")[0].endswith("/responses")
                 and isinstance(s.body, dict)]
 
-    def escapes(self) -> list[Seen]:
-        return [s for s in self.seen if s.method == "CONNECT" or s.path.startswith("http")]
 
 
 def outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
