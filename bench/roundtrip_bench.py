@@ -355,27 +355,6 @@ class SignoffCase(Case):
             receipts.verify(self.gate.receipt(self.last), self.gate.jwks(), now=0.0)
 
 
-class SignoffSqliteSigned(SignoffCase):
-    """The SQLite cycle with a signing key: every approval signs and stores a receipt in
-    its transaction. Timed in turn with the others; reported against the unsigned row."""
-
-    key = "signoff-sqlite-receipts"
-    backend = "SQLite, receipts signed"
-    signed = True
-    info = True
-
-    def __init__(self, policy: Policy, path: Path) -> None:
-        from signoff.store.sqlite import SqliteStore
-
-        super().__init__(policy, SqliteStore(path))
-
-    def count(self, cycles: int) -> Counts:
-        raise NotImplementedError("the signed rows are timed, not counted")
-
-    def close(self) -> None:
-        self.store.close()
-
-
 class SignoffSqlite(SignoffCase):
     key = "signoff-sqlite"
     backend = "SQLite (WAL, synchronous=FULL)"
@@ -402,6 +381,16 @@ class SignoffSqlite(SignoffCase):
 
     def close(self) -> None:
         self.store.close()
+
+
+class SignoffSqliteSigned(SignoffSqlite):
+    """The SQLite cycle with a signing key: every approval signs and stores a receipt in
+    its transaction. Timed in turn with the others; reported against the unsigned row."""
+
+    key = "signoff-sqlite-receipts"
+    backend = "SQLite, receipts signed"
+    signed = True
+    info = True
 
 
 class SignoffPostgres(SignoffCase):
