@@ -304,3 +304,22 @@ def test_a_head_left_unsigned_by_a_busy_pass_is_signed_once_due(
     signed = [c.index for c in store.audit_signatures()]
     assert signed[-1] == 12
     assert len(signed) <= took / 0.3 + 2  # one a 0.3 s at most (and the first, and the last)
+
+
+def test_a_caller_sealing_after_every_write_signs_once_per_interval_still(
+        policy: Policy, postgres_store: Store, key: keys.SigningKey,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that seals first (``audit_events``, a wait) seals in the caller's thread; it
+    signs the head no more often than the sealer's own passes do, and a head it sealed
+    unsigned is still signed once that is due."""
+    monkeypatch.setattr(sealer, "SIGN_EVERY", 0.5)
+    gate = Gate(policy, postgres_store, signing_key=key)
+    started = time.monotonic()
+    for n in range(30):
+        gate.add_user(f"u{n}", roles=["ops"])
+        assert postgres_store.seal(wait=30)
+    took = time.monotonic() - started
+    signed = [c for c in postgres_store.audit_signatures() if c.kid == key.kid]
+    assert len(signed) <= took / 0.5 + 2, (len(signed), took)
+    head = signed_head(postgres_store, seal=False)  # the thread signs what is owed
+    assert head[0] == postgres_store.audit_head()[0]

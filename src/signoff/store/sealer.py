@@ -224,7 +224,10 @@ class Sealer:
             if count == 0 or target is None:
                 return True
             while True:
-                seal_pass(conn, self._key, signer=self.signer)
+                signer = self._due()  # at most once a SIGN_EVERY, as the thread's passes
+                self._passed(seal_pass(conn, self._key, signer=signer), signer)
+                if self._owed and self.signer is not None:
+                    self.poke()  # the thread signs the head once that is due
                 left = conn.execute("SELECT 1 FROM audit_pending WHERE seq <= %s LIMIT 1",
                                     (target,)).fetchone()
                 if not conn.autocommit:
@@ -273,10 +276,7 @@ class Sealer:
                 sealed, count = _seal(conn, self._key, signer=signer)
                 if sealed is None:  # another server is sealing: look again soon
                     return RETRY
-                if sealed:
-                    self._owed = signer is None
-                    if signer is not None:
-                        self._signed_at = time.monotonic()
+                self._passed(sealed, signer)
                 progress = progress or sealed > 0
                 if sealed < BATCH:
                     break
@@ -287,6 +287,14 @@ class Sealer:
             return min(self._next_delay(count, progress, now),
                        max(RETRY, self._signed_at + SIGN_EVERY - now))
         return self._next_delay(count, progress, now)
+
+    def _passed(self, sealed: int | None, signer: SigningKey | None) -> None:
+        """What a pass that sealed ``sealed`` events (``signer``: signing its head) leaves
+        owed: a head sealed unsigned is signed once that is due, by the sealer's thread."""
+        if sealed:
+            self._owed = signer is None
+            if signer is not None:
+                self._signed_at = time.monotonic()
 
     def _due(self) -> SigningKey | None:
         """The key, if a signature is due (``None``: no key, or signed too recently)."""
