@@ -220,3 +220,29 @@ def test_a_failure_settles_the_claimed_request_as_failed(gate: Gate,
     # the claim was taken: a second report of the same call finds none
     assert post_tool_use(gate, post("Bash", args, {"stdout": ""}, use="toolu_2"),
                          options) is None
+
+
+@pytest.mark.parametrize("session", ["abc\x00d", "abc\n", "a" * 8192])
+def test_a_session_id_the_store_would_refuse_denies(gate: Gate, session: str,
+                                                    options: HookOptions) -> None:
+    """A session id with a NUL, a trailing newline or 8 KB never reaches the store as a
+    thread: the call is denied, and nothing is written for it."""
+    stdin = json.dumps({"hook_event_name": "PreToolUse", "session_id": session,
+                        "tool_name": "Bash", "tool_input": {"command": "ls"},
+                        "tool_use_id": "t1", "cwd": "/tmp"}).encode()
+    before = gate.audit_head()[0]
+    kind, reason = answer(pre_tool_use(gate, stdin, options))
+    assert kind == "deny" and "could not judge this call" in reason
+    assert gate.list_requests() == []
+    gate.flush()
+    assert gate.audit_head()[0] == before
+
+
+def test_a_64_mb_input_denies(gate: Gate, options: HookOptions) -> None:
+    stdin = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s",
+                        "tool_name": "Write", "tool_input": {
+                            "file_path": "/tmp/x", "content": "a" * (64 << 20)},
+                        "tool_use_id": "t1", "cwd": "/tmp"}).encode()
+    kind, _ = answer(pre_tool_use(gate, stdin, options))
+    assert kind == "deny"
+    assert gate.list_requests() == []
