@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from messages_api import MessagesServer
+
 from rigs import pinned_cli
 
 HERE = Path(__file__).parent
