@@ -348,3 +348,41 @@ def test_rows_restored_from_another_cluster_are_sealed(postgres_store: Store) ->
     assert store.seal(wait=2.0) is True
     assert sorted(sealed_kinds(store)) == ["here", "restored"]
     assert store.verify_audit().unsealed == 0
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["no-key", "key"])
+def test_an_idle_sealer_waits_for_its_heartbeat(postgres_store: Store, signed: bool,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once what was committed is sealed (and, with a key, its head signed), the sealer
+    passes again only on a commit or its heartbeat: a store without a key once took every
+    sealed pass for a signature owed, and passed every few milliseconds for good."""
+    from signoff.keys import SigningKey
+    from signoff.store import sealer
+
+    assert isinstance(postgres_store, PostgresStore)
+    monkeypatch.setattr(sealer, "SIGN_EVERY", 0.1)
+    if signed:
+        postgres_store.sign_audit(SigningKey.generate())
+    passes: list[float] = []
+    real = sealer._seal
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        passes.append(time.monotonic())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sealer, "_seal", counted)
+    for n in range(3):
+        append(postgres_store, f"e{n}")
+        time.sleep(0.06)
+    deadline = time.monotonic() + 5
+    while postgres_store.unsealed()[0] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # a signature owed is made by now (SIGN_EVERY 0.1)
+    settled = len(passes)
+    time.sleep(0.8)  # under the 1 s heartbeat
+    assert len(passes) - settled <= 1, f"{len(passes) - settled} passes while idle"
+    if signed:
+        with raw(postgres_store) as conn:
+            head = conn.execute("SELECT idx FROM audit_head WHERE id = 1").fetchone()[0]
+            top = conn.execute("SELECT max(idx) FROM audit_signatures").fetchone()[0]
+        assert top == head  # the last head is signed

@@ -292,7 +292,7 @@ class Sealer:
         """What a pass that sealed ``sealed`` events (``signer``: signing its head) leaves
         owed: a head sealed unsigned is signed once that is due, by the sealer's thread."""
         if sealed:
-            self._owed = signer is None
+            self._owed = signer is None and self.signer is not None  # without a key, never
             if signer is not None:
                 self._signed_at = time.monotonic()
 
