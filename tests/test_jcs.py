@@ -57,3 +57,26 @@ def test_integers_past_two_to_the_53_are_refused_on_both_paths() -> None:
             rfc8785.dumps(value)
         with pytest.raises(rfc8785.CanonicalizationError):
             jcs.dumps(value)
+
+
+@pytest.mark.parametrize("value", [
+    1e-4, -1e-4, 0.00010000000000000002, 9.999999999999999e-05, 0.1, 0.5, 1.5, 123.456,
+    1733500000.123456, 1e15 + 0.5, 2.0**53 - 0.5, 4503599627370495.5, 2.0**53, 1e16, 1e21,
+    2.0, -3.0, 1e-7, 5e-324, 1.7976931348623157e308,
+])
+def test_floats_on_the_quick_path_print_as_rfc8785_does(value: float) -> None:
+    assert jcs.dumps({"at": value}) == rfc8785.dumps({"at": value})
+    assert jcs.dumps([value, {"x": value}]) == rfc8785.dumps([value, {"x": value}])
+
+
+@given(st.floats(min_value=1e-4, max_value=2.0**53, allow_nan=False)
+       | st.floats(min_value=1.6e9, max_value=2.2e9))  # timestamps
+def test_floats_in_the_quick_range_agree(value: float) -> None:
+    for sign in (1.0, -1.0):
+        assert jcs.dumps({"t": sign * value}) == rfc8785.dumps({"t": sign * value})
+
+
+def test_timestamps_take_the_quick_path() -> None:
+    assert jcs._plain({"iat": 1733500001.25, "roles": ["a"], "n": 3})
+    assert not jcs._plain({"iat": 2.0})  # Python writes "2.0", RFC 8785 "2"
+    assert not jcs._plain({"tiny": 1e-5})  # Python writes an exponent

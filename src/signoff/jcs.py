@@ -1,10 +1,10 @@
 """RFC 8785 (JCS) text, fast for the values signoff mostly canonicalises.
 
-Tool arguments and audit data are mostly objects of ASCII keys, ASCII strings,
-small integers and nulls. For those, the standard library's sorted, compact JSON
-is byte for byte the RFC 8785 form and several times faster than the general
-encoder; ``_plain`` says when a value is such a value. Anything else — floats,
-non-ASCII text, DEL (which the standard library escapes and RFC 8785 does not),
+Tool arguments, audit data and receipts are mostly objects of ASCII keys, ASCII
+strings, small integers, nulls and timestamps. For those, the standard library's sorted,
+compact JSON is byte for byte the RFC 8785 form and several times faster than the general
+encoder; ``_plain`` says when a value is such a value. Anything else — floats outside
+the range where Python and ECMAScript print them alike, non-ASCII text, DEL (which the standard library escapes and RFC 8785 does not),
 integers past 2**53, other types — goes through the ``rfc8785`` package, which
 also refuses what cannot be canonicalised.
 """
@@ -29,6 +29,14 @@ def dumps(value: Any) -> bytes:
     if _plain(value):
         return _sorted_compact(value).encode("ascii")
     return rfc8785.dumps(value)
+
+
+# A float whose magnitude is in [1e-4, 2**53) and that is not integral prints the same in
+# Python (``repr``: the shortest digits that round-trip, positional from 1e-4 up to 1e16)
+# and in ECMAScript (the same digits, positional from 1e-6 up to 1e21). Below, Python
+# writes an exponent; integral ones Python writes as "2.0" and ECMAScript as "2".
+_FLOAT_LOW = 1e-4
+_FLOAT_HIGH = float(2**53)
 
 
 def _unencodable(value: Any) -> Any:
@@ -69,6 +77,8 @@ def _plain(value: Any) -> bool:
         return True
     if kind is list:
         return all(_plain(item) for item in value)
+    if kind is float:  # timestamps: Python's repr is the ECMAScript form in this range
+        return _FLOAT_LOW <= abs(value) < _FLOAT_HIGH and not value.is_integer()
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, str):
