@@ -4,9 +4,9 @@ Tool arguments, audit data and receipts are mostly objects of ASCII keys, ASCII
 strings, small integers, nulls and timestamps. For those, the standard library's sorted,
 compact JSON is byte for byte the RFC 8785 form and several times faster than the general
 encoder; ``_plain`` says when a value is such a value. Anything else — floats outside
-the range where Python and ECMAScript print them alike, non-ASCII text, DEL (which the standard library escapes and RFC 8785 does not),
-integers past 2**53, other types — goes through the ``rfc8785`` package, which
-also refuses what cannot be canonicalised.
+the range where Python and ECMAScript print them alike, non-ASCII text, DEL (which the
+standard library escapes and RFC 8785 does not), integers past 2**53, other types — goes
+through the ``rfc8785`` package, which also refuses what cannot be canonicalised.
 """
 
 from __future__ import annotations
