@@ -1,9 +1,10 @@
-"""``signoff hook claude-code`` (Claude Code's PreToolUse / PostToolUse hook) and
-``signoff hook install claude-code`` (those hooks written into its settings).
+"""``signoff hook <harness>`` (a coding agent's pre-call / post-call hook) and
+``signoff hook install <harness>`` (those hooks written into its settings).
 
 The hook never fails open: any error — bad input, a policy or database that does not
-open, a server that does not answer — is printed as a ``deny`` (exit 0, so Claude Code
-reads it) with the reason. See docs/coding-agents.md.
+open, a server that does not answer — is answered as the harness's refusal, with the
+reason. Each harness is one entry of ``HARNESSES``: its ``signoff.adapters.hooks.Harness``
+(the hook's input and output forms) and its installer. See docs/coding-agents.md.
 """
 
 from __future__ import annotations
@@ -14,13 +15,27 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.cli.common import DEFAULT_DB, close_opened, open_gate, token_of
 from signoff.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from signoff.adapters.hooks.harness import Harness
+
 WAIT = 45.0  # seconds: inside Claude Code's default 60 s hook timeout
+
+
+def _claude_code() -> Harness:
+    from signoff.adapters.claude_code import ClaudeCode  # noqa: PLC0415
+
+    return ClaudeCode()
+
+
+# Each harness: how its hook is answered (imported when it runs: the hook starts fast).
+HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code}
 
 
 def add_hook(commands: Any) -> None:
@@ -51,7 +66,7 @@ def add_hook(commands: Any) -> None:
                         "waits for approval (default: --url)")
     claude.add_argument("--json", action="store_true",
                         help="accepted for uniformity: the answer is always JSON")
-    claude.set_defaults(handler=cmd_hook_claude_code)
+    claude.set_defaults(handler=cmd_hook, harness="claude-code")
 
     install = sub.add_parser(
         "install", help="write the hooks into a harness's settings",
@@ -89,35 +104,35 @@ def _gate_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-file", help="with --url: read the token from this file")
 
 
-def cmd_hook_claude_code(args: argparse.Namespace) -> int:
-    from signoff.adapters import claude_code  # noqa: PLC0415
+def cmd_hook(args: argparse.Namespace) -> int:
+    """Answer one hook event of ``args.harness`` read on stdin (see ``HARNESSES``)."""
+    from signoff.adapters.hooks import HookOptions  # noqa: PLC0415
 
+    harness = HARNESSES[args.harness]()
     raw = sys.stdin.buffer.read()
-    options = claude_code.HookOptions(principal=_os_user(), wait_seconds=args.wait,
-                                      ask_locally=args.ask_locally,
-                                      inbox_url=args.inbox_url or args.url)
+    options = HookOptions(agent=harness.agent, principal=_os_user(), wait_seconds=args.wait,
+                          ask_locally=getattr(args, "ask_locally", False),
+                          inbox_url=args.inbox_url or args.url)
     try:
         if not 0 < args.wait <= 86400:
             raise ConfigurationError("--wait must be between 0 and 86400 seconds",
                                      code="invalid_wait")
-        gate = _gate(args)
+        gate = _gate(args, harness.agent)
     except Exception as exc:  # fail closed
         if args.event == "post":
             print(f"signoff hook: {exc}", file=sys.stderr)
             return 1
-        _print(claude_code.deny(f"signoff is not reachable ({exc}); the call was not "
-                                "allowed"))
-        return 0
+        return _emit(harness.refuse(f"signoff is not reachable ({exc}); the call was not "
+                                    "allowed"))
     try:
         if args.event == "post":
             try:
-                claude_code.post_tool_use(gate, raw, options)
+                harness.post(gate, raw, options)
             except Exception as exc:  # a lost result is said, not hidden
                 print(f"signoff hook: the result was not recorded: {exc}", file=sys.stderr)
                 return 1
             return 0
-        _print(claude_code.pre_tool_use(gate, raw, options))
-        return 0
+        return _emit(harness.pre(gate, raw, options))
     finally:
         try:
             gate.close()
@@ -125,7 +140,15 @@ def cmd_hook_claude_code(args: argparse.Namespace) -> int:
             close_opened()
 
 
-def _gate(args: argparse.Namespace) -> Any:
+def _emit(reply: Any) -> int:
+    if reply.stdout:
+        print(reply.stdout, flush=True)
+    if reply.stderr:
+        print(reply.stderr, file=sys.stderr, flush=True)
+    return int(reply.exit_code)
+
+
+def _gate(args: argparse.Namespace, agent: str) -> Any:
     if args.url:
         from signoff.remote import Client  # noqa: PLC0415
 
@@ -136,9 +159,7 @@ def _gate(args: argparse.Namespace) -> Any:
         return Client(args.url, token)  # unreachable: the proposal fails, and denies
     gate = open_gate(argparse.Namespace(policy=args.policy, db=args.db), proposes=True,
                      creates=True)
-    from signoff.adapters.claude_code import AGENT  # noqa: PLC0415
-
-    gate.agent = AGENT
+    gate.agent = agent
     return gate
 
 
@@ -147,10 +168,6 @@ def _os_user() -> str | None:
         return "os:" + getpass.getuser()
     except Exception:  # no user name: the agent is the actor
         return None
-
-
-def _print(answer: dict[str, Any]) -> None:
-    print(json.dumps(answer), flush=True)
 
 
 def cmd_hook_install(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 
 from signoff.adapters.claude_code.hook import (
     AGENT,
+    ClaudeCode,
     HookOptions,
     call_id_for,
     deny,
@@ -11,5 +12,5 @@ from signoff.adapters.claude_code.hook import (
 )
 from signoff.adapters.claude_code.settings import install_hooks
 
-__all__ = ["AGENT", "HookOptions", "call_id_for", "deny", "install_hooks", "post_tool_use",
-           "pre_tool_use"]
+__all__ = ["AGENT", "ClaudeCode", "HookOptions", "call_id_for", "deny", "install_hooks",
+           "post_tool_use", "pre_tool_use"]

@@ -1,9 +1,9 @@
-"""The claims a PreToolUse hook made, kept for the PostToolUse hook of the same call.
+"""The claims a pre-call hook made, kept for the post-call hook of the same call.
 
-The two hooks are separate processes, and a ``signoff serve`` never shows a claim's
-fencing token to anyone but the claimer: so the PreToolUse hook writes the claimed
-``Execution`` to a file only this user can read (``$XDG_STATE_HOME/signoff/claude-code``,
-else ``~/.local/state/…``), named by the call id, and the PostToolUse hook takes it
+The two hooks of a coding agent are separate processes, and a ``signoff serve`` never
+shows a claim's fencing token to anyone but the claimer: so the pre-call hook writes the claimed
+``Execution`` to a file only this user can read (``$XDG_STATE_HOME/signoff/<agent>``,
+else ``~/.local/state/…``), named by the call id, and the post-call hook takes it
 back to report the result. A file that is missing is no claim: the result is audited as
 an allowed call's (in-process), never reported against a request it did not claim.
 """
@@ -17,9 +17,9 @@ from pathlib import Path
 from signoff.kernel.execution import Execution
 
 
-def default_dir() -> Path:
+def default_dir(agent: str = "claude-code") -> Path:
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "signoff" / "claude-code"
+    return Path(state) / "signoff" / agent
 
 
 def keep(directory: Path, call_id: str, execution: Execution) -> None:
