@@ -59,13 +59,19 @@ from signoff.model import (
     Verdict,
 )
 from signoff.policy import Memory, Policy, trusted_context, untrusted_context
-from signoff.policy.reviewing import use_builder
-from signoff.review import build_reviewer
+from signoff.policy.reviewing import ReviewConfig, Reviewer, use_builder
 from signoff.store.sqlite import SqliteStore
+
+
+def _build_reviewer(config: ReviewConfig) -> Reviewer:
+    from signoff.review import build_reviewer  # noqa: PLC0415 (imported when one is built)
+
+    return build_reviewer(config)
+
 
 # The composition root: a policy builds the reviewer its ``[review]`` names with the
 # reviewers' own builder; the policy package defines the port and imports no reviewer.
-use_builder(build_reviewer)
+use_builder(_build_reviewer)
 
 if TYPE_CHECKING:
     from signoff.store.postgres import PostgresStore as PostgresStore

@@ -22,7 +22,6 @@ from signoff.errors import ConfigurationError
 from signoff.extras import needs
 from signoff.kernel.gate import Gate
 from signoff.policy import Policy, parse_policy
-from signoff.review import RiskReviewer
 from signoff.store.base import Store
 from signoff.store.sqlite import SqliteStore
 
@@ -110,7 +109,11 @@ def open_gate(args: argparse.Namespace, *, proposes: bool = False,
     given a ``signing_key`` path (``""``: the default) signs with it (``signing_key``), its
     receipts naming ``issuer``."""
     path = args.policy or ("signoff.toml" if Path("signoff.toml").exists() else None)
-    reviewer = None if proposes else RiskReviewer()
+    reviewer = None
+    if not proposes:
+        from signoff.review import RiskReviewer  # noqa: PLC0415 (the hook starts without it)
+
+        reviewer = RiskReviewer()
     policy = Policy.load(path, reviewer=reviewer) if path else \
         Policy(parse_policy("", source="<empty>"), reviewer=reviewer)
     key = None if signing_key is None else server_key(signing_key, policy)

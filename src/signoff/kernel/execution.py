@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import functools
 import json
@@ -391,6 +390,8 @@ class Executor:
 
     async def arun_claimed(self, entry: ToolEntry, claimed: Execution) -> Outcome:
         """``_run_claimed`` for an async tool: only the tool is awaited on the loop."""
+        import asyncio  # noqa: PLC0415 (a sync caller never pays for it)
+
         token = _current.set(claimed)
         try:
             value = await entry.fn(**_call_args(entry, claimed))

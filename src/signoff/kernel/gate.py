@@ -14,7 +14,6 @@ given only what it needs; every method hands its call to one (``gate.passkeys`` 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import socket
@@ -451,10 +450,14 @@ class Gate:
     # ---- async faces: the same implementation ------------------------------------------------
 
     async def apropose(self, call: ToolCall, context: RunContext | None = None) -> Proposal:
+        import asyncio  # noqa: PLC0415 (a sync caller never pays for it)
+
         return await asyncio.to_thread(self.propose, call, context)
 
     async def adecide(self, request_id: str, decision: Decision, *, identity: Identity,
                       idempotency_key: str | None = None) -> DecisionResult:
+        import asyncio  # noqa: PLC0415 (a sync caller never pays for it)
+
         return await asyncio.to_thread(self.decide, request_id, decision, identity=identity,
                                        idempotency_key=idempotency_key)
 
@@ -462,6 +465,8 @@ class Gate:
         return await self.runner.aresume(request_id)
 
     async def await_decision(self, request_id: str, *, timeout: float = DEFAULT_WAIT) -> Outcome:
+        import asyncio  # noqa: PLC0415 (a sync caller never pays for it)
+
         return await asyncio.to_thread(self.wait, request_id, timeout=timeout)
 
     async def arun(self, call: ToolCall, context: RunContext | None = None, *,

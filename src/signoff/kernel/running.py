@@ -8,7 +8,6 @@ async tool itself is awaited on the loop.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 from collections.abc import Callable
@@ -73,6 +72,8 @@ class Runner:
         return waited
 
     async def aresume(self, request_id: str) -> Outcome:
+        import asyncio  # noqa: PLC0415 (a sync caller never pays for it)
+
         request = await asyncio.to_thread(self.reader.get, request_id)
         entry = self.tools.get(request.tool)
         if entry is None or not entry.is_async or request.status is not RequestStatus.APPROVED:
@@ -84,6 +85,8 @@ class Runner:
 
     async def arun(self, call: ToolCall, context: RunContext | None, *,
                    timeout: float) -> Outcome:
+        import asyncio  # noqa: PLC0415 (a sync caller never pays for it)
+
         proposal = await asyncio.to_thread(self.proposer.propose, call, context)
         entry = self.tools.get(call.name)
         if proposal.kind is ProposalKind.ALLOWED:

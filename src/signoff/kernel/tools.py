@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from signoff.errors import InvalidArguments, InvalidDecision
 
 Precondition = Callable[[Mapping[str, Any]], str]
@@ -53,6 +51,8 @@ class ToolEntry:
         ``InvalidArguments(schema_violation)``."""
         if self.schema is None:
             return
+        import jsonschema  # noqa: PLC0415 (80 ms to import: only for a tool with a schema)
+
         try:
             jsonschema.validate(dict(args), self.schema)
         except jsonschema.ValidationError as exc:

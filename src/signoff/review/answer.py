@@ -9,11 +9,10 @@ text around the object, an empty answer or a refusal. Doubt goes to a human.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
-
-import jsonschema
 
 MAX_REASON = 500
 MAX_ANSWER = 2000  # the raw answer kept in the record
@@ -27,7 +26,15 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "required": ["verdict", "reason"],
     "additionalProperties": False,
 }
-_VALIDATOR = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
+
+
+@functools.cache
+def _validator() -> Any:
+    """The verdict schema's validator, built on first use (jsonschema takes 60 ms to import:
+    a policy without a model reviewer never needs it)."""
+    import jsonschema  # noqa: PLC0415
+
+    return jsonschema.Draft202012Validator(VERDICT_SCHEMA)
 
 
 class InvalidAnswer(ValueError):
@@ -65,7 +72,7 @@ def parse_answer(text: str | None) -> Answer:
         value = json.loads(text, object_pairs_hook=_unique, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise InvalidAnswer(f"the answer is not one JSON object: {exc.msg}") from None
-    errors = sorted(_VALIDATOR.iter_errors(value), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator().iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:
         raise InvalidAnswer(f"the answer breaks the verdict schema: {errors[0].message[:200]}")
     return Answer(approve=value["verdict"] == "approve", reason=value["reason"])
