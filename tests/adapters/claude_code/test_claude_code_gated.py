@@ -132,3 +132,49 @@ def test_claude_code_gated_by_signoff_reads_denies_asks_and_runs_once(
     assert {(e["data"]["agent"], e["data"]["thread_id"]) for e in created} == {
         ("claude-code", waited["session"])}, json.dumps(created)
     assert pending["thread_id"] == waited["session"]  # the Claude Code session
+
+
+def test_an_edit_through_claude_code_asks_with_its_diff_and_runs_once_approved(
+        claude: Path, tmp_path: Path) -> None:
+    gated = Gated(tmp_path)
+    target = gated.ws / "app.py"
+    target.write_text("DEBUG = True\nPORT = 80\n")
+    edit = ToolCall("Edit", {"file_path": str(target), "old_string": "DEBUG = True",
+                             "new_string": "DEBUG = False"})
+    # Claude Code edits only a file it has read in the session: read it first.
+    read = ToolCall("Read", {"file_path": str(target)})
+    with MessagesServer([read, edit]) as server:
+        first = gated.project.run(server, "Turn debug off.", env={
+            "XDG_STATE_HOME": gated.env["XDG_STATE_HOME"], "IS_SANDBOX": "1"})
+        assert server.script.escapes() == []
+        waited = tool_results(server.script.turns()[-1].body)[-1]
+    assert first.returncode == 0, first.stderr
+    (pending,) = [r for r in gated.requests() if r["status"] == "pending"]
+    assert waited.get("is_error") and pending["id"] in text_of(waited)
+    assert target.read_text() == "DEBUG = True\nPORT = 80\n"  # nothing ran
+    # The request the approver sees holds the edit and its diff against the file.
+    shown = json.loads(signoff("requests", "show", pending["id"], "--db", str(gated.db),
+                               "--json", env=gated.env).stdout)
+    assert shown["tool"] == "Edit" and shown["agent"] == "claude-code"
+    assert shown["args"]["old_string"] == "DEBUG = True"
+    (change,) = shown["changes"]
+    assert change["kind"] == "diff", change
+    assert "-DEBUG = True" in change["diff"] and "+DEBUG = False" in change["diff"]
+
+    approved = signoff("requests", "approve", pending["id"], "--token-file",
+                       str(gated.token), "--db", str(gated.db), "--policy",
+                       str(gated.policy), env=gated.env)
+    assert approved.returncode == 0, approved.stderr
+    # The same edit retried in that session (its history holds the read and the denial).
+    with MessagesServer([read, edit, edit]) as server:
+        again = gated.project.run(server, "Turn debug off.", "--resume",
+                                  str(first.result.get("session_id")), env={
+                                      "XDG_STATE_HOME": gated.env["XDG_STATE_HOME"],
+                                      "IS_SANDBOX": "1"})
+        assert server.script.escapes() == []
+        ran = tool_results(server.script.turns()[-1].body)[-1]
+    assert again.returncode == 0, again.stderr
+    assert not ran.get("is_error"), text_of(ran)
+    assert target.read_text() == "DEBUG = False\nPORT = 80\n"
+    (done,) = [r for r in gated.requests() if r["id"] == pending["id"]]
+    assert done["status"] == "succeeded"
