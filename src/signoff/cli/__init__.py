@@ -48,8 +48,9 @@ EXIT_BROKEN_PIPE = 141  # the reader of our output went away (128 + SIGPIPE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(given[0] if given and given[0] in _ALONE else None)
+    args = parser.parse_args(given)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -76,7 +77,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands whose parser is built alone when they are the one run: a coding agent starts
+# ``signoff hook`` once per tool call, and the whole parser (50 subcommands, each help
+# text looked up through gettext) costs more than the rest of the hook's start.
+_ALONE = {"hook": add_hook}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``signoff`` command's parser; ``only``: just that command of ``_ALONE``."""
     parser = argparse.ArgumentParser(
         prog="signoff",
         description="Keep a human hand on what AI agents do: decide allow / ask / deny for "
@@ -84,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"signoff {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    if only is not None:
+        _ALONE[only](commands)
+        return parser
 
     init = commands.add_parser(
         "init", help="write a commented starter signoff.toml",
