@@ -67,7 +67,8 @@ class CodexProject:
         (self.codex_home / "hooks.json").write_text(json.dumps(data, indent=2))
 
     def run(self, server: ResponsesServer, prompt: str, *args: str,
-            env: dict[str, str] | None = None, timeout: float = 120) -> CodexRun:
+            env: dict[str, str] | None = None, timeout: float = 120,
+            model: str = "gpt-rig") -> CodexRun:
         full = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home),
                 "CODEX_HOME": str(self.codex_home), "LANG": "C.UTF-8",
                 "RIG_API_KEY": "sk-rig", "HTTPS_PROXY": server.url, "HTTP_PROXY": server.url,
@@ -79,7 +80,7 @@ class CodexProject:
         done = subprocess.run(
             [str(codex_bin()), "exec", "--json", "--skip-git-repo-check", "--ephemeral",
              "-s", "workspace-write", "-c", 'model_provider="rig"', "-c", provider,
-             "-m", "gpt-rig", *QUIET, *args, prompt],
+             "-m", model, *QUIET, *args, prompt],
             cwd=self.dir, env=full, stdin=subprocess.DEVNULL, capture_output=True, text=True,
             timeout=timeout, check=False)
         events = [json.loads(line) for line in done.stdout.splitlines()
