@@ -222,7 +222,7 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
 
         home = hooks_file.codex_home()
         path = home / "hooks.json" if args.user \
-            else Path(args.dir).resolve() / ".codex" / "hooks.json"
+            else Path(os.path.abspath(args.dir)) / ".codex" / "hooks.json"
         if not args.user:
             notes.append(f"Codex reads {path} only in a project it trusts: answer its trust "
                          "prompt, or add [projects.\"<dir>\"] trust_level = \"trusted\" to "

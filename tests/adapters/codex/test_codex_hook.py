@@ -161,8 +161,8 @@ def test_install_merges_keeps_the_users_hooks_and_trusts_only_ours(tmp_path: Pat
     assert state["model"] == "gpt-5.5"
     assert state["hooks"]["state"] == {
         "/x/hooks.json:stop:0:0": {"trusted_hash": "sha256:00"},
-        f"{hooks.resolve()}:pre_tool_use:1:0": {"trusted_hash": trust_hash("PreToolUse", ours)},
-        f"{hooks.resolve()}:post_tool_use:0:0": {
+        f"{hooks}:pre_tool_use:1:0": {"trusted_hash": trust_hash("PreToolUse", ours)},
+        f"{hooks}:post_tool_use:0:0": {
             "trusted_hash": trust_hash("PostToolUse", data["hooks"]["PostToolUse"][0])}}
     before = (hooks.read_text(), config.read_text())
     assert install_hooks(hooks, config, commands, extra=["--wait", "3"], timeout=18) == \

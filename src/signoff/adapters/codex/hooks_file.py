@@ -154,7 +154,7 @@ def install_hooks(path: Path, config: Path, commands: dict[str, str], *,
     after, ours = merged(before, commands, extra=extra, timeout=timeout)
     config_text = config.read_text("utf-8") if config.exists() else None
     tomllib.loads(config_text or "")  # a config Codex could not read is not rewritten
-    trusting = trusted(config_text or "", path.resolve(), ours)
+    trusting = trusted(config_text or "", Path(os.path.abspath(path)), ours)
     changed = False
     backup = None
     if after != before or text is None:
