@@ -47,8 +47,9 @@ HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code, "cod
 def add_hook(commands: Any) -> None:
     hook = commands.add_parser(
         "hook", help="answer a coding agent's tool-call hooks",
-        description="Answer Claude Code's PreToolUse/PostToolUse hooks through the gate, "
-        "or install those hooks into its settings. See docs/coding-agents.md.")
+        description="Answer a coding agent's PreToolUse/PostToolUse hooks (Claude Code, "
+        "Codex CLI) through the gate, or install those hooks into its settings. See "
+        "docs/coding-agents.md.")
     sub = hook.add_subparsers(title="harnesses", metavar="HARNESS")
     claude = sub.add_parser(
         "claude-code", help="Claude Code's PreToolUse (or --event post) hook",
