@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -23,10 +23,11 @@ FINAL_TEXT = "Done."
 
 @dataclass(frozen=True)
 class FunctionCall:
-    """One scripted model turn: call function ``name`` with ``arguments``."""
+    """One scripted model turn: call function ``name`` with ``arguments`` (or with what
+    ``arguments`` makes of the request's body: a call that uses an earlier output)."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,10 @@ def next_item(script: Script, body: dict[str, Any]) -> dict[str, Any]:
         return {"type": "custom_tool_call", "id": f"ctc_{uuid.uuid4().hex}",
                 "call_id": f"call_{done:02d}_{uuid.uuid4().hex[:12]}", "name": call.name,
                 "input": call.text, "status": "completed"}
+    arguments = call.arguments(body) if callable(call.arguments) else call.arguments
     return {"type": "function_call", "id": f"fc_{uuid.uuid4().hex}",
             "call_id": f"call_{done:02d}_{uuid.uuid4().hex[:12]}", "name": call.name,
-            "arguments": json.dumps(call.arguments), "status": "completed"}
+            "arguments": json.dumps(arguments), "status": "completed"}
 
 
 def events(item: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
