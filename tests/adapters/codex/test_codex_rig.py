@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +19,6 @@ from typing import Any
 
 import pytest
 from codex_rig import DATA, RECORD_HOOK, VERSION, CodexProject, codex_bin
-import re
-
 from responses_api import FINAL_TEXT, CustomCall, FunctionCall, ResponsesServer, outputs
 
 pytestmark = pytest.mark.slow
