@@ -35,7 +35,8 @@ def signoff(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
 class Gated:
     """A Codex home with signoff's hooks installed, on an in-process database."""
 
-    def __init__(self, root: Path, command: str = " ".join(SIGNOFF)) -> None:
+    def __init__(self, root: Path, command: str = " ".join(SIGNOFF),
+                 scope: tuple[str, ...] = ("--user",)) -> None:
         self.project = CodexProject(root)
         self.ws = self.project.dir
         self.policy = root / "signoff.toml"
@@ -48,7 +49,7 @@ class Gated:
                     "CODEX_HOME": str(self.project.codex_home)}
         for argv in (("init", str(self.policy), "--root", str(self.ws), "--preset", "codex"),
                      ("db", "migrate", "--db", str(self.db)),
-                     ("hook", "install", "codex", "--user", "--db", str(self.db),
+                     ("hook", "install", "codex", *scope, "--db", str(self.db),
                       "--policy", str(self.policy), "--wait", "3", "--signoff", command)):
             done = signoff(*argv, env=self.env)
             assert done.returncode == 0, (argv, done.stderr)
@@ -151,3 +152,21 @@ def test_a_hook_that_cannot_start_blocks_the_call(codex: Path, tmp_path: Path) -
     out = gated.run(FunctionCall("exec_command", {"cmd": "echo hi > ledger"}))
     assert "signoff hook codex failed" in out["output"], out
     assert ledger.read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["trusted", "untrusted"])
+def test_a_projects_hooks_gate_once_codex_trusts_the_project(codex: Path, tmp_path: Path,
+                                                             trusted: bool) -> None:
+    """``hook install codex --project`` writes .codex/hooks.json and its trust; Codex
+    reads it in a project it trusts (the step the installer names) and, in one it does
+    not, skips it without a word: the command runs ungated."""
+    gated = Gated(tmp_path, scope=("--project", "--dir", str(tmp_path / "project")))
+    assert (gated.ws / ".codex" / "hooks.json").exists()
+    if trusted:
+        with (gated.project.codex_home / "config.toml").open("a") as config:
+            config.write(f'\n[projects.{json.dumps(str(gated.ws))}]\ntrust_level = "trusted"\n')
+    ledger = gated.ws / "ledger"
+    ledger.write_text("kept\n")
+    out = gated.run(FunctionCall("exec_command", {"cmd": "echo hi > ledger"}))
+    assert ledger.read_text() == ("kept\n" if trusted else "hi\n"), out
+    assert ("blocked by PreToolUse hook" in out["output"]) is trusted, out
