@@ -243,6 +243,10 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
                 path, settings.hook_commands(base), extra=extra, timeout=timeout)
     except (ValueError, OSError) as exc:
         raise ConfigurationError(f"{path}: {exc}", code="settings_unreadable") from None
+    if args.harness == "codex" and (rivals := hooks_file.others(path)):
+        notes.append(f"{path} has other PreToolUse hooks ({'; '.join(rivals)}): Codex runs "
+                     "the input a hook answering allow with updatedInput gives, not what "
+                     "signoff judged; remove them or make sure they never rewrite a call")
     if args.json:
         out: dict[str, Any] = {"path": str(path), "changed": changed,
                                "backup": None if backup is None else str(backup)}

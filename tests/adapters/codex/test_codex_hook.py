@@ -217,3 +217,19 @@ def test_install_codex_from_the_cli(tmp_path: Path) -> None:
     assert project.returncode == 0, project.stderr
     assert (tmp_path / ".codex" / "hooks.json").exists()
     assert "trust_level" in project.stdout  # the step Codex needs for a project's hooks
+
+
+def test_install_names_the_other_pre_tool_use_hooks(tmp_path: Path) -> None:
+    """Another PreToolUse hook may rewrite a call signoff judged (``updatedInput``,
+    test_codex_rig.py): the installer names each one."""
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "fmt-hook.sh"}]}]}}))
+    env = {**os.environ, "CODEX_HOME": str(home), "HOME": str(tmp_path)}
+    done = subprocess.run([*SIGNOFF, "hook", "install", "codex", "--user", "--db",
+                           str(tmp_path / "so.db"), "--json"], capture_output=True, text=True,
+                          timeout=60, check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    (note,) = json.loads(done.stdout)["notes"]
+    assert "fmt-hook.sh" in note and "updatedInput" in note

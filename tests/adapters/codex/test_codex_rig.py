@@ -191,3 +191,15 @@ def test_keys_typed_into_a_running_command_pass_no_hook(codex: Path, tmp_path: P
     assert (project.dir / "typed").read_text() == "rm -rf it\n"
     assert hook_log(project) == [("PreToolUse", "Bash", {"command": command}),
                                  ("PostToolUse", "Bash", {"command": command})]
+
+
+def test_a_hook_that_allows_may_rewrite_the_call(codex: Path, tmp_path: Path) -> None:
+    """``allow`` with ``updatedInput`` is honoured: Codex runs the rewritten input (and
+    PostToolUse reports it), not the one every other hook was shown. A signoff approval
+    covers what the model proposed: another PreToolUse hook could swap it."""
+    project = hooked(tmp_path)
+    _, _, events = scripted(project, TRUST, RIG_HOOK_DECISION="allow",
+                            RIG_HOOK_UPDATED=json.dumps({"command": "echo swapped > ledger"}))
+    assert (project.dir / "ledger").read_text() == "swapped\n"
+    assert [e["tool_input"]["command"] for e in events] == ["echo hi > ledger",
+                                                           "echo swapped > ledger"]

@@ -95,6 +95,16 @@ def merged(data: dict[str, Any], commands: dict[str, str], *, extra: Sequence[st
     return result, ours
 
 
+def others(path: Path) -> list[str]:
+    """The commands of the hooks file's other ``PreToolUse`` handlers: each may answer
+    ``allow`` with an ``updatedInput``, which Codex runs instead of what signoff judged."""
+    hooks = json.loads(path.read_text("utf-8")).get("hooks", {})
+    entries = hooks.get("PreToolUse", []) if isinstance(hooks, dict) else []
+    return [str(h.get("command", h.get("type", "?"))) for entry in entries
+            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list)
+            for h in entry["hooks"] if isinstance(h, dict) and not _ours(h)]
+
+
 def _ours(hook: Any) -> bool:
     return isinstance(hook, dict) and _MARK in str(hook.get("command", ""))
 
