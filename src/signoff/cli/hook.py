@@ -34,15 +34,22 @@ def _claude_code() -> Harness:
     return ClaudeCode()
 
 
+def _codex() -> Harness:
+    from signoff.adapters.codex import Codex  # noqa: PLC0415
+
+    return Codex()
+
+
 # Each harness: how its hook is answered (imported when it runs: the hook starts fast).
-HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code}
+HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code, "codex": _codex}
 
 
 def add_hook(commands: Any) -> None:
     hook = commands.add_parser(
         "hook", help="answer a coding agent's tool-call hooks",
-        description="Answer Claude Code's PreToolUse/PostToolUse hooks through the gate, "
-        "or install those hooks into its settings. See docs/coding-agents.md.")
+        description="Answer a coding agent's PreToolUse/PostToolUse hooks (Claude Code, "
+        "Codex CLI) through the gate, or install those hooks into its settings. See "
+        "docs/coding-agents.md.")
     sub = hook.add_subparsers(title="harnesses", metavar="HARNESS")
     claude = sub.add_parser(
         "claude-code", help="Claude Code's PreToolUse (or --event post) hook",
@@ -68,14 +75,41 @@ def add_hook(commands: Any) -> None:
                         help="accepted for uniformity: the answer is always JSON")
     claude.set_defaults(handler=cmd_hook, harness="claude-code")
 
+    codex = sub.add_parser(
+        "codex", help="Codex CLI's PreToolUse (or --event post) hook",
+        description="Read one Codex CLI hook event as JSON on stdin and answer it. "
+        "PreToolUse: propose the call; let it run (no output), or deny with the policy's "
+        "message, or for an ask wait up to --wait seconds for a human (inbox, Slack, "
+        "`signoff requests approve`), then let it run or deny naming the request; the "
+        "same call made again joins it. PostToolUse (--event post): record the tool's "
+        "result in the audit. Any error denies.")
+    _gate_args(codex)
+    codex.add_argument("--event", choices=["pre", "post"], default="pre",
+                       help="pre (PreToolUse, the default) or post (PostToolUse)")
+    codex.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
+                       help=f"how long an asked call waits for a human (default {WAIT:g}; "
+                       "keep it under the hook's timeout: a hook past it lets the call run)")
+    codex.add_argument("--ask-locally", action="store_true",
+                       help="not supported for codex (it has no prompt a hook can hand an "
+                       "ask to): every call is denied, saying so")
+    codex.add_argument("--inbox-url", help="the inbox's address, named in a denial that "
+                       "waits for approval (default: --url)")
+    codex.add_argument("--json", action="store_true",
+                       help="accepted for uniformity: an answer is always JSON")
+    codex.set_defaults(handler=cmd_hook, harness="codex")
+
     install = sub.add_parser(
         "install", help="write the hooks into a harness's settings",
-        description="Merge signoff's PreToolUse and PostToolUse hooks into Claude Code's "
-        "settings: .claude/settings.json in the project (--project, the default) or "
-        "~/.claude/settings.json (--user). Other settings and hooks are kept; installing "
-        "again changes nothing; the previous file is kept as settings.json.bak.")
-    install.add_argument("harness", choices=["claude-code"],
-                         help="the coding agent whose settings get the hooks: claude-code")
+        description="Merge signoff's PreToolUse and PostToolUse hooks into a harness's "
+        "settings. claude-code: .claude/settings.json in the project (--project, the "
+        "default) or ~/.claude/settings.json (--user). codex: .codex/hooks.json in the "
+        "project or $CODEX_HOME/hooks.json (--user; ~/.codex), and their trust written "
+        "into $CODEX_HOME/config.toml (Codex runs no hook nobody trusted). Other settings "
+        "and hooks are kept; installing again changes nothing; the previous file is kept "
+        "beside it as .bak.")
+    install.add_argument("harness", choices=["claude-code", "codex"],
+                         help="the coding agent whose settings get the hooks: claude-code "
+                         "or codex")
     where = install.add_mutually_exclusive_group()
     where.add_argument("--project", action="store_true", help="this project (the default)")
     where.add_argument("--user", action="store_true", help="every project of this user")
@@ -171,12 +205,6 @@ def _os_user() -> str | None:
 
 
 def cmd_hook_install(args: argparse.Namespace) -> int:
-    from signoff.adapters.claude_code import settings  # noqa: PLC0415
-
-    if args.user:
-        path = Path.home() / ".claude" / "settings.json"
-    else:
-        path = Path(args.dir) / ".claude" / "settings.json"
     extra: list[str] = ["--wait", f"{args.wait:g}"]
     if args.url:
         extra += ["--url", args.url]
@@ -187,16 +215,48 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
         extra += ["--db", db if "://" in db else os.path.abspath(db)]
     if args.policy:
         extra += ["--policy", os.path.abspath(args.policy)]
+    base = shlex.split(args.signoff)
+    timeout = int(args.wait) + 15
+    notes: list[str] = []
+    if args.harness == "codex":
+        from signoff.adapters.codex import hooks_file  # noqa: PLC0415
+
+        home = hooks_file.codex_home()
+        path = home / "hooks.json" if args.user \
+            else Path(os.path.abspath(args.dir)) / ".codex" / "hooks.json"
+        if not args.user:
+            notes.append(f"Codex reads {path} only in a project it trusts: answer its trust "
+                         "prompt, or add [projects.\"<dir>\"] trust_level = \"trusted\" to "
+                         f"{home / 'config.toml'}")
+    else:
+        path = Path.home() / ".claude" / "settings.json" if args.user \
+            else Path(args.dir) / ".claude" / "settings.json"
     try:
-        changed, backup = settings.install_hooks(
-            path, settings.hook_commands(shlex.split(args.signoff)), extra=extra,
-            timeout=int(args.wait) + 15)
+        if args.harness == "codex":
+            changed, backup = hooks_file.install_hooks(
+                path, home / "config.toml", hooks_file.hook_commands(base), extra=extra,
+                timeout=timeout)
+        else:
+            from signoff.adapters.claude_code import settings  # noqa: PLC0415
+
+            changed, backup = settings.install_hooks(
+                path, settings.hook_commands(base), extra=extra, timeout=timeout)
     except (ValueError, OSError) as exc:
         raise ConfigurationError(f"{path}: {exc}", code="settings_unreadable") from None
+    if args.harness == "codex" and (rivals := hooks_file.others(path)):
+        notes.append(f"{path} has other PreToolUse hooks ({'; '.join(rivals)}): Codex runs "
+                     "the input a hook answering allow with updatedInput gives, not what "
+                     "signoff judged; remove them or make sure they never rewrite a call")
     if args.json:
-        print(json.dumps({"path": str(path), "changed": changed,
-                          "backup": None if backup is None else str(backup)}))
-    elif changed:
+        out: dict[str, Any] = {"path": str(path), "changed": changed,
+                               "backup": None if backup is None else str(backup)}
+        if args.harness == "codex":
+            out |= {"trust": str(home / "config.toml"), "notes": notes}
+        print(json.dumps(out))
+        return 0
+    for note in notes:
+        print(note)
+    if changed:
         print(f"wrote the signoff hooks into {path}"
               + (f" (the previous file is {backup})" if backup else ""))
     else:

@@ -64,6 +64,12 @@ PRESETS = {
         read_tool="Read",
         gated=("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch"),
         example="""--tool Bash --args '{"command": "ls -la"}'"""),
+    # Codex CLI through `signoff hook codex`: its shell tool as Bash, its edits as
+    # apply_patch, both reviewed by mode; the template's shell rules on Bash
+    "codex": Preset(
+        tools="codex.toml", shell_tool="Bash", read_tool="view_image",
+        gated=("Bash", "apply_patch"),
+        example="""--tool Bash --args '{"command": "ls -la"}'"""),
 }
 
 

@@ -2,7 +2,8 @@
 line) to ``$RIG_HOOK_LOG``; for ``PreToolUse`` it then sleeps ``$RIG_HOOK_SLEEP``
 seconds, and exits with ``$RIG_HOOK_EXIT`` when that is set (printing nothing), else
 answers in the hook's JSON format: the n-th PreToolUse call gets the n-th word of
-``$RIG_HOOK_DECISION`` (allow, deny or ask; the last word repeats)."""
+``$RIG_HOOK_DECISION`` (allow, deny or ask; the last word repeats), with
+``$RIG_HOOK_UPDATED`` (JSON) as its ``updatedInput`` when that is set."""
 
 import json
 import os
@@ -25,8 +26,8 @@ if event.get("hook_event_name") == "PreToolUse":
         sys.exit(int(os.environ["RIG_HOOK_EXIT"]))
     words = os.environ.get("RIG_HOOK_DECISION", "allow").split()
     decision = words[min(before, len(words) - 1)]
-    print(json.dumps({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": decision,
-        "permissionDecisionReason": f"rig hook says {decision}",
-    }}))
+    specific = {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                "permissionDecisionReason": f"rig hook says {decision}"}
+    if os.environ.get("RIG_HOOK_UPDATED"):
+        specific["updatedInput"] = json.loads(os.environ["RIG_HOOK_UPDATED"])
+    print(json.dumps({"hookSpecificOutput": specific}))

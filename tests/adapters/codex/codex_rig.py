@@ -67,7 +67,12 @@ class CodexProject:
         (self.codex_home / "hooks.json").write_text(json.dumps(data, indent=2))
 
     def run(self, server: ResponsesServer, prompt: str, *args: str,
-            env: dict[str, str] | None = None, timeout: float = 120) -> CodexRun:
+            env: dict[str, str] | None = None, timeout: float = 120,
+            model: str = "gpt-rig", persist: bool = False,
+            resume: str | None = None) -> CodexRun:
+        """``codex exec --json … prompt`` in the project: ``--ephemeral`` unless
+        ``persist`` (a session kept for ``resume``); ``resume`` continues that session
+        (``codex exec … resume <id> prompt``)."""
         full = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home),
                 "CODEX_HOME": str(self.codex_home), "LANG": "C.UTF-8",
                 "RIG_API_KEY": "sk-rig", "HTTPS_PROXY": server.url, "HTTP_PROXY": server.url,
@@ -76,10 +81,12 @@ class CodexProject:
                 **(env or {})}
         provider = (f'model_providers.rig={{name="rig", base_url="{server.url}/v1", '
                     'wire_api="responses", env_key="RIG_API_KEY"}')
+        keep = () if persist or resume else ("--ephemeral",)
+        tail = ("resume", resume, prompt) if resume else (prompt,)
         done = subprocess.run(
-            [str(codex_bin()), "exec", "--json", "--skip-git-repo-check", "--ephemeral",
+            [str(codex_bin()), "exec", "--json", "--skip-git-repo-check", *keep,
              "-s", "workspace-write", "-c", 'model_provider="rig"', "-c", provider,
-             "-m", "gpt-rig", *QUIET, *args, prompt],
+             "-m", model, *QUIET, *args, *tail],
             cwd=self.dir, env=full, stdin=subprocess.DEVNULL, capture_output=True, text=True,
             timeout=timeout, check=False)
         events = [json.loads(line) for line in done.stdout.splitlines()

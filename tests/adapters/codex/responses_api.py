@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -23,14 +23,24 @@ FINAL_TEXT = "Done."
 
 @dataclass(frozen=True)
 class FunctionCall:
-    """One scripted model turn: call function ``name`` with ``arguments``."""
+    """One scripted model turn: call function ``name`` with ``arguments`` (or with what
+    ``arguments`` makes of the request's body: a call that uses an earlier output)."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CustomCall:
+    """One scripted model turn calling a freeform (``custom``) tool such as Codex's
+    ``apply_patch``: ``text`` is its whole input."""
+
+    name: str
+    text: str
 
 
 class Script(Recorder):
-    def __init__(self, calls: Sequence[FunctionCall]) -> None:
+    def __init__(self, calls: Sequence[FunctionCall | CustomCall]) -> None:
         super().__init__()
         self.calls = calls
 
@@ -41,11 +51,13 @@ class Script(Recorder):
 
 
 def outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every ``function_call_output`` item in a request's input, in order."""
+    """Every ``function_call_output`` (or ``custom_tool_call_output``) item in a request's
+    input, in order."""
     items = body.get("input")
     if not isinstance(items, list):
         return []
-    return [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    return [i for i in items if isinstance(i, dict)
+            and i.get("type") in ("function_call_output", "custom_tool_call_output")]
 
 
 def next_item(script: Script, body: dict[str, Any]) -> dict[str, Any]:
@@ -55,9 +67,14 @@ def next_item(script: Script, body: dict[str, Any]) -> dict[str, Any]:
                 "status": "completed",
                 "content": [{"type": "output_text", "text": FINAL_TEXT, "annotations": []}]}
     call = script.calls[done]
+    if isinstance(call, CustomCall):
+        return {"type": "custom_tool_call", "id": f"ctc_{uuid.uuid4().hex}",
+                "call_id": f"call_{done:02d}_{uuid.uuid4().hex[:12]}", "name": call.name,
+                "input": call.text, "status": "completed"}
+    arguments = call.arguments(body) if callable(call.arguments) else call.arguments
     return {"type": "function_call", "id": f"fc_{uuid.uuid4().hex}",
             "call_id": f"call_{done:02d}_{uuid.uuid4().hex[:12]}", "name": call.name,
-            "arguments": json.dumps(call.arguments), "status": "completed"}
+            "arguments": json.dumps(arguments), "status": "completed"}
 
 
 def events(item: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
@@ -73,6 +90,11 @@ def events(item: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
                "item_id": item["id"], "delta": item["arguments"]}
         yield {"type": "response.function_call_arguments.done", "output_index": 0,
                "item_id": item["id"], "arguments": item["arguments"]}
+    elif item["type"] == "custom_tool_call":
+        yield {"type": "response.output_item.added", "output_index": 0,
+               "item": {**item, "input": "", "status": "in_progress"}}
+        yield {"type": "response.custom_tool_call_input.delta", "output_index": 0,
+               "item_id": item["id"], "delta": item["input"]}
     else:
         text = item["content"][0]["text"]
         yield {"type": "response.output_item.added", "output_index": 0,
@@ -141,6 +163,6 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
 class ResponsesServer(LoopbackServer):
     """The scripted server on 127.0.0.1 (an ephemeral port), in a thread."""
 
-    def __init__(self, calls: Sequence[FunctionCall]) -> None:
+    def __init__(self, calls: Sequence[FunctionCall | CustomCall]) -> None:
         self.script = Script(calls)
         super().__init__(_handler(self.script))

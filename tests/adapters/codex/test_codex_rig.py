@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 from codex_rig import DATA, RECORD_HOOK, VERSION, CodexProject, codex_bin
-from responses_api import FINAL_TEXT, FunctionCall, ResponsesServer, outputs
+from responses_api import FINAL_TEXT, CustomCall, FunctionCall, ResponsesServer, outputs
 
 pytestmark = pytest.mark.slow
 
@@ -142,3 +143,63 @@ def test_a_file_edit_is_a_shell_call_the_hook_sees(codex: Path, tmp_path: Path,
         ("PreToolUse", "Bash", {"command": PATCH})]
     assert (project.dir / "notes.txt").exists() is (decision == "allow")
     assert server.script.escapes() == []
+
+
+def hook_log(project: CodexProject) -> list[tuple[str, str, Any]]:
+    log = project.root / "hook.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [(e["hook_event_name"], e["tool_name"], e["tool_input"])
+            for e in map(json.loads, lines)]
+
+
+def test_the_apply_patch_tool_passes_the_hooks_with_its_patch(codex: Path,
+                                                              tmp_path: Path) -> None:
+    """A model that has Codex's freeform ``apply_patch`` tool (gpt-5.5 in the bundled
+    catalogue; the rig's own model has none) edits through it: both hooks see
+    ``apply_patch`` with the whole patch as ``command``."""
+    project = hooked(tmp_path)
+    patch = "*** Begin Patch\n*** Add File: notes.txt\n+alpha\n*** End Patch\n"
+    with ResponsesServer([CustomCall("apply_patch", patch)]) as server:
+        run = project.run(server, "Take notes.", TRUST, model="gpt-5.5", env={
+            "RIG_HOOK_LOG": str(project.root / "hook.log"), "RIG_HOOK_DECISION": "allow"})
+    assert run.returncode == 0, run.stderr
+    assert server.script.escapes() == []
+    assert hook_log(project) == [("PreToolUse", "apply_patch", {"command": patch}),
+                                 ("PostToolUse", "apply_patch", {"command": patch})]
+    assert (project.dir / "notes.txt").read_text() == "alpha\n"
+
+
+def test_keys_typed_into_a_running_command_pass_no_hook(codex: Path, tmp_path: Path) -> None:
+    """``write_stdin`` (the model typing into a process an earlier call left running)
+    reaches no hook: the line typed is run into the file, and the hooks saw only the
+    command that started the process (its PostToolUse comes once it ends, during the
+    ``write_stdin`` call)."""
+    project = hooked(tmp_path)
+    command = 'read line; echo "$line" > typed'
+    start = FunctionCall("exec_command", {"cmd": command, "tty": True, "yield_time_ms": 500})
+
+    def typed(body: dict[str, Any]) -> dict[str, Any]:
+        session = re.search(r"session ID (\d+)", str(outputs(body)[-1]["output"]))
+        assert session is not None, outputs(body)
+        return {"session_id": int(session.group(1)), "chars": "rm -rf it\n",
+                "yield_time_ms": 2000}
+
+    with ResponsesServer([start, FunctionCall("write_stdin", typed)]) as server:
+        run = project.run(server, "Type it.", TRUST, env={
+            "RIG_HOOK_LOG": str(project.root / "hook.log"), "RIG_HOOK_DECISION": "allow"})
+    assert run.returncode == 0, run.stderr
+    assert (project.dir / "typed").read_text() == "rm -rf it\n"
+    assert hook_log(project) == [("PreToolUse", "Bash", {"command": command}),
+                                 ("PostToolUse", "Bash", {"command": command})]
+
+
+def test_a_hook_that_allows_may_rewrite_the_call(codex: Path, tmp_path: Path) -> None:
+    """``allow`` with ``updatedInput`` is honoured: Codex runs the rewritten input (and
+    PostToolUse reports it), not the one every other hook was shown. A signoff approval
+    covers what the model proposed: another PreToolUse hook could swap it."""
+    project = hooked(tmp_path)
+    _, _, events = scripted(project, TRUST, RIG_HOOK_DECISION="allow",
+                            RIG_HOOK_UPDATED=json.dumps({"command": "echo swapped > ledger"}))
+    assert (project.dir / "ledger").read_text() == "swapped\n"
+    assert [e["tool_input"]["command"] for e in events] == ["echo hi > ledger",
+                                                           "echo swapped > ledger"]
