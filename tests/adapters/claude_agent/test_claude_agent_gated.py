@@ -11,6 +11,7 @@ the audit verifies and names the agent and the session."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -22,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, query
+from claude_agent_sdk import (
+    CanUseToolShadowedWarning,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    ResultMessage,
+    query,
+)
 
 from signoff.adapters.claude_agent import AGENT, signoff_can_use_tool, signoff_hooks
 from signoff.kernel.gate import Gate
@@ -69,8 +76,8 @@ class Gated:
         self.gate = Gate(Policy.load(self.policy), SqliteStore(self.db, create=False))
         self.claims = root / "state" / "claims"
 
-    def options(self, server: MessagesServer, wait: float,
-                resume: str | None) -> ClaudeAgentOptions:
+    def options(self, server: MessagesServer, wait: float, resume: str | None,
+                **more: Any) -> ClaudeAgentOptions:
         gating: dict[str, Any]
         if self.mode == "hooks":
             gating = {"hooks": signoff_hooks(self.gate, wait_seconds=wait,
@@ -80,16 +87,18 @@ class Gated:
             gating = {"can_use_tool": permit, "hooks": permit.hooks}
         return ClaudeAgentOptions(
             cli_path=str(claude_bin()), cwd=str(self.ws), resume=resume, max_turns=4,
-            env={"HOME": str(self.project.home), **quiet_env(server.url)}, **gating)
+            env={"HOME": str(self.project.home), "IS_SANDBOX": "1", **quiet_env(server.url)},
+            **gating, **more)
 
     def run(self, *calls: ToolCall, wait: float = 3, resume: str | None = None,
-            earlier: tuple[ToolCall, ...] = ()) -> dict[str, Any]:
+            earlier: tuple[ToolCall, ...] = (), **more: Any) -> dict[str, Any]:
         """The scripted model asking for ``calls`` in turn (in the session ``resume``
         names, whose history holds the results of the ``earlier`` calls; else in a new
         one), through ``query()`` (hooks) or ``ClaudeSDKClient`` (can_use_tool); the last
-        tool result the model got, with the session id as ``session``."""
+        tool result the model got, with the session id as ``session``. ``more``: more
+        ``ClaudeAgentOptions``."""
         with MessagesServer([*earlier, *calls]) as server:
-            options = self.options(server, wait, resume)
+            options = self.options(server, wait, resume, **more)
             result = asyncio.run(self._hooked(options) if self.mode == "hooks"
                                  else self._permitted(options))
             assert server.script.escapes() == [], "the CLI tried to reach beyond loopback"
@@ -261,3 +270,19 @@ def test_an_edits_diff_is_asked_and_an_approvers_edit_runs_only_as_approved(
         assert again.get("is_error") and '"new_string": "PORT = 8443"' in text_of(again)
         assert target.read_text() == "DEBUG = True\nPORT = 80\n"
         assert settled["status"] == "failed"
+
+
+def test_the_clis_own_allowances_do_not_pass_signoff_by(gated: Gated) -> None:
+    """Bypassing the CLI's permissions and allowing Bash outright in its rules changes
+    nothing: signoff still judges the call, and the rm is denied. (The SDK warns that
+    can_use_tool will not be asked: its PreToolUse hook's "ask" has it asked all the same.)"""
+    ledger = gated.ws / "ledger"
+    ledger.write_text("kept\n")
+    warned = pytest.warns(CanUseToolShadowedWarning) if gated.mode == "can_use_tool" \
+        else contextlib.nullcontext()
+    with warned:
+        denied = gated.run(ToolCall("Bash", {"command": "rm -f ledger",
+                                             "description": "Remove"}),
+                           permission_mode="bypassPermissions", allowed_tools=["Bash", "Read"])
+    assert denied.get("is_error") and "not allowed" in text_of(denied)
+    assert ledger.read_text() == "kept\n"
