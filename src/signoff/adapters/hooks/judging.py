@@ -4,7 +4,10 @@ A coding agent (Claude Code, Codex CLI, Gemini CLI, the Claude Agent SDK) runs i
 tools; signoff sees a call in a hook before it runs and a result after. ``judge`` turns
 the call into an ``Answer`` — allow, deny with a reason for the model, or (``ask_locally``)
 ask the harness's own prompt — and each harness's module writes that answer in its
-hook's format. ``report`` settles the request an approved call ran under.
+hook's format. ``report`` settles the request an approved call ran under. An approver's
+edit is denied (naming the approved arguments), unless the harness can run other
+arguments than the model proposed (``runs_edits``: the Claude Agent SDK's
+``can_use_tool``): then the claimed, approved arguments are the answer's to run.
 
 A call the hook allows is run by the harness, not by signoff: the hook claims an
 approved request (so one approval lets one run through) and the post-call hook reports
