@@ -91,6 +91,7 @@ def approve_when_asked(gate: Gate, seen: list[str]) -> threading.Thread:
         while time.monotonic() < deadline:
             pending = gate.pending_on_thread(SESSION)
             if pending:
+                time.sleep(0.3)  # a human takes a moment: the loop must go on meanwhile
                 seen.append(pending[0].id)
                 approve(gate, pending[0].id)
                 return
@@ -146,7 +147,7 @@ def test_an_ask_waits_off_the_event_loop_and_its_result_settles_it(gate: Gate) -
 
     kind, reason = asyncio.run(scenario())
     assert kind == "allow" and seen[0] in reason
-    assert len(ticks) >= 3  # the loop ran while the hook waited for the human
+    assert len(ticks) >= 5  # the loop ran while the hook waited for the human
     assert gate.get_request(seen[0]).status is RequestStatus.EXECUTING
     reply = asyncio.run(hook(hooks["PostToolUse"], event(
         "PostToolUse", "Bash", args, "t1", tool_response={"stdout": "ok", "stderr": ""})))
