@@ -34,7 +34,7 @@ ROOT = Path(__file__).parents[1]
 OPTIONAL = ("fastapi", "starlette", "uvicorn", "jinja2", "multipart", "python_multipart",
             "prometheus_client", "pydantic", "psycopg", "psycopg_pool", "slack_sdk",
             "langchain", "langchain_core", "langchain_openai", "langgraph", "deepagents",
-            "mcp", "openai", "webauthn")
+            "mcp", "openai", "webauthn", "claude_agent_sdk")
 SLACK = """
 [notify.slack]
 token_env = "SLACK_TOKEN"
@@ -78,6 +78,10 @@ try:
     import signoff.adapters.langchain
 except ModuleNotFoundError as exc:
     results["import langchain adapter"] = [1, "", str(exc)]
+try:
+    import signoff.adapters.claude_agent
+except ModuleNotFoundError as exc:
+    results["import claude-agent adapter"] = [1, "", str(exc)]
 import signoff.remote
 import signoff.receipts  # what an executor elsewhere imports: the core alone
 exec("from signoff import *")  # the public API's star import needs no extra
@@ -122,6 +126,7 @@ def test_the_core_runs_with_every_optional_library_hidden(tmp_path: Path) -> Non
         assert "[missing_extra]" in err
         assert f"pip install 'signoff[{extra}]'" in err
     assert "pip install 'signoff[langchain]'" in results["import langchain adapter"][2]
+    assert "pip install 'signoff[claude-agent]'" in results["import claude-agent adapter"][2]
     assert results["loaded"][1] == ""  # nothing optional was imported, even in part
 
 
@@ -160,12 +165,13 @@ def test_the_wheel_carries_the_license_and_its_metadata(wheel: Path) -> None:
     assert "Project-URL: Repository, https://github.com/signoff-dev/signoff" in metadata
     assert "Classifier: Typing :: Typed" in metadata
     for extra in ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review",
-                  "all", "dev"):
+                  "claude-agent", "all", "dev"):
         assert f"Provides-Extra: {extra}" in metadata
     # The core stays slim: none of the extras' libraries is a plain requirement.
     plain = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
              if line.startswith("Requires-Dist:") and "extra ==" not in line]
-    for heavy in ("fastapi", "uvicorn", "psycopg", "slack-sdk", "langchain", "openai", "mcp"):
+    for heavy in ("fastapi", "uvicorn", "psycopg", "slack-sdk", "langchain", "openai", "mcp",
+                  "claude-agent-sdk"):
         assert not any(dep.startswith(heavy) for dep in plain), plain
     checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel)],
                              capture_output=True, text=True, timeout=120, check=False)
@@ -318,7 +324,8 @@ def core(venv: Venv) -> None:
             print(exc)
     """)
     assert "pip install 'signoff[langchain]'" in said
-    for module in ("fastapi", "uvicorn", "psycopg", "slack_sdk", "langchain", "mcp", "openai"):
+    for module in ("fastapi", "uvicorn", "psycopg", "slack_sdk", "langchain", "mcp", "openai",
+                   "claude_agent_sdk"):
         assert not venv.has(module), module
     assert not venv.has("pytest")  # nothing of the dev tools
 
@@ -372,11 +379,29 @@ def review(venv: Venv) -> None:
     assert said.strip() == "langchain"
 
 
+def claude_agent(venv: Venv) -> None:
+    venv.init()
+    said = venv.python("""
+        from claude_agent_sdk import ClaudeAgentOptions
+        from signoff import Gate, Policy, SqliteStore
+        from signoff.adapters.claude_agent import signoff_can_use_tool
+        gate = Gate(Policy.load("signoff.toml"), SqliteStore("signoff.db"))
+        permit = signoff_can_use_tool(gate)
+        options = ClaudeAgentOptions(can_use_tool=permit, hooks=permit.hooks)
+        print(gate.agent, *sorted(options.hooks or {}))
+        gate.close()
+    """)
+    assert said.split() == ["claude-agent-sdk", "PostToolUse", "PostToolUseFailure",
+                            "PreToolUse"]
+    venv.missing("server", "serve")
+
+
 def everything(venv: Venv) -> None:
     venv.init(SLACK)
     serve_answers_healthz(venv)
     venv.python("""
         import signoff.adapters.deepagents, signoff.adapters.langchain, signoff.adapters.mcp
+        import signoff.adapters.claude_agent
         import signoff.review.chat_completions, signoff.store.postgres, signoff.notify.slack
         import langchain_openai
     """)
@@ -391,6 +416,7 @@ EXAMPLES: dict[str, Callable[[Venv], None]] = {
                                       "[full] ask_user offered to the model: False"),
     "mcp": mcp,
     "review": review,
+    "claude-agent": claude_agent,
     "all": everything,
 }
 

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 
 from signoff.errors import ConfigurationError
 
-EXTRAS = ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review")
+EXTRAS = ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review",
+          "claude-agent")
 
 
 def missing(extra: str, what: str, module: str | None) -> ConfigurationError:

@@ -4,7 +4,10 @@ A coding agent (Claude Code, Codex CLI, Gemini CLI, the Claude Agent SDK) runs i
 tools; signoff sees a call in a hook before it runs and a result after. ``judge`` turns
 the call into an ``Answer`` — allow, deny with a reason for the model, or (``ask_locally``)
 ask the harness's own prompt — and each harness's module writes that answer in its
-hook's format. ``report`` settles the request an approved call ran under.
+hook's format. ``report`` settles the request an approved call ran under. An approver's
+edit is denied (naming the approved arguments), unless the harness can run other
+arguments than the model proposed (``runs_edits``: the Claude Agent SDK's
+``can_use_tool``): then the claimed, approved arguments are the answer's to run.
 
 A call the hook allows is run by the harness, not by signoff: the hook claims an
 approved request (so one approval lets one run through) and the post-call hook reports
@@ -49,6 +52,9 @@ class HookOptions:
     ask_locally: bool = False  # hand asks to the harness's own prompt
     inbox_url: str | None = None
     claims_dir: Path | None = None  # where a claim waits for the post-call hook (``claims``)
+    # The harness can run the approved arguments in place of the proposed ones (the Claude
+    # Agent SDK's ``updated_input``): an approver's edit is allowed, as ``Answer.execution``.
+    runs_edits: bool = False
 
     @property
     def claims_at(self) -> Path:
@@ -116,23 +122,30 @@ def _judge(gate: GateProtocol, session: str, tool: str, args: dict[str, Any],
             outcome = gate.outcome(request.id)
         if outcome.kind in _SPENT:
             continue  # this request is used up: the same call asks afresh
-        return _answer(gate, outcome, request.id, call.id or "", options)
+        return _answer(gate, outcome, request.id, options, session=session, call=call)
     return deny("this call was approved and run too many times in this session; "
                 "start a new session")
 
 
-def _answer(gate: GateProtocol, outcome: Outcome, request_id: str, call_id: str,
-            options: HookOptions) -> Answer:
+def _answer(gate: GateProtocol, outcome: Outcome, request_id: str, options: HookOptions, *,
+            session: str, call: ToolCall) -> Answer:
     if outcome.kind is OutcomeKind.APPROVED:
         claimed = gate.claim(request_id)
         if isinstance(claimed, Execution):
             request = gate.get_request(request_id)
             if request.approved_hash is not None and request.approved_hash != request.args_hash:
-                gate.report(claimed, error=f"the approver edited the arguments; {options.agent} "
-                            "runs only what the model proposed")
-                return deny(f"request {request_id} was approved with edited arguments: "
-                            f"propose exactly these: {json.dumps(claimed.args)}", request_id)
-            claims.keep(options.claims_at, call_id, claimed)
+                if not options.runs_edits or args_hash(claimed.args) != request.approved_hash:
+                    gate.report(claimed, error=f"the approver edited the arguments; "
+                                f"{options.agent} runs only what the model proposed")
+                    return deny(f"request {request_id} was approved with edited arguments: "
+                                f"propose exactly these: {json.dumps(claimed.args)}", request_id)
+                # The result comes back with the edited arguments: kept under their call id.
+                edited = call_id_for(session, call.name, claimed.args,
+                                     agent=options.agent).rsplit("-", 1)[0]
+                claims.keep(options.claims_at, f"{edited}-{request_id}", claimed)
+                return Answer("allow", f"approved in signoff with an approver's edit (request "
+                              f"{request_id})", request_id, claimed)
+            claims.keep(options.claims_at, call.id or "", claimed)
             return Answer("allow", f"approved in signoff (request {request_id})", request_id,
                           claimed)
         outcome = claimed
