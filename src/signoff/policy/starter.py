@@ -64,6 +64,13 @@ PRESETS = {
         read_tool="Read",
         gated=("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch"),
         example="""--tool Bash --args '{"command": "ls -la"}'"""),
+    # Gemini CLI through `signoff hook gemini`: its own tool names, the template's shell
+    # rules on run_shell_command; writes, commands and the web asked by review mode
+    "gemini": Preset(
+        tools="gemini.toml", path_argument="file_path", shell_tool="run_shell_command",
+        gated=("run_shell_command", "write_file", "replace", "web_fetch",
+               "google_web_search"),
+        example="""--tool run_shell_command --args '{"command": "ls -la"}'"""),
 }
 
 
