@@ -34,14 +34,21 @@ def _claude_code() -> Harness:
     return ClaudeCode()
 
 
+def _gemini() -> Harness:
+    from signoff.adapters.gemini import Gemini  # noqa: PLC0415
+
+    return Gemini()
+
+
 # Each harness: how its hook is answered (imported when it runs: the hook starts fast).
-HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code}
+HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code, "gemini": _gemini}
 
 
 def add_hook(commands: Any) -> None:
     hook = commands.add_parser(
         "hook", help="answer a coding agent's tool-call hooks",
-        description="Answer Claude Code's PreToolUse/PostToolUse hooks through the gate, "
+        description="Answer a coding agent's tool-call hooks through the gate (Claude Code's "
+        "PreToolUse/PostToolUse, Gemini CLI's BeforeTool/AfterTool), "
         "or install those hooks into its settings. See docs/coding-agents.md.")
     sub = hook.add_subparsers(title="harnesses", metavar="HARNESS")
     claude = sub.add_parser(
@@ -68,14 +75,40 @@ def add_hook(commands: Any) -> None:
                         help="accepted for uniformity: the answer is always JSON")
     claude.set_defaults(handler=cmd_hook, harness="claude-code")
 
+    gemini = sub.add_parser(
+        "gemini", help="Gemini CLI's BeforeTool (or --event post) hook",
+        description="Read one Gemini CLI hook event as JSON on stdin and answer it. "
+        "BeforeTool: propose the call; allow, deny with the policy's message, or for an ask "
+        "wait up to --wait seconds for a human (inbox, Slack, `signoff requests approve`), "
+        "then allow or deny naming the request; the same call made again joins it. "
+        "AfterTool (--event post): record the tool's result in the audit. Any error denies.")
+    _gate_args(gemini)
+    gemini.add_argument("--event", choices=["pre", "post"], default="pre",
+                        help="pre (BeforeTool, the default) or post (AfterTool)")
+    gemini.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
+                        help=f"how long an asked call waits for a human (default {WAIT:g}; "
+                        "keep it under the hook's timeout, 60 s unless set: a hook past its "
+                        "timeout lets the call run)")
+    gemini.add_argument("--ask-locally", action="store_true",
+                        help="hand an ask to Gemini CLI's own confirmation instead of waiting "
+                        "(the request is cancelled; the local answer is Gemini CLI's, not a "
+                        "signoff approval; headless runs cannot answer it)")
+    gemini.add_argument("--inbox-url", help="the inbox's address, named in a denial that "
+                        "waits for approval (default: --url)")
+    gemini.add_argument("--json", action="store_true",
+                        help="accepted for uniformity: the answer is always JSON")
+    gemini.set_defaults(handler=cmd_hook, harness="gemini")
+
     install = sub.add_parser(
         "install", help="write the hooks into a harness's settings",
-        description="Merge signoff's PreToolUse and PostToolUse hooks into Claude Code's "
-        "settings: .claude/settings.json in the project (--project, the default) or "
-        "~/.claude/settings.json (--user). Other settings and hooks are kept; installing "
+        description="Merge signoff's hooks into a coding agent's settings: Claude Code's "
+        "PreToolUse and PostToolUse into .claude/settings.json, Gemini CLI's BeforeTool and "
+        "AfterTool into .gemini/settings.json, in the project (--project, the default) or "
+        "the home directory (--user). Other settings and hooks are kept; installing "
         "again changes nothing; the previous file is kept as settings.json.bak.")
-    install.add_argument("harness", choices=["claude-code"],
-                         help="the coding agent whose settings get the hooks: claude-code")
+    install.add_argument("harness", choices=["claude-code", "gemini"],
+                         help="the coding agent whose settings get the hooks: claude-code "
+                         "or gemini")
     where = install.add_mutually_exclusive_group()
     where.add_argument("--project", action="store_true", help="this project (the default)")
     where.add_argument("--user", action="store_true", help="every project of this user")
@@ -170,13 +203,14 @@ def _os_user() -> str | None:
         return None
 
 
-def cmd_hook_install(args: argparse.Namespace) -> int:
-    from signoff.adapters.claude_code import settings  # noqa: PLC0415
+# Each harness's settings directory (in the project, or the home directory).
+_SETTINGS_DIR = {"claude-code": ".claude", "gemini": ".gemini"}
 
-    if args.user:
-        path = Path.home() / ".claude" / "settings.json"
-    else:
-        path = Path(args.dir) / ".claude" / "settings.json"
+
+def cmd_hook_install(args: argparse.Namespace) -> int:
+    harness = getattr(args, "harness", "claude-code")
+    where = Path.home() if args.user else Path(args.dir)
+    path = where / _SETTINGS_DIR[harness] / "settings.json"
     extra: list[str] = ["--wait", f"{args.wait:g}"]
     if args.url:
         extra += ["--url", args.url]
@@ -188,9 +222,8 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
     if args.policy:
         extra += ["--policy", os.path.abspath(args.policy)]
     try:
-        changed, backup = settings.install_hooks(
-            path, settings.hook_commands(shlex.split(args.signoff)), extra=extra,
-            timeout=int(args.wait) + 15)
+        changed, backup = _install(harness, path, shlex.split(args.signoff), extra,
+                                   int(args.wait) + 15)
     except (ValueError, OSError) as exc:
         raise ConfigurationError(f"{path}: {exc}", code="settings_unreadable") from None
     if args.json:
@@ -202,3 +235,17 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
     else:
         print(f"{path} already has the signoff hooks")
     return 0
+
+
+def _install(harness: str, path: Path, base: list[str], extra: list[str],
+             timeout: int) -> tuple[bool, Path | None]:
+    """Merge ``harness``'s hook entries into ``path``; ``timeout`` in seconds."""
+    if harness == "gemini":
+        from signoff.adapters.gemini import settings as gemini  # noqa: PLC0415
+
+        return gemini.install_hooks(path, gemini.hook_commands(base), extra=extra,
+                                    timeout_ms=timeout * 1000)
+    from signoff.adapters.claude_code import settings  # noqa: PLC0415
+
+    return settings.install_hooks(path, settings.hook_commands(base), extra=extra,
+                                  timeout=timeout)
