@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ from gemini_rig import (
 pytestmark = pytest.mark.slow
 
 LEDGER_CALL = FunctionCall("run_shell_command", {"command": "echo hi > ledger"})
+#: The MCP server the proxy's tests use (the official SDK's low-level Server, stdio).
+UPSTREAM = Path(__file__).parents[1] / "mcp" / "upstream.py"
 
 
 @pytest.fixture(scope="session")
@@ -156,3 +159,38 @@ def test_headless_without_yolo_the_shell_is_not_offered(gemini: Path, tmp_path: 
     _, server, events = scripted(project, headless=False)
     assert events == [] and not (project.dir / "ledger").exists()
     assert "not found" in last_response(server)["error"]
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+def test_an_mcp_tool_passes_the_hook_by_its_prefixed_name(
+        gemini: Path, tmp_path: Path, decision: str) -> None:
+    """An MCP server's tool is offered and hooked as ``mcp_<server>_<tool>``; the hook
+    input adds ``mcp_context``; a deny keeps the server's tool from running."""
+    project = GeminiProject(tmp_path)
+    ledger = tmp_path / "mcp-ledger"
+    entry = [hook_entry(python_command(RECORD_HOOK))]
+    project.user_settings({
+        "hooks": {"BeforeTool": entry, "AfterTool": entry},
+        "mcpServers": {"up": {"command": sys.executable, "args": [str(UPSTREAM)],
+                              "env": {"UPSTREAM_LEDGER": str(ledger)}}}})
+    log = tmp_path / "hook.log"
+    with GeminiServer([FunctionCall("mcp_up_note", {"text": "hello"})]) as server:
+        run = project.run(server, "Note it.",
+                          env={"RIG_HOOK_LOG": str(log), "RIG_HOOK_DECISION": decision})
+    assert run.returncode == 0, run.stderr
+    assert server.script.escapes() == []
+    offered = {f["name"] for tool in server.script.turns()[0].body["tools"]
+               for f in tool["functionDeclarations"]}
+    assert {"mcp_up_peek", "mcp_up_note"} <= offered
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    pre = events[0]
+    assert (pre["tool_name"], pre["tool_input"]) == ("mcp_up_note", {"text": "hello"})
+    assert pre["mcp_context"]["server_name"] == "up" and \
+        pre["mcp_context"]["tool_name"] == "note"
+    if decision == "allow":
+        assert ledger.read_text() == "note:hello\n"
+        assert events[1]["hook_event_name"] == "AfterTool"
+        if os.environ.get("RIG_RECORD"):
+            (DATA / "beforetool_mcp.json").write_text(json.dumps(pre, indent=2) + "\n")
+    else:
+        assert not ledger.exists() and len(events) == 1
