@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,29 @@ def test_an_mcp_tool_passes_the_hook_by_its_prefixed_name(
             (DATA / "beforetool_mcp.json").write_text(json.dumps(pre, indent=2) + "\n")
     else:
         assert not ledger.exists() and len(events) == 1
+
+
+def test_an_ask_headless_waits_for_a_prompt_nobody_can_answer(
+        gemini: Path, tmp_path: Path) -> None:
+    """``{"decision": "ask"}`` hands the call to Gemini CLI's own confirmation, which a
+    headless run cannot show: the run hangs (and the call does not run) until killed.
+    So ``--ask-locally`` is for the interactive CLI only."""
+    project = hooked(tmp_path)
+    log = tmp_path / "hook.log"
+    with GeminiServer([LEDGER_CALL]) as server:
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(project.home),
+               "RIG_HOOK_LOG": str(log), "RIG_HOOK_DECISION": "ask", **quiet_env(server.url)}
+        process = subprocess.Popen([str(gemini), "-p", "Write the ledger.", *HEADLESS],
+                                   cwd=project.dir, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   start_new_session=True)
+        try:
+            with pytest.raises(subprocess.TimeoutExpired):
+                process.wait(timeout=20)
+        finally:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        assert server.script.escapes() == []
+    assert [json.loads(line)["hook_event_name"] for line in log.read_text().splitlines()] \
+        == ["BeforeTool"]
+    assert not (project.dir / "ledger").exists()
