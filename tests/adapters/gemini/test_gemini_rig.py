@@ -4,9 +4,11 @@ Gemini CLI runs command hooks from settings.json: ``BeforeTool`` (answered with
 ``{"decision": "deny", "reason": …}`` on stdout, or exit 2) and ``AfterTool``. These
 prove the rig with a trivial recording hook: allowed, the scripted command runs;
 denied (by decision or exit 2), it never runs; a hook that fails otherwise (exit 1, a
-timeout) lets the call run — which is why signoff's installed command ends ``|| exit 2``
+timeout) lets the call run — which is why signoff's installed command ends in exit 2
 and its timeout outlasts ``--wait``; headless without yolo the shell tool is not even
-offered; the hook sees the session, tool and input; nothing leaves loopback.
+offered, and an ask hangs; project hooks need a trusted workspace; an MCP tool is hooked
+as ``mcp_<server>_<tool>``; the hook sees the session, tool and input; nothing leaves
+loopback.
 """
 
 from __future__ import annotations
