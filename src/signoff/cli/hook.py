@@ -208,7 +208,7 @@ _SETTINGS_DIR = {"claude-code": ".claude", "gemini": ".gemini"}
 
 
 def cmd_hook_install(args: argparse.Namespace) -> int:
-    harness = getattr(args, "harness", "claude-code")
+    harness = str(args.harness)
     where = Path.home() if args.user else Path(args.dir)
     path = where / _SETTINGS_DIR[harness] / "settings.json"
     extra: list[str] = ["--wait", f"{args.wait:g}"]
