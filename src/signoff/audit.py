@@ -45,8 +45,8 @@ class AuditKind(enum.StrEnum):
     # ``outcome_code``, ``outcome_reason`` and ``executor`` the move set.
     REQUEST_CREATED = "request.created", (
         "an `ask` verdict made a pending request: its tool, call id, arguments hash, risk, "
-        "policy version, decision id, thread and run, the asking agent (`claude-code` for "
-        "that hook), roles, approvals required, expiry and review")
+        "policy version, decision id, thread and run, the asking agent (`claude-code`, "
+        "`gemini-cli` for those hooks), roles, approvals required, expiry and review")
     REQUEST_APPROVED = "request.approved", "the decision that completed the quorum"
     REQUEST_REJECTED = "request.rejected", "an approver's reject"
     REQUEST_RESPONDED = "request.responded", "an approver's answer instead of a run"

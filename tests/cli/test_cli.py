@@ -23,7 +23,7 @@ LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["webhooks", "deliveries"], ["webhooks", "replay"],
           ["serve"], ["doctor"], ["keys", "list"], ["keys", "rotate"],
           ["receipts", "verify"], ["receipts", "show"], ["hook", "claude-code"],
-          ["hook", "install"]]
+          ["hook", "gemini"], ["hook", "install"]]
 
 
 @pytest.fixture

@@ -40,16 +40,23 @@ def _codex() -> Harness:
     return Codex()
 
 
+def _gemini() -> Harness:
+    from signoff.adapters.gemini import Gemini  # noqa: PLC0415
+
+    return Gemini()
+
+
 # Each harness: how its hook is answered (imported when it runs: the hook starts fast).
-HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code, "codex": _codex}
+HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code, "codex": _codex,
+                                               "gemini": _gemini}
 
 
 def add_hook(commands: Any) -> None:
     hook = commands.add_parser(
         "hook", help="answer a coding agent's tool-call hooks",
-        description="Answer a coding agent's PreToolUse/PostToolUse hooks (Claude Code, "
-        "Codex CLI) through the gate, or install those hooks into its settings. See "
-        "docs/coding-agents.md.")
+        description="Answer a coding agent's tool-call hooks through the gate (Claude Code's "
+        "and Codex CLI's PreToolUse/PostToolUse, Gemini CLI's BeforeTool/AfterTool), or "
+        "install those hooks into its settings. See docs/coding-agents.md.")
     sub = hook.add_subparsers(title="harnesses", metavar="HARNESS")
     claude = sub.add_parser(
         "claude-code", help="Claude Code's PreToolUse (or --event post) hook",
@@ -98,18 +105,43 @@ def add_hook(commands: Any) -> None:
                        help="accepted for uniformity: an answer is always JSON")
     codex.set_defaults(handler=cmd_hook, harness="codex")
 
+    gemini = sub.add_parser(
+        "gemini", help="Gemini CLI's BeforeTool (or --event post) hook",
+        description="Read one Gemini CLI hook event as JSON on stdin and answer it. "
+        "BeforeTool: propose the call; allow, deny with the policy's message, or for an ask "
+        "wait up to --wait seconds for a human (inbox, Slack, `signoff requests approve`), "
+        "then allow or deny naming the request; the same call made again joins it. "
+        "AfterTool (--event post): record the tool's result in the audit. Any error denies.")
+    _gate_args(gemini)
+    gemini.add_argument("--event", choices=["pre", "post"], default="pre",
+                        help="pre (BeforeTool, the default) or post (AfterTool)")
+    gemini.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
+                        help=f"how long an asked call waits for a human (default {WAIT:g}; "
+                        "keep it under the hook's timeout, 60 s unless set: a hook past its "
+                        "timeout lets the call run)")
+    gemini.add_argument("--ask-locally", action="store_true",
+                        help="hand an ask to Gemini CLI's own confirmation instead of waiting "
+                        "(the request is cancelled; the local answer is Gemini CLI's, not a "
+                        "signoff approval; headless runs cannot answer it)")
+    gemini.add_argument("--inbox-url", help="the inbox's address, named in a denial that "
+                        "waits for approval (default: --url)")
+    gemini.add_argument("--json", action="store_true",
+                        help="accepted for uniformity: the answer is always JSON")
+    gemini.set_defaults(handler=cmd_hook, harness="gemini")
+
     install = sub.add_parser(
         "install", help="write the hooks into a harness's settings",
         description="Merge signoff's PreToolUse and PostToolUse hooks into a harness's "
         "settings. claude-code: .claude/settings.json in the project (--project, the "
         "default) or ~/.claude/settings.json (--user). codex: .codex/hooks.json in the "
         "project or $CODEX_HOME/hooks.json (--user; ~/.codex), and their trust written "
-        "into $CODEX_HOME/config.toml (Codex runs no hook nobody trusted). Other settings "
-        "and hooks are kept; installing again changes nothing; the previous file is kept "
-        "beside it as .bak.")
-    install.add_argument("harness", choices=["claude-code", "codex"],
-                         help="the coding agent whose settings get the hooks: claude-code "
-                         "or codex")
+        "into $CODEX_HOME/config.toml (Codex runs no hook nobody trusted). gemini: its "
+        "BeforeTool and AfterTool hooks into .gemini/settings.json or "
+        "~/.gemini/settings.json. Other settings and hooks are kept; installing again "
+        "changes nothing; the previous file is kept beside it as .bak.")
+    install.add_argument("harness", choices=["claude-code", "codex", "gemini"],
+                         help="the coding agent whose settings get the hooks: claude-code, "
+                         "codex or gemini")
     where = install.add_mutually_exclusive_group()
     where.add_argument("--project", action="store_true", help="this project (the default)")
     where.add_argument("--user", action="store_true", help="every project of this user")
@@ -229,13 +261,19 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
                          "prompt, or add [projects.\"<dir>\"] trust_level = \"trusted\" to "
                          f"{home / 'config.toml'}")
     else:
-        path = Path.home() / ".claude" / "settings.json" if args.user \
-            else Path(args.dir) / ".claude" / "settings.json"
+        folder = ".gemini" if args.harness == "gemini" else ".claude"
+        path = Path.home() / folder / "settings.json" if args.user \
+            else Path(args.dir) / folder / "settings.json"
     try:
         if args.harness == "codex":
             changed, backup = hooks_file.install_hooks(
                 path, home / "config.toml", hooks_file.hook_commands(base), extra=extra,
                 timeout=timeout)
+        elif args.harness == "gemini":
+            from signoff.adapters.gemini import settings as gemini  # noqa: PLC0415
+
+            changed, backup = gemini.install_hooks(path, gemini.hook_commands(base),
+                                                   extra=extra, timeout_ms=timeout * 1000)
         else:
             from signoff.adapters.claude_code import settings  # noqa: PLC0415
 

@@ -70,6 +70,13 @@ PRESETS = {
         tools="codex.toml", shell_tool="Bash", read_tool="view_image",
         gated=("Bash", "apply_patch"),
         example="""--tool Bash --args '{"command": "ls -la"}'"""),
+    # Gemini CLI through `signoff hook gemini`: its own tool names, the template's shell
+    # rules on run_shell_command; writes, commands and the web asked by review mode
+    "gemini": Preset(
+        tools="gemini.toml", path_argument="file_path", shell_tool="run_shell_command",
+        gated=("run_shell_command", "write_file", "replace", "web_fetch",
+               "google_web_search"),
+        example="""--tool run_shell_command --args '{"command": "ls -la"}'"""),
 }
 
 
