@@ -178,3 +178,25 @@ def test_an_edit_through_claude_code_asks_with_its_diff_and_runs_once_approved(
     assert target.read_text() == "DEBUG = False\nPORT = 80\n"
     (done,) = [r for r in gated.requests() if r["id"] == pending["id"]]
     assert done["status"] == "succeeded"
+
+
+def test_an_approvers_edit_runs_in_claude_code_as_approved(claude: Path,
+                                                           tmp_path: Path) -> None:
+    gated = Gated(tmp_path)
+    ledger = gated.ws / "ledger"
+    ledger.write_text("kept\n")
+    write = ToolCall("Bash", {"command": "echo hi > ledger", "description": "Write it"})
+    waited = gated.run(write)
+    (pending,) = [r for r in gated.requests() if r["status"] == "pending"]
+    assert waited.get("is_error") and pending["id"] in text_of(waited)
+    edited = {"command": "echo edited > ledger", "description": "Write it"}
+    done = signoff("requests", "edit", pending["id"], "--args", json.dumps(edited),
+                   "--token-file", str(gated.token), "--db", str(gated.db), "--policy",
+                   str(gated.policy), env=gated.env)
+    assert done.returncode == 0, done.stderr
+    ran = gated.run(write, resume=str(waited["session"]))
+    assert not ran.get("is_error"), text_of(ran)
+    # Claude Code ran the approved command (the hook's updatedInput), not the proposed one.
+    assert ledger.read_text() == "edited\n"
+    (settled,) = [r for r in gated.requests() if r["id"] == pending["id"]]
+    assert settled["status"] == "succeeded"

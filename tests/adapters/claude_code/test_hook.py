@@ -246,3 +246,29 @@ def test_a_64_mb_input_denies(gate: Gate, options: HookOptions) -> None:
     kind, _ = answer(pre_tool_use(gate, stdin, options))
     assert kind == "deny"
     assert gate.list_requests() == []
+
+
+def test_an_approvers_edit_runs_as_approved_through_updated_input(
+        gate: Gate, options: HookOptions) -> None:
+    proposed = {"command": "echo hi > ledger", "description": "Write it"}
+    edited = {"command": "echo edited > ledger", "description": "Write it"}
+    assert answer(pre_tool_use(gate, pre("Bash", proposed, use="t1"), options))[0] == "deny"
+    [request] = gate.pending_on_thread("sess-1")
+    alice = gate.authenticate(gate.rotate_token("alice")[1])
+    gate.decide(request.id, Decision.edit(edited), identity=alice)
+    output = pre_tool_use(gate, pre("Bash", proposed, use="t2"), options)
+    kind, reason = answer(output)
+    assert kind == "allow" and request.id in reason and "edit" in reason
+    # Claude Code runs updatedInput: exactly the approved arguments.
+    assert output["hookSpecificOutput"]["updatedInput"] == edited
+    assert gate.get_request(request.id).status is RequestStatus.EXECUTING
+    # It reports the call with the input it ran: the claim is found under it.
+    post_tool_use(gate, post("Bash", edited, {"stdout": ""}, use="t2"), options)
+    assert gate.get_request(request.id).status is RequestStatus.SUCCEEDED
+    # A plain approval carries no updatedInput: the model's own input runs.
+    plain = {"command": "echo plain > ledger", "description": "Write it"}
+    pre_tool_use(gate, pre("Bash", plain, use="t3"), options)
+    [other] = gate.pending_on_thread("sess-1")
+    approve(gate, other.id)
+    output = pre_tool_use(gate, pre("Bash", plain, use="t4"), options)
+    assert answer(output)[0] == "allow" and "updatedInput" not in output["hookSpecificOutput"]

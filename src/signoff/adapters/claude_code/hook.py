@@ -3,13 +3,15 @@
 Claude Code runs the hook command with the event as JSON on stdin (``session_id``,
 ``cwd``, ``hook_event_name``, ``tool_name``, ``tool_input``, ``tool_use_id``) and reads
 ``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision":
-"allow" | "deny" | "ask", "permissionDecisionReason": …}}`` from stdout. The judging is
-the harness-neutral ``signoff.adapters.hooks``; this module reads Claude Code's event
-and writes its answer.
+"allow" | "deny" | "ask", "permissionDecisionReason": …, "updatedInput": …}}`` from
+stdout — ``updatedInput`` (the arguments to run instead) carries an approver's edit. The
+judging is the harness-neutral ``signoff.adapters.hooks``; this module reads Claude
+Code's event and writes its answer.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -68,7 +70,14 @@ def pre_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) ->
         session, tool, args, _ = read_event(text, "PreToolUse")
     except Exception as exc:  # fail closed on any bad input
         return deny(f"signoff could not read the hook input ({exc}); the call was not allowed")
-    return rendered(judge(gate, session, tool, args, options))
+    # Claude Code runs a PreToolUse hook's ``updatedInput`` in place of the model's input:
+    # an approver's edit runs as approved (its hash checked against the approval).
+    answer = judge(gate, session, tool, args, dataclasses.replace(options, runs_edits=True))
+    out = rendered(answer)
+    if answer.kind == "allow" and answer.execution is not None \
+            and answer.execution.args != args:
+        out["hookSpecificOutput"]["updatedInput"] = dict(answer.execution.args)
+    return out
 
 
 def post_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) -> str | None:
