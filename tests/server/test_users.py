@@ -189,6 +189,12 @@ def test_the_users_commands(live: Live) -> None:
     everyone = live.cli("users", "list", "--all").stdout.splitlines()
     assert ["eve", "approver", "removed"] in [line.split()[:3] for line in everyone]
 
+    # A command's read seals what was committed, waiting 1 s for transactions that hold it
+    # back; on a PostgreSQL server shared with other tests one may hold it longer.
+    deadline = time.monotonic() + 60
+    while json.loads(live.cli("audit", "verify", "--json", check=False).stdout)["unsealed"]:
+        assert time.monotonic() < deadline, "audit events left unsealed for 60 s"
+        time.sleep(0.2)
     events = json.loads(live.cli("audit", "export", "--json").stdout)
     ours = {(e["kind"], e["data"]["name"]) for e in events
             if e["kind"].startswith("user.") and str(e["actor"]).startswith("os:")}

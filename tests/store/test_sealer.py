@@ -57,8 +57,11 @@ def sealed_kinds(store: Store) -> list[str]:
 
 @pytest.mark.slow
 def test_a_transaction_that_commits_late_holds_later_events_back_and_is_sealed_first(
-        postgres_store: Store) -> None:
+        postgres_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     store = postgres_store
+    # The held read below must give up soon (the tests' 30 s default would hold the whole
+    # server's horizon that long, and every other test's sealing with it).
+    monkeypatch.setattr(PostgresStore.seal, "__kwdefaults__", {"wait": 0.3})
     append(store, "before")
     late = store.transaction()
     tx = late.__enter__()
