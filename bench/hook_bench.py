@@ -176,7 +176,8 @@ def measure_agent(world: World, runs: int, calls: int) -> tuple[list[float], lis
         claude_bin()
     except BaseException as exc:  # pytest.skip raises outside pytest: say why, go on
         return f"Claude Code is not installed here ({type(exc).__name__}: {exc})"
-    bare, hooked = Project(world.tmp / "bare"), Project(world.tmp / "hooked")
+    # Inside the policy's workspace root: a read there is allowed without asking.
+    bare, hooked = Project(world.ws / "bare"), Project(world.ws / "hooked")
     for project in (bare, hooked):
         (project.dir / "notes.txt").write_text("remember the milk\n")
     bare.settings({})
