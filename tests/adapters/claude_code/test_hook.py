@@ -230,6 +230,8 @@ def test_a_session_id_the_store_would_refuse_denies(gate: Gate, session: str,
     stdin = json.dumps({"hook_event_name": "PreToolUse", "session_id": session,
                         "tool_name": "Bash", "tool_input": {"command": "ls"},
                         "tool_use_id": "t1", "cwd": "/tmp"}).encode()
+    gate.flush()
+    list(gate.audit_events())  # sealed (PostgreSQL seals after commit): the head stands
     before = gate.audit_head()[0]
     kind, reason = answer(pre_tool_use(gate, stdin, options))
     assert kind == "deny" and "could not judge this call" in reason
