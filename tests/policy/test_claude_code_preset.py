@@ -1,55 +1,14 @@
-"""The claude-code preset: Claude Code's ``Bash`` is judged exactly as the starter's
-``execute`` on the shell corpora (real agents' commands, GTFOBins, developers' commands),
-and its file tools as the harness sends them."""
+"""The claude-code preset: Claude Code's file tools as the harness sends them; its
+``Bash`` on the shell corpora is ``test_preset_parity.py``'s."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pytest
-
-from kit import judge_shell
 from signoff import Effect
 from signoff.model import ReviewMode, RunContext, ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.policy.starter import starter_toml
-
-DATA = Path(__file__).resolve().parents[1] / "data"
-
-
-def _corpus() -> list[str]:
-    commands = [json.loads(line)["command"]
-                for name in ("agent_commands.jsonl", "gtfobins-published.jsonl")
-                for line in (DATA / name).read_text("utf-8").splitlines() if line.strip()]
-    commands += [line for line in (DATA / "dev_commands.txt").read_text("utf-8").splitlines()
-                 if line.strip() and not line.startswith("#")]
-    return commands
-
-
-def _shape(verdict: Verdict) -> tuple[object, ...]:
-    return (verdict.effect, verdict.code, verdict.risk, verdict.mandatory,
-            sorted((r.step.value, r.rule or "") for r in verdict.reasons))
-
-
-@pytest.mark.parametrize("mode", [ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL])
-def test_bash_is_judged_as_the_starters_execute(tmp_path: Path, mode: ReviewMode) -> None:
-    commands = _corpus()
-    assert len(commands) > 1600
-    differ, effects = [], set()
-    # A fresh pair every 40 commands: each policy's reviewer has its own budget of reviews
-    # a minute (auto mode), which must not run out for one of them and not the other.
-    for start in range(0, len(commands), 40):
-        starter = Policy.from_toml(starter_toml(str(tmp_path)))
-        claude = Policy.from_toml(starter_toml(str(tmp_path), "claude-code"))
-        for command in commands[start:start + 40]:
-            theirs = judge_shell(claude, command, mode, tool="Bash")
-            effects.add(theirs.effect)
-            if _shape(judge_shell(starter, command, mode)) != _shape(theirs):
-                differ.append(command)
-    assert differ == []
-    # not vacuous: the corpus gets every kind of answer
-    assert Effect.ALLOW in effects and (Effect.DENY in effects or Effect.ASK in effects)
 
 
 def _judge(policy: Policy, tool: str, args: dict[str, object]) -> Verdict:

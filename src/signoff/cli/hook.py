@@ -58,76 +58,20 @@ def add_hook(commands: Any) -> None:
         "and Codex CLI's PreToolUse/PostToolUse, Gemini CLI's BeforeTool/AfterTool), or "
         "install those hooks into its settings. See docs/coding-agents.md.")
     sub = hook.add_subparsers(title="harnesses", metavar="HARNESS")
-    claude = sub.add_parser(
-        "claude-code", help="Claude Code's PreToolUse (or --event post) hook",
-        description="Read one Claude Code hook event as JSON on stdin and answer it. "
-        "PreToolUse: propose the call; allow, deny with the policy's message, or for an ask "
-        "wait up to --wait seconds for a human (inbox, Slack, `signoff requests approve`), "
-        "then allow or deny naming the request; the same call made again joins it. "
-        "PostToolUse (--event post): record the tool's result in the audit. Any error "
-        "denies.")
-    _gate_args(claude)
-    claude.add_argument("--event", choices=["pre", "post"], default="pre",
-                        help="pre (PreToolUse, the default) or post (PostToolUse)")
-    claude.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
-                        help=f"how long an asked call waits for a human (default {WAIT:g}; "
-                        "keep it under the hook's timeout, 60 s unless set)")
-    claude.add_argument("--ask-locally", action="store_true",
-                        help="hand an ask to Claude Code's own permission prompt instead of "
-                        "waiting (the request is cancelled; the local answer is Claude "
-                        "Code's, not a signoff approval)")
-    claude.add_argument("--inbox-url", help="the inbox's address, named in a denial that "
-                        "waits for approval (default: --url)")
-    claude.add_argument("--json", action="store_true",
-                        help="accepted for uniformity: the answer is always JSON")
-    claude.set_defaults(handler=cmd_hook, harness="claude-code")
-
-    codex = sub.add_parser(
-        "codex", help="Codex CLI's PreToolUse (or --event post) hook",
-        description="Read one Codex CLI hook event as JSON on stdin and answer it. "
-        "PreToolUse: propose the call; let it run (no output), or deny with the policy's "
-        "message, or for an ask wait up to --wait seconds for a human (inbox, Slack, "
-        "`signoff requests approve`), then let it run or deny naming the request; the "
-        "same call made again joins it. PostToolUse (--event post): record the tool's "
-        "result in the audit. Any error denies.")
-    _gate_args(codex)
-    codex.add_argument("--event", choices=["pre", "post"], default="pre",
-                       help="pre (PreToolUse, the default) or post (PostToolUse)")
-    codex.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
-                       help=f"how long an asked call waits for a human (default {WAIT:g}; "
-                       "keep it under the hook's timeout: a hook past it lets the call run)")
-    codex.add_argument("--ask-locally", action="store_true",
-                       help="not supported for codex (it has no prompt a hook can hand an "
-                       "ask to): every call is denied, saying so")
-    codex.add_argument("--inbox-url", help="the inbox's address, named in a denial that "
-                       "waits for approval (default: --url)")
-    codex.add_argument("--json", action="store_true",
-                       help="accepted for uniformity: an answer is always JSON")
-    codex.set_defaults(handler=cmd_hook, harness="codex")
-
-    gemini = sub.add_parser(
-        "gemini", help="Gemini CLI's BeforeTool (or --event post) hook",
-        description="Read one Gemini CLI hook event as JSON on stdin and answer it. "
-        "BeforeTool: propose the call; allow, deny with the policy's message, or for an ask "
-        "wait up to --wait seconds for a human (inbox, Slack, `signoff requests approve`), "
-        "then allow or deny naming the request; the same call made again joins it. "
-        "AfterTool (--event post): record the tool's result in the audit. Any error denies.")
-    _gate_args(gemini)
-    gemini.add_argument("--event", choices=["pre", "post"], default="pre",
-                        help="pre (BeforeTool, the default) or post (AfterTool)")
-    gemini.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
-                        help=f"how long an asked call waits for a human (default {WAIT:g}; "
-                        "keep it under the hook's timeout, 60 s unless set: a hook past its "
-                        "timeout lets the call run)")
-    gemini.add_argument("--ask-locally", action="store_true",
-                        help="hand an ask to Gemini CLI's own confirmation instead of waiting "
-                        "(the request is cancelled; the local answer is Gemini CLI's, not a "
-                        "signoff approval; headless runs cannot answer it)")
-    gemini.add_argument("--inbox-url", help="the inbox's address, named in a denial that "
-                        "waits for approval (default: --url)")
-    gemini.add_argument("--json", action="store_true",
-                        help="accepted for uniformity: the answer is always JSON")
-    gemini.set_defaults(handler=cmd_hook, harness="gemini")
+    _harness(sub, "claude-code", "Claude Code", ("PreToolUse", "PostToolUse"),
+             answers="allow, deny with the policy's message",
+             ask_help="hand an ask to Claude Code's own permission prompt instead of waiting "
+             "(the request is cancelled; the local answer is Claude Code's, not a signoff "
+             "approval)")
+    _harness(sub, "codex", "Codex CLI", ("PreToolUse", "PostToolUse"),
+             answers="let it run (no output), or deny with the policy's message",
+             ask_help="not supported for codex (it has no prompt a hook can hand an ask "
+             "to): every call is denied, saying so")
+    _harness(sub, "gemini", "Gemini CLI", ("BeforeTool", "AfterTool"),
+             answers="allow, deny with the policy's message",
+             ask_help="hand an ask to Gemini CLI's own confirmation instead of waiting (the "
+             "request is cancelled; the local answer is Gemini CLI's, not a signoff "
+             "approval; headless runs cannot answer it)")
 
     install = sub.add_parser(
         "install", help="write the hooks into a harness's settings",
@@ -158,6 +102,32 @@ def add_hook(commands: Any) -> None:
                          "signoff)")
     install.add_argument("--json", action="store_true", help="machine-readable output")
     install.set_defaults(handler=cmd_hook_install)
+
+
+def _harness(sub: Any, name: str, title: str, events: tuple[str, str], *, answers: str,
+             ask_help: str) -> None:
+    """``signoff hook <name>``: one harness's pre-call (or ``--event post``) hook."""
+    pre, post = events
+    parser = sub.add_parser(
+        name, help=f"{title}'s {pre} (or --event post) hook",
+        description=f"Read one {title} hook event as JSON on stdin and answer it. {pre}: "
+        f"propose the call; {answers}, or for an ask wait up to --wait seconds for a human "
+        "(inbox, Slack, `signoff requests approve`), then let it run or deny naming the "
+        f"request; the same call made again joins it. {post} (--event post): record the "
+        "tool's result in the audit. Any error denies.")
+    _gate_args(parser)
+    parser.add_argument("--event", choices=["pre", "post"], default="pre",
+                        help=f"pre ({pre}, the default) or post ({post})")
+    parser.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
+                        help=f"how long an asked call waits for a human (default {WAIT:g}; "
+                        "keep it under the hook's timeout, 60 s unless set: a hook past its "
+                        "timeout lets the call run)")
+    parser.add_argument("--ask-locally", action="store_true", help=ask_help)
+    parser.add_argument("--inbox-url", help="the inbox's address, named in a denial that "
+                        "waits for approval (default: --url)")
+    parser.add_argument("--json", action="store_true",
+                        help="accepted for uniformity: an answer is always JSON")
+    parser.set_defaults(handler=cmd_hook, harness=name)
 
 
 def _gate_args(parser: argparse.ArgumentParser) -> None:

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from signoff.adapters.hooks import settings_file
+
 _MARK = "signoff hook codex"
 _FAIL_CLOSED = {"PreToolUse": " || { echo 'signoff hook codex failed: the call was not "
                               "allowed' >&2; exit 2; }"}
@@ -67,32 +69,16 @@ def merged(data: dict[str, Any], commands: dict[str, str], *, extra: Sequence[st
            timeout: int) -> tuple[dict[str, Any], dict[str, tuple[int, str]]]:
     """``data`` with our entries in place (a new dict), and by event the index of ours in
     its list with its trust hash."""
-    result: dict[str, Any] = json.loads(json.dumps(data))
-    hooks = result.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ValueError("the file's \"hooks\" is not an object")
     flags = "".join(" " + shlex.quote(part) for part in extra)
-    ours: dict[str, tuple[int, str]] = {}
-    for event, command in commands.items():
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise ValueError(f"the file's hooks.{event} is not a list")
-        kept = []
-        for entry in entries:
-            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
-                inner = [h for h in entry["hooks"] if not _ours(h)]
-                if not inner and any(_ours(h) for h in entry["hooks"]):
-                    continue  # an entry that held only ours: replaced below
-                kept.append({**entry, "hooks": inner})
-            else:
-                kept.append(entry)
-        entry = {"matcher": MATCHER, "hooks": [
+
+    def entry(event: str, command: str) -> dict[str, Any]:
+        return {"matcher": MATCHER, "hooks": [
             {"type": "command", "command": command + flags + _FAIL_CLOSED.get(event, ""),
              "timeout": timeout}]}
-        ours[event] = (len(kept), trust_hash(event, entry))
-        kept.append(entry)
-        hooks[event] = kept
-    return result, ours
+
+    result, where = settings_file.merged(data, commands, mark=_MARK, entry=entry)
+    return result, {event: (index, trust_hash(event, result["hooks"][event][index]))
+                    for event, index in where.items()}
 
 
 def others(path: Path) -> list[str]:
@@ -136,31 +122,12 @@ def trusted(config: str, path: Path, ours: dict[str, tuple[int, str]]) -> str:
     return text
 
 
-def _write(path: Path, before: str | None, after: str) -> Path | None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if before is not None:
-        backup = path.with_name(path.name + ".bak")
-        backup.write_text(before, "utf-8")
-    temporary = path.with_name(path.name + ".signoff-tmp")
-    temporary.write_text(after, "utf-8")
-    os.replace(temporary, path)
-    return backup
-
-
 def install_hooks(path: Path, config: Path, commands: dict[str, str], *,
                   extra: Sequence[str] = (), timeout: int) -> tuple[bool, Path | None]:
     """Merge our hooks into the hooks file at ``path`` and trust them in the Codex
     ``config`` (each made if missing): whether either changed, and the backup of the
     hooks file's previous text (``None``: nothing to keep)."""
-    before: dict[str, Any] = {}
-    text = None
-    if path.exists():
-        text = path.read_text("utf-8")
-        loaded = json.loads(text) if text.strip() else {}
-        if not isinstance(loaded, dict):
-            raise ValueError(f"{path} does not hold a JSON object")
-        before = loaded
+    before, text = settings_file.read(path)
     after, ours = merged(before, commands, extra=extra, timeout=timeout)
     config_text = config.read_text("utf-8") if config.exists() else None
     tomllib.loads(config_text or "")  # a config Codex could not read is not rewritten
@@ -168,9 +135,9 @@ def install_hooks(path: Path, config: Path, commands: dict[str, str], *,
     changed = False
     backup = None
     if after != before or text is None:
-        backup = _write(path, text, json.dumps(after, indent=2) + "\n")
+        backup = settings_file.write(path, text, json.dumps(after, indent=2) + "\n")
         changed = True
     if trusting != config_text and tomllib.loads(trusting) != tomllib.loads(config_text or ""):
-        _write(config, config_text, trusting)
+        settings_file.write(config, config_text, trusting)
         changed = True
     return changed, backup

@@ -15,12 +15,12 @@ hook's ``--wait`` and 15 s more.
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from signoff.adapters.hooks import settings_file
 
 _MARK = "signoff hook gemini"
 _NAME = "signoff"
@@ -39,58 +39,25 @@ def hook_commands(base: Sequence[str]) -> dict[str, str]:
 def merged(settings: dict[str, Any], commands: dict[str, str], *, extra: Sequence[str],
            timeout_ms: int, matcher: str = "*") -> dict[str, Any]:
     """``settings`` with our entries in place (a new dict; ``settings`` is not changed)."""
-    result: dict[str, Any] = json.loads(json.dumps(settings))
-    hooks = result.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ValueError("the settings' \"hooks\" is not an object")
+    return settings_file.merged(settings, commands, mark=_MARK,
+                                entry=_entry(extra, timeout_ms, matcher))[0]
+
+
+def _entry(extra: Sequence[str], timeout_ms: int, matcher: str = "*") -> settings_file.Entry:
     flags = "".join(" " + shlex.quote(part) for part in extra)
-    for event, command in commands.items():
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise ValueError(f"the settings' hooks.{event} is not a list")
-        kept = []
-        for entry in entries:
-            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
-                inner = [h for h in entry["hooks"] if not _ours(h)]
-                if not inner and any(_ours(h) for h in entry["hooks"]):
-                    continue  # an entry that held only ours: replaced below
-                kept.append({**entry, "hooks": inner})
-            else:
-                kept.append(entry)
-        kept.append({"matcher": matcher, "hooks": [
+
+    def entry(event: str, command: str) -> dict[str, Any]:
+        return {"matcher": matcher, "hooks": [
             {"name": f"{_NAME}-{event}", "type": "command",
              "command": command + flags + _FAIL_CLOSED.get(event, ""),
-             "timeout": timeout_ms,
-             "description": _DESCRIPTION}]})
-        hooks[event] = kept
-    return result
+             "timeout": timeout_ms, "description": _DESCRIPTION}]}
 
-
-def _ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and _MARK in str(hook.get("command", ""))
+    return entry
 
 
 def install_hooks(path: Path, commands: dict[str, str], *, extra: Sequence[str] = (),
                   timeout_ms: int) -> tuple[bool, Path | None]:
     """Merge our hooks into the settings file at ``path`` (made if missing): whether it
     changed, and the backup of what it held before (``None``: nothing to keep)."""
-    before: dict[str, Any] = {}
-    text = None
-    if path.exists():
-        text = path.read_text("utf-8")
-        loaded = json.loads(text) if text.strip() else {}
-        if not isinstance(loaded, dict):
-            raise ValueError(f"{path} does not hold a JSON object")
-        before = loaded
-    after = merged(before, commands, extra=extra, timeout_ms=timeout_ms)
-    if after == before and text is not None:
-        return False, None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if text is not None:
-        backup = path.with_name(path.name + ".bak")
-        backup.write_text(text, "utf-8")
-    temporary = path.with_name(path.name + ".signoff-tmp")
-    temporary.write_text(json.dumps(after, indent=2) + "\n", "utf-8")
-    os.replace(temporary, path)
-    return True, backup
+    return settings_file.install(path, commands, mark=_MARK,
+                                 entry=_entry(extra, timeout_ms))
