@@ -16,9 +16,9 @@ import json
 from typing import Any
 
 from signoff.adapters.hooks import claims
+from signoff.adapters.hooks.events import read_event
 from signoff.adapters.hooks.harness import Reply
 from signoff.adapters.hooks.judging import Answer, HookOptions, call_id_for, judge, report
-from signoff.canonical import parse_args
 from signoff.kernel.protocol import GateProtocol
 
 AGENT = "claude-code"
@@ -39,28 +39,6 @@ def deny(reason: str) -> dict[str, Any]:
 
 def rendered(answer: Answer) -> dict[str, Any]:
     return decision(answer.kind, answer.reason)
-
-
-def read_event(text: str | bytes, *expected: str
-               ) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
-    """(session, tool, tool input, event) of one of the ``expected`` events: ``ValueError``
-    for anything else."""
-    event = json.loads(text)
-    if not isinstance(event, dict):
-        raise ValueError("the hook input is not a JSON object")
-    name = event.get("hook_event_name")
-    if name not in expected:
-        raise ValueError(f"expected a {' or '.join(expected)} event, got {name!r}")
-    session, tool, given = event.get("session_id"), event.get("tool_name"), event.get("tool_input")
-    if not isinstance(session, str) or not session:
-        raise ValueError("the hook input has no session_id")
-    if not isinstance(tool, str) or not tool:
-        raise ValueError("the hook input has no tool_name")
-    if given is None:
-        given = {}
-    if not isinstance(given, dict):
-        raise ValueError("tool_input is not a JSON object")
-    return session, tool, parse_args(given), event
 
 
 def pre_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) -> dict[str, Any]:

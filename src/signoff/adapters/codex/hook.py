@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from signoff.adapters.claude_code.hook import read_event
+from signoff.adapters.hooks.events import read_event
 from signoff.adapters.hooks.harness import Reply
 from signoff.adapters.hooks.judging import HookOptions, judge, report
 from signoff.errors import ConfigurationError

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from signoff.adapters.hooks.events import read_event
 from signoff.adapters.hooks.harness import Reply
 from signoff.adapters.hooks.judging import Answer, HookOptions, judge, report
-from signoff.canonical import parse_args
 from signoff.kernel.protocol import GateProtocol
 
 AGENT = "gemini-cli"
@@ -33,28 +33,6 @@ def decision(kind: str, reason: str) -> dict[str, Any]:
 
 def rendered(answer: Answer) -> dict[str, Any]:
     return decision(answer.kind, answer.reason)
-
-
-def read_event(text: str | bytes, expected: str
-               ) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
-    """(session, tool, tool input, event) of an ``expected`` event: ``ValueError`` for
-    anything else."""
-    event = json.loads(text)
-    if not isinstance(event, dict):
-        raise ValueError("the hook input is not a JSON object")
-    name = event.get("hook_event_name")
-    if name != expected:
-        raise ValueError(f"expected a {expected} event, got {name!r}")
-    session, tool, given = event.get("session_id"), event.get("tool_name"), event.get("tool_input")
-    if not isinstance(session, str) or not session:
-        raise ValueError("the hook input has no session_id")
-    if not isinstance(tool, str) or not tool:
-        raise ValueError("the hook input has no tool_name")
-    if given is None:
-        given = {}
-    if not isinstance(given, dict):
-        raise ValueError("tool_input is not a JSON object")
-    return session, tool, parse_args(given), event
 
 
 def before_tool(gate: GateProtocol, text: str | bytes, options: HookOptions) -> dict[str, Any]:
