@@ -71,8 +71,10 @@ def signoff_hooks(gate: GateProtocol, *, principal: str | None = None,
                   wait_seconds: float = WAIT, inbox_url: str | None = None,
                   claims_dir: Path | None = None) -> Hooks:
     """``ClaudeAgentOptions(hooks=...)``: every call judged in ``PreToolUse`` (its
-    timeout ``wait_seconds`` + 15 s), every result reported in ``PostToolUse``."""
-    options = _options(gate, principal, wait_seconds, inbox_url, claims_dir, edits=False)
+    timeout ``wait_seconds`` + 15 s), every result reported in ``PostToolUse``. An
+    approver's edit runs as approved: the hook's ``updatedInput``, as
+    ``signoff hook claude-code`` answers."""
+    options = _options(gate, principal, wait_seconds, inbox_url, claims_dir, edits=True)
 
     async def pre_tool_use(data: HookInput, tool_use_id: str | None,
                            context: HookContext) -> HookJSONOutput:
@@ -82,7 +84,11 @@ def signoff_hooks(gate: GateProtocol, *, principal: str | None = None,
             return _hook_deny(f"signoff could not read the hook input ({exc}); the call was "
                               "not allowed")
         answer = await _judged(gate, session, tool, args, options)
-        return cast("HookJSONOutput", decision(answer.kind, answer.reason))
+        out = decision(answer.kind, answer.reason)
+        if answer.kind == "allow" and answer.execution is not None \
+                and answer.execution.args != args:  # an approver's edit: run as approved
+            out["hookSpecificOutput"]["updatedInput"] = dict(answer.execution.args)
+        return cast("HookJSONOutput", out)
 
     return {"PreToolUse": [HookMatcher(matcher="*", hooks=[pre_tool_use],
                                        timeout=wait_seconds + HOOK_MARGIN)],

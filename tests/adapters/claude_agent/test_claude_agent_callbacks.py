@@ -179,8 +179,8 @@ def test_a_timed_out_ask_is_named_and_the_retry_after_approval_runs(gate: Gate) 
     assert permit.sessions == {}
 
 
-def test_an_approvers_edit_runs_through_can_use_tool_only(gate: Gate,
-                                                          workspace: Path) -> None:
+def test_an_approvers_edit_runs_as_approved_through_hooks_and_can_use_tool(
+        gate: Gate, workspace: Path) -> None:
     target = workspace / "app.py"
     target.write_text("x = 1\n")
     proposed = {"file_path": str(target), "old_string": "x = 1", "new_string": "x = 2"}
@@ -188,16 +188,19 @@ def test_an_approvers_edit_runs_through_can_use_tool_only(gate: Gate,
     hooks = signoff_hooks(gate, wait_seconds=0.3)
     permit = signoff_can_use_tool(gate, wait_seconds=0.3)
 
-    # The hooks: the edit cannot run there; the model is told what was approved.
+    # The hooks: the approved arguments run as the hook's updatedInput.
     asyncio.run(hook(hooks["PreToolUse"], event("PreToolUse", "Edit", proposed, "t1")))
     (request,) = gate.pending_on_thread(SESSION)
     stored = json.loads(request.args)
     assert (stored["old_string"], stored["new_string"]) == ("x = 1", "x = 2")  # the diff
     approve(gate, request.id, edited)
-    kind, reason = decision(asyncio.run(hook(hooks["PreToolUse"],
-                                             event("PreToolUse", "Edit", proposed, "t2"))))
-    assert kind == "deny" and '"new_string": "x = 3"' in reason
-    assert gate.get_request(request.id).status is RequestStatus.FAILED
+    output = asyncio.run(hook(hooks["PreToolUse"],
+                              event("PreToolUse", "Edit", proposed, "t2")))
+    kind, _ = decision(output)
+    assert kind == "allow" and output["hookSpecificOutput"]["updatedInput"] == edited
+    asyncio.run(hook(hooks["PostToolUse"], event(
+        "PostToolUse", "Edit", edited, "t2", tool_response={"filePath": str(target)})))
+    assert gate.get_request(request.id).status is RequestStatus.SUCCEEDED
 
     # can_use_tool: the approved arguments run, as approved; the result settles them.
     async def attempt(use: str) -> Any:

@@ -6,8 +6,8 @@ the call into an ``Answer`` — allow, deny with a reason for the model, or (``a
 ask the harness's own prompt — and each harness's module writes that answer in its
 hook's format. ``report`` settles the request an approved call ran under. An approver's
 edit is denied (naming the approved arguments), unless the harness can run other
-arguments than the model proposed (``runs_edits``: the Claude Agent SDK's
-``can_use_tool``): then the claimed, approved arguments are the answer's to run.
+arguments than the model proposed (``runs_edits``: Claude Code's and the Claude Agent
+SDK's ``updatedInput``): then the claimed, approved arguments are the answer's to run.
 
 A call the hook allows is run by the harness, not by signoff: the hook claims an
 approved request (so one approval lets one run through) and the post-call hook reports
@@ -52,8 +52,8 @@ class HookOptions:
     ask_locally: bool = False  # hand asks to the harness's own prompt
     inbox_url: str | None = None
     claims_dir: Path | None = None  # where a claim waits for the post-call hook (``claims``)
-    # The harness can run the approved arguments in place of the proposed ones (the Claude
-    # Agent SDK's ``updated_input``): an approver's edit is allowed, as ``Answer.execution``.
+    # The harness can run the approved arguments in place of the proposed ones (Claude
+    # Code's ``updatedInput``): an approver's edit is allowed, as ``Answer.execution``.
     runs_edits: bool = False
 
     @property
