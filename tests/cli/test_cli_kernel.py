@@ -266,3 +266,35 @@ def test_requests_show_prints_the_write_evidence(tmp_path: Path,
     [change] = json.loads(out)["changes"]
     assert change["kind"] == "diff" and change["diff"].endswith("+\x1b[2J</pre>\n")
     assert change["resolved"] == f"{root.resolve()}/notes.md"
+
+
+def test_an_export_says_when_committed_events_are_not_sealed_yet(
+        postgres_database: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL seals the audit after commit, behind the oldest running transaction: an
+    export taken while one holds events back says how many it could not include."""
+    from signoff.store.postgres import PostgresStore
+
+    monkeypatch.setattr(PostgresStore.seal, "__kwdefaults__", {"wait": 0.2})
+    store = PostgresStore(postgres_database, setup=True)
+    try:
+        with store.transaction() as tx:
+            tx.append_audit("before", at_us=1, request_id=None, actor="t", data={})
+        held = store.transaction()
+        tx = held.__enter__()
+        tx.append_audit("held", at_us=2, request_id=None, actor="t", data={})  # txid taken
+        try:
+            with store.transaction() as later:
+                later.append_audit("after", at_us=3, request_id=None, actor="t", data={})
+            code, out, err = run(capsys, "audit", "export", "--db", postgres_database,
+                                 "--json")
+            assert code == 0 and [e["kind"] for e in json.loads(out)] == ["before"]
+            # "after" committed; "held" is not committed yet, so not counted (nor lost)
+            assert "1 committed audit event is not sealed yet" in err
+        finally:
+            held.__exit__(None, None, None)
+        code, out, err = run(capsys, "audit", "export", "--db", postgres_database, "--json")
+        assert [e["kind"] for e in json.loads(out)] == ["before", "held", "after"]
+        assert "not sealed" not in err
+    finally:
+        store.close()

@@ -348,6 +348,12 @@ def cmd_audit_export(args: argparse.Namespace) -> int:
     else:
         for event in events:
             print(json.dumps(event, ensure_ascii=False))
+    held = gate.records.unsealed()
+    if held:  # committed, but not in the chain yet: not in this export either; said
+        what = "event is" if held == 1 else "events are"
+        print(f"signoff: {held} committed audit {what} not sealed yet (a running "
+              "transaction holds it back) and not in this export; run it again",
+              file=sys.stderr)
     return 0
 
 

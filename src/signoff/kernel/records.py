@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from signoff.audit import AuditEvent, AuditKind, Verification, to_us
 from signoff.identity import Identity, Session
@@ -20,6 +20,7 @@ from signoff.kernel.auditing import Trust, verify_audit
 from signoff.kernel.verdicts import VerdictLog
 from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus
 from signoff.store.base import Store
+from signoff.store.capabilities import Capability, SealsAfterCommit, supports
 from signoff.store.deliveries import Delivery
 from signoff.store.pages import RequestQuery
 
@@ -93,6 +94,14 @@ class Records:
     def verify_audit(self, trust: Trust | None = None) -> Verification:
         """The chain and the checks beside it (``signoff.kernel.auditing``)."""
         return verify_audit(self.store, trust=trust, clock=self.clock)
+
+    def unsealed(self) -> int:
+        """Committed audit events not sealed into the chain yet (PostgreSQL seals after
+        commit; a running transaction holds later ones back): a read of the audit does
+        not show them. Always 0 on a store that chains in its commits."""
+        if not supports(self.store, Capability.SEALS_AFTER_COMMIT):
+            return 0
+        return int(cast("SealsAfterCommit", self.store).unsealed()[0])
 
     def count_users(self) -> int:
         return self.store.count_users()
