@@ -274,3 +274,25 @@ def test_an_approvers_edit_runs_as_approved_through_updated_input(
     approve(gate, other.id)
     output = pre_tool_use(gate, pre("Bash", plain, use="t4"), options)
     assert answer(output)[0] == "allow" and "updatedInput" not in output["hookSpecificOutput"]
+
+
+def test_an_edited_approval_runs_in_its_own_session_only(gate: Gate,
+                                                         options: HookOptions) -> None:
+    """Another route to an approval: the same proposal from another session. The edited
+    approval of sess-1 neither runs there nor lends its updatedInput to sess-2."""
+    proposed = {"command": "echo hi > ledger", "description": "Write it"}
+    edited = {"command": "echo edited > ledger", "description": "Write it"}
+    pre_tool_use(gate, pre("Bash", proposed, use="t1"), options)
+    [request] = gate.pending_on_thread("sess-1")
+    alice = gate.authenticate(gate.rotate_token("alice")[1])
+    gate.decide(request.id, Decision.edit(edited), identity=alice)
+    other = pre_tool_use(gate, pre("Bash", proposed, session="sess-2", use="t2"), options)
+    kind, reason = answer(other)
+    assert kind == "deny" and request.id not in reason
+    assert "updatedInput" not in other["hookSpecificOutput"]
+    assert gate.get_request(request.id).status is RequestStatus.APPROVED  # still unclaimed
+    # Nor does proposing the edited arguments themselves in sess-1 ride on it: they are
+    # another call, asked afresh.
+    mine = pre_tool_use(gate, pre("Bash", edited, use="t3"), options)
+    assert answer(mine)[0] == "deny" and "updatedInput" not in mine["hookSpecificOutput"]
+    assert gate.get_request(request.id).status is RequestStatus.APPROVED
