@@ -127,31 +127,52 @@ class World:
             os.killpg(self.server.pid, signal.SIGTERM)
             self.server.wait(timeout=30)
 
-    def event(self, name: str = "PreToolUse") -> bytes:
+    def event(self, name: str = "PreToolUse", tool: str = "Read") -> bytes:
+        """An allowed call: a read inside the workspace, or a read-only command in it."""
+        args = {"file_path": str(self.ws / "notes.txt")} if tool == "Read" \
+            else {"command": "ls -la && git status"}
         event: dict[str, object] = {
             "session_id": "bench-session", "cwd": str(self.ws), "hook_event_name": name,
-            "tool_name": "Read", "tool_input": {"file_path": str(self.ws / "notes.txt")},
-            "tool_use_id": "toolu_bench"}
+            "tool_name": tool, "tool_input": args, "tool_use_id": "toolu_bench"}
         if name == "PostToolUse":
             event["tool_response"] = {"type": "text", "file": {"content": "remember"}}
         return json.dumps(event).encode()
+
+
+def installed(world: World, *flags: str) -> dict[str, str]:
+    """The hook commands ``signoff hook install claude-code FLAGS`` writes, by event."""
+    project = Path(tempfile.mkdtemp(dir=world.tmp))
+    run_signoff("hook", "install", "claude-code", "--dir", str(project), *flags, env=world.env)
+    settings = json.loads((project / ".claude" / "settings.json").read_text("utf-8"))
+    return {name: entries[0]["hooks"][0]["command"]
+            for name, entries in settings["hooks"].items()}
 
 
 def hook_cases(world: World) -> dict[str, tuple[str, bytes, Callable[[bytes], bool]]]:
     signoff = " ".join(shlex.quote(part) for part in SIGNOFF)
     local = f"{signoff} hook claude-code --db {world.db} --policy {world.policy}"
     remote = f"{signoff} hook claude-code --url {world.url} --token-file {world.token}"
+    resident = installed(world, "--url", world.url, "--token-file", str(world.token))
     read_only = f"{PYTHON} -c 'import json, sys; json.load(sys.stdin); print(1)'"
+    bare = f"{PYTHON} -S -I -c 'print(1)'"
     imports = (f"{PYTHON} -c 'import json, sys; json.load(sys.stdin); "
                "import signoff.kernel.gate, signoff.policy, signoff.store.sqlite; print(1)'")
+    read, bash = world.event(), world.event(tool="Bash")
+    one = lambda out: out == b"1\n"  # noqa: E731
     return {
-        "floor: Python parses the event": (read_only, world.event(), lambda out: out == b"1\n"),
-        "floor: + imports gate, policy, store": (imports, world.event(),
-                                                 lambda out: out == b"1\n"),
-        "in-process PreToolUse": (local + " || exit 2", world.event(), allowed),
+        "floor: Python -S -I starts": (bare, read, one),
+        "floor: Python parses the event": (read_only, read, one),
+        "floor: + imports gate, policy, store": (imports, read, one),
+        "in-process PreToolUse, Read": (local + " || exit 2", read, allowed),
+        "in-process PreToolUse, Bash": (local + " || exit 2", bash, allowed),
         "in-process PostToolUse": (local + " --event post", world.event("PostToolUse"),
                                    lambda out: out == b""),
-        "resident (--url) PreToolUse": (remote + " || exit 2", world.event(), allowed),
+        "resident (installed) PreToolUse, Read": (resident["PreToolUse"], read, allowed),
+        "resident (installed) PreToolUse, Bash": (resident["PreToolUse"], bash, allowed),
+        "resident (installed) PostToolUse": (resident["PostToolUse"],
+                                             world.event("PostToolUse"),
+                                             lambda out: out == b""),
+        "signoff hook --url (whole CLI), Read": (remote + " || exit 2", read, allowed),
     }
 
 
@@ -166,8 +187,10 @@ def measure_hooks(world: World, spawns: int) -> dict[str, list[float]]:
     return samples
 
 
-def measure_agent(world: World, runs: int, calls: int) -> tuple[list[float], list[float]] | str:
-    """Claude Code's wall time for ``calls`` allowed reads, without and with the hooks."""
+def measure_agent(world: World, runs: int, calls: int) -> dict[str, list[float]] | str:
+    """Claude Code's wall time for ``calls`` allowed reads: with no hook, with the hooks
+    as ``signoff hook install claude-code`` writes them on the database (in-process), and
+    with ``--url`` (resident)."""
     sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "adapters" / "claude_code")]
     try:
         from claude_rig import Project, claude_bin
@@ -177,27 +200,32 @@ def measure_agent(world: World, runs: int, calls: int) -> tuple[list[float], lis
     except BaseException as exc:  # pytest.skip raises outside pytest: say why, go on
         return f"Claude Code is not installed here ({type(exc).__name__}: {exc})"
     # Inside the policy's workspace root: a read there is allowed without asking.
-    bare, hooked = Project(world.ws / "bare"), Project(world.ws / "hooked")
-    for project in (bare, hooked):
+    projects = {name: Project(world.ws / name) for name in ("bare", "local", "resident")}
+    for project in projects.values():
         (project.dir / "notes.txt").write_text("remember the milk\n")
-    bare.settings({})
-    run_signoff("hook", "install", "claude-code", "--project", "--dir", str(hooked.dir),
-                "--db", str(world.db), "--policy", str(world.policy),
-                "--signoff", " ".join(SIGNOFF), env=world.env)
-    without: list[float] = []
-    with_hooks: list[float] = []
+    projects["bare"].settings({})
+    run_signoff("hook", "install", "claude-code", "--project", "--dir",
+                str(projects["local"].dir), "--db", str(world.db), "--policy",
+                str(world.policy), "--signoff", " ".join(SIGNOFF), env=world.env)
+    run_signoff("hook", "install", "claude-code", "--project", "--dir",
+                str(projects["resident"].dir), "--url", world.url, "--token-file",
+                str(world.token), env=world.env)
+    walls: dict[str, list[float]] = {name: [] for name in AGENT_CASES}
     for _ in range(runs):
-        for project, into in ((bare, without), (hooked, with_hooks)):
+        for (label, project) in zip(AGENT_CASES, projects.values(), strict=True):
             script = [ToolCall("Read", {"file_path": str(project.dir / "notes.txt")})] * calls
             with MessagesServer(script) as server:
                 started = time.perf_counter_ns()
                 done = project.run(server, "Read the notes.",
                                    env={"XDG_STATE_HOME": world.env["XDG_STATE_HOME"]})
-                into.append((time.perf_counter_ns() - started) / 1e6)
+                walls[label].append((time.perf_counter_ns() - started) / 1e6)
                 expect(done.returncode == 0 and len(server.script.turns()) == calls + 1,
                        f"Claude Code run: {done.stderr[-500:]}")
                 expect(server.script.escapes() == [], "the CLI tried to leave loopback")
-    return without, with_hooks
+    return walls
+
+
+AGENT_CASES = ("no hook", "in-process hooks", "resident hooks")
 
 
 def main() -> int:
@@ -220,27 +248,31 @@ def main() -> int:
         finally:
             world.stop()
     print(f"Hook processes ({spawns} spawns each, interleaved; sh -c COMMAND, event on stdin):")
-    print(f"  {'case':<40} {'p50 ms':>8} {'p90 ms':>8}")
+    print(f"  {'case':<42} {'p50 ms':>8} {'p90 ms':>8}")
     for name, values in samples.items():
-        print(f"  {name:<40} {statistics.median(values):8.1f} {percentile(values, 0.9):8.1f}")
+        print(f"  {name:<42} {statistics.median(values):8.1f} {percentile(values, 0.9):8.1f}")
     p50 = {name: statistics.median(values) for name, values in samples.items()}
     if isinstance(agent, str):
         print(f"\nClaude Code: {agent}")
     else:
-        without, with_hooks = agent
-        added = (statistics.median(with_hooks) - statistics.median(without)) / args.calls
         print(f"\nClaude Code, {args.calls} allowed reads per run, {runs} runs each way "
-              f"(median wall time): no hook {statistics.median(without):.0f} ms, with "
-              f"signoff's PreToolUse + PostToolUse hooks {statistics.median(with_hooks):.0f} "
-              f"ms → {added:.0f} ms added per call (both hooks)")
+              "(median wall time; PreToolUse + PostToolUse hooks, as installed):")
+        bare = statistics.median(agent["no hook"])
+        for label, walls in agent.items():
+            added = (statistics.median(walls) - bare) / args.calls
+            print(f"  {label:<20} {statistics.median(walls):8.0f} ms"
+                  + ("" if label == "no hook" else f"  → {added:+.0f} ms per call (both hooks)"))
     floor = p50["floor: + imports gate, policy, store"]
     print("\nTargets (p50 of the PreToolUse hook):")
-    for name, target in (("in-process PreToolUse", TARGET_IN_PROCESS_MS),
-                         ("resident (--url) PreToolUse", TARGET_RESIDENT_MS)):
+    for name, target in (("in-process PreToolUse, Read", TARGET_IN_PROCESS_MS),
+                         ("in-process PreToolUse, Bash", TARGET_IN_PROCESS_MS),
+                         ("resident (installed) PreToolUse, Read", TARGET_RESIDENT_MS),
+                         ("resident (installed) PreToolUse, Bash", TARGET_RESIDENT_MS)):
         verdict = "met" if p50[name] <= target else "MISSED"
-        print(f"  {name:<40} {p50[name]:6.1f} ms (target ≤ {target:g}): {verdict}")
-    print(f"  floor for a hook that judges in Python: {floor:.1f} ms (start + imports); "
-          f"bare Python start: {p50['floor: Python parses the event']:.1f} ms")
+        print(f"  {name:<42} {p50[name]:6.1f} ms (target ≤ {target:g}): {verdict}")
+    print(f"  floors: Python -S -I starts in {p50['floor: Python -S -I starts']:.1f} ms, "
+          f"parses the event in {p50['floor: Python parses the event']:.1f} ms, and with "
+          f"the gate, policy and store imported in {floor:.1f} ms")
     return 0
 
 

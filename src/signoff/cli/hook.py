@@ -3,8 +3,10 @@
 
 The hook never fails open: any error — bad input, a policy or database that does not
 open, a server that does not answer — is answered as the harness's refusal, with the
-reason. Each harness is one entry of ``HARNESSES``: its ``signoff.adapters.hooks.Harness``
-(the hook's input and output forms) and its installer. See docs/coding-agents.md.
+reason. Each harness is a ``signoff.adapters.hooks.harness.Harness`` (the hook's input
+and output forms) and an installer. With ``--url`` the event is sent whole to a running
+server; the command installed for that is the standard-library client
+``signoff.adapters.hooks.resident``. See docs/coding-agents.md.
 """
 
 from __future__ import annotations
@@ -15,40 +17,13 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from signoff.cli.common import DEFAULT_DB, close_opened, open_gate, token_of
 from signoff.errors import ConfigurationError
 
-if TYPE_CHECKING:
-    from signoff.adapters.hooks.harness import Harness
-
 WAIT = 45.0  # seconds: inside Claude Code's default 60 s hook timeout
-
-
-def _claude_code() -> Harness:
-    from signoff.adapters.claude_code import ClaudeCode  # noqa: PLC0415
-
-    return ClaudeCode()
-
-
-def _codex() -> Harness:
-    from signoff.adapters.codex import Codex  # noqa: PLC0415
-
-    return Codex()
-
-
-def _gemini() -> Harness:
-    from signoff.adapters.gemini import Gemini  # noqa: PLC0415
-
-    return Gemini()
-
-
-# Each harness: how its hook is answered (imported when it runs: the hook starts fast).
-HARNESSES: dict[str, Callable[[], Harness]] = {"claude-code": _claude_code, "codex": _codex,
-                                               "gemini": _gemini}
 
 
 def add_hook(commands: Any) -> None:
@@ -97,9 +72,10 @@ def add_hook(commands: Any) -> None:
     install.add_argument("--policy", help="the policy file (made absolute)")
     install.add_argument("--wait", type=float, default=WAIT, metavar="SECONDS",
                          help=f"the hook's --wait (default {WAIT:g}); its timeout is 15 s more")
-    install.add_argument("--signoff", default="signoff",
+    install.add_argument("--signoff",
                          help="the command that runs signoff, split as a shell would (default: "
-                         "signoff)")
+                         "signoff; with --url, this Python running signoff's standard-library "
+                         "hook client, which starts in milliseconds)")
     install.add_argument("--json", action="store_true", help="machine-readable output")
     install.set_defaults(handler=cmd_hook_install)
 
@@ -141,10 +117,12 @@ def _gate_args(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    """Answer one hook event of ``args.harness`` read on stdin (see ``HARNESSES``)."""
+    """Answer one hook event of ``args.harness`` read on stdin: judged here on the
+    database, or (``--url``) sent whole to a running server (``signoff.server.hooks``)."""
     from signoff.adapters.hooks import HookOptions  # noqa: PLC0415
+    from signoff.adapters.hooks.harness import Reply, harness_named  # noqa: PLC0415
 
-    harness = HARNESSES[args.harness]()
+    harness = harness_named(args.harness)
     raw = sys.stdin.buffer.read()
     options = HookOptions(agent=harness.agent, principal=_os_user(), wait_seconds=args.wait,
                           ask_locally=getattr(args, "ask_locally", False),
@@ -153,6 +131,20 @@ def cmd_hook(args: argparse.Namespace) -> int:
         if not 0 < args.wait <= 86400:
             raise ConfigurationError("--wait must be between 0 and 86400 seconds",
                                      code="invalid_wait")
+        if args.url:
+            from signoff.adapters.hooks import resident  # noqa: PLC0415
+
+            token = token_of(args)
+            if not token:
+                raise ConfigurationError("--url needs a token (--token-file, --token or "
+                                         "SIGNOFF_TOKEN)", code="token_missing")
+            try:
+                out, code, err = resident.send(args.url, token, args.harness, raw,
+                                           event=args.event, wait=args.wait,
+                                           ask_locally=options.ask_locally)
+            except (resident.WireError, OSError) as exc:
+                raise ConfigurationError(str(exc), code="server_unreachable") from None
+            return _emit(Reply(out.decode("utf-8", "replace").rstrip("\n"), code, err))
         gate = _gate(args, harness.agent)
     except Exception as exc:  # fail closed
         if args.event == "post":
@@ -185,18 +177,23 @@ def _emit(reply: Any) -> int:
 
 
 def _gate(args: argparse.Namespace, agent: str) -> Any:
-    if args.url:
-        from signoff.remote import Client  # noqa: PLC0415
-
-        token = token_of(args)
-        if not token:
-            raise ConfigurationError("--url needs a token (--token-file, --token or "
-                                     "SIGNOFF_TOKEN)", code="token_missing")
-        return Client(args.url, token)  # unreachable: the proposal fails, and denies
     gate = open_gate(argparse.Namespace(policy=args.policy, db=args.db), proposes=True,
                      creates=True)
     gate.agent = agent
     return gate
+
+
+def _resident_client() -> list[str]:
+    """The fast command for a resident hook: this Python with no site and no environment
+    (``-S -I``) importing only the standard-library client ``signoff.adapters.hooks.resident``
+    from its directory (its compiled form cached as any module's is). The word
+    ``signoff`` after the code is where the settings installers look for their hooks."""
+    from signoff.adapters.hooks import resident  # noqa: PLC0415
+
+    where = os.path.dirname(os.path.abspath(resident.__file__))
+    code = (f"import sys;sys.path[:0]=[{json.dumps(where)}];import resident;"
+            "sys.exit(resident.main(sys.argv[1:]))")
+    return [sys.executable, "-S", "-I", "-c", code, "signoff"]
 
 
 def _os_user() -> str | None:
@@ -217,7 +214,8 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
         extra += ["--db", db if "://" in db else os.path.abspath(db)]
     if args.policy:
         extra += ["--policy", os.path.abspath(args.policy)]
-    base = shlex.split(args.signoff)
+    base = shlex.split(args.signoff) if args.signoff else \
+        _resident_client() if args.url else ["signoff"]
     timeout = int(args.wait) + 15
     notes: list[str] = []
     if args.harness == "codex":

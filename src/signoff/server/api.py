@@ -1,6 +1,7 @@
 """The JSON API under ``/api/v1`` (docs/server.md): the gate over HTTP.
 
-``calls`` is the agent's half (propose, wait, claim, report, check),
+``calls`` is the agent's half (propose, wait, claim, report, check), ``hooks`` a coding
+agent's hook event answered whole (the resident ``signoff hook``),
 ``approvals`` the approver's (requests, decisions, thread modes), ``observability``
 the audit log and the event stream (and ``health``), ``users`` and ``webhooks`` the
 admins' (the user lifecycle; notification endpoints and deliveries), ``receipts`` the
@@ -17,12 +18,21 @@ from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI
 
-from signoff.server import approvals, calls, observability, passkeys, receipts, users, webhooks
+from signoff.server import (
+    approvals,
+    calls,
+    hooks,
+    observability,
+    passkeys,
+    receipts,
+    users,
+    webhooks,
+)
 from signoff.server.bodies import ERRORS
 
 PREFIX = "/api/v1"
 PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, observability.router, users.router,
-                                webhooks.router, passkeys.router, receipts.router)
+                                webhooks.router, passkeys.router, receipts.router, hooks.router)
 health = observability.health
 well_known = receipts.well_known  # /.well-known/jwks.json, public
 

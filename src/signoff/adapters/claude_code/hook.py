@@ -18,8 +18,7 @@ from typing import Any
 from signoff.adapters.hooks import claims
 from signoff.adapters.hooks.events import read_event
 from signoff.adapters.hooks.harness import Reply
-from signoff.adapters.hooks.judging import Answer, HookOptions, call_id_for, judge, report
-from signoff.kernel.protocol import GateProtocol
+from signoff.adapters.hooks.judging import Answer, HookGate, HookOptions, call_id_for, judge, report
 
 AGENT = "claude-code"
 
@@ -41,7 +40,7 @@ def rendered(answer: Answer) -> dict[str, Any]:
     return decision(answer.kind, answer.reason)
 
 
-def pre_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) -> dict[str, Any]:
+def pre_tool_use(gate: HookGate, text: str | bytes, options: HookOptions) -> dict[str, Any]:
     """The answer to one ``PreToolUse`` event. Anything the gate cannot judge — bad input,
     a gate that fails — is a deny: what the gate cannot see, a human decides."""
     try:
@@ -58,7 +57,7 @@ def pre_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) ->
     return out
 
 
-def post_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) -> str | None:
+def post_tool_use(gate: HookGate, text: str | bytes, options: HookOptions) -> str | None:
     """Report a ``PostToolUse`` result (``PostToolUseFailure``: a failure) through
     ``signoff.adapters.hooks.report``; the request id reported, if any."""
     session, tool, args, event = read_event(text, "PostToolUse", "PostToolUseFailure")
@@ -74,10 +73,10 @@ class ClaudeCode:
 
     agent = AGENT
 
-    def pre(self, gate: GateProtocol, raw: bytes, options: HookOptions) -> Reply:
+    def pre(self, gate: HookGate, raw: bytes, options: HookOptions) -> Reply:
         return Reply(json.dumps(pre_tool_use(gate, raw, options)))
 
-    def post(self, gate: GateProtocol, raw: bytes, options: HookOptions) -> None:
+    def post(self, gate: HookGate, raw: bytes, options: HookOptions) -> None:
         post_tool_use(gate, raw, options)
 
     def refuse(self, reason: str) -> Reply:

@@ -20,9 +20,8 @@ from typing import Any
 
 from signoff.adapters.hooks.events import read_event
 from signoff.adapters.hooks.harness import Reply
-from signoff.adapters.hooks.judging import HookOptions, judge, report
+from signoff.adapters.hooks.judging import HookGate, HookOptions, judge, report
 from signoff.errors import ConfigurationError
-from signoff.kernel.protocol import GateProtocol
 
 AGENT = "codex"
 
@@ -43,7 +42,7 @@ def deny(reason: str) -> dict[str, Any]:
                                    "permissionDecisionReason": reason or "denied by signoff"}}
 
 
-def pre_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions
+def pre_tool_use(gate: HookGate, text: str | bytes, options: HookOptions
                  ) -> dict[str, Any] | None:
     """The answer to one ``PreToolUse`` event: ``None`` lets the call run, anything else
     is a deny. Bad input, a gate that fails, an ask nobody decided: a deny."""
@@ -59,7 +58,7 @@ def pre_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions
     return deny(answer.reason)
 
 
-def post_tool_use(gate: GateProtocol, text: str | bytes, options: HookOptions) -> str | None:
+def post_tool_use(gate: HookGate, text: str | bytes, options: HookOptions) -> str | None:
     """Report a ``PostToolUse`` result through ``signoff.adapters.hooks.report``; the
     request id reported, if any. Codex's ``tool_response`` is the tool's output text,
     with no failure flag: the result is reported as returned."""
@@ -73,14 +72,14 @@ class Codex:
 
     agent = AGENT
 
-    def pre(self, gate: GateProtocol, raw: bytes, options: HookOptions) -> Reply:
+    def pre(self, gate: HookGate, raw: bytes, options: HookOptions) -> Reply:
         answer = pre_tool_use(gate, raw, options)
         if answer is None:
             return Reply()
         unsupported = f"signoff hook: {AskLocallyUnsupported()}" if options.ask_locally else ""
         return Reply(json.dumps(answer), stderr=unsupported)
 
-    def post(self, gate: GateProtocol, raw: bytes, options: HookOptions) -> None:
+    def post(self, gate: HookGate, raw: bytes, options: HookOptions) -> None:
         post_tool_use(gate, raw, options)
 
     def refuse(self, reason: str) -> Reply:

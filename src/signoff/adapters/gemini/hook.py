@@ -15,8 +15,7 @@ from typing import Any
 
 from signoff.adapters.hooks.events import read_event
 from signoff.adapters.hooks.harness import Reply
-from signoff.adapters.hooks.judging import Answer, HookOptions, judge, report
-from signoff.kernel.protocol import GateProtocol
+from signoff.adapters.hooks.judging import Answer, HookGate, HookOptions, judge, report
 
 AGENT = "gemini-cli"
 
@@ -35,7 +34,7 @@ def rendered(answer: Answer) -> dict[str, Any]:
     return decision(answer.kind, answer.reason)
 
 
-def before_tool(gate: GateProtocol, text: str | bytes, options: HookOptions) -> dict[str, Any]:
+def before_tool(gate: HookGate, text: str | bytes, options: HookOptions) -> dict[str, Any]:
     """The answer to one ``BeforeTool`` event. Anything the gate cannot judge — bad input,
     a gate that fails — is a deny: what the gate cannot see, a human decides."""
     try:
@@ -46,7 +45,7 @@ def before_tool(gate: GateProtocol, text: str | bytes, options: HookOptions) -> 
     return rendered(judge(gate, session, tool, args, options))
 
 
-def after_tool(gate: GateProtocol, text: str | bytes, options: HookOptions) -> str | None:
+def after_tool(gate: HookGate, text: str | bytes, options: HookOptions) -> str | None:
     """Report an ``AfterTool`` result (a ``tool_response`` with an ``error``: a failure)
     through ``signoff.adapters.hooks.report``; the request id reported, if any."""
     session, tool, args, event = read_event(text, "AfterTool")
@@ -61,10 +60,10 @@ class Gemini:
 
     agent = AGENT
 
-    def pre(self, gate: GateProtocol, raw: bytes, options: HookOptions) -> Reply:
+    def pre(self, gate: HookGate, raw: bytes, options: HookOptions) -> Reply:
         return Reply(json.dumps(before_tool(gate, raw, options)))
 
-    def post(self, gate: GateProtocol, raw: bytes, options: HookOptions) -> None:
+    def post(self, gate: HookGate, raw: bytes, options: HookOptions) -> None:
         after_tool(gate, raw, options)
 
     def refuse(self, reason: str) -> Reply:

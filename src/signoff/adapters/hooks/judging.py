@@ -26,14 +26,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from signoff.adapters.hooks import claims
 from signoff.canonical import args_hash
 from signoff.kernel.execution import Execution
-from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
-from signoff.kernel.protocol import GateProtocol
-from signoff.model import RunContext, ToolCall
+from signoff.kernel.outcomes import Outcome, OutcomeKind, Proposal, ProposalKind
+from signoff.model import ApprovalRequest, RunContext, ToolCall
 
 # How many finished requests one identical call may pass before the hook stops looking.
 _GENERATIONS = 64
@@ -42,6 +41,26 @@ _SPENT = {OutcomeKind.EXECUTED, OutcomeKind.FAILED, OutcomeKind.UNKNOWN, Outcome
           OutcomeKind.CANCELLED, OutcomeKind.INVALIDATED, OutcomeKind.EXECUTING}
 # The call-id prefix of each agent (Claude Code's ``cc-`` came first and stays).
 _PREFIX = {"claude-code": "cc"}
+
+
+class HookGate(Protocol):
+    """What judging a hook's call needs of a gate: the kernel's ``Gate``, or a server's
+    gate as one authenticated caller may use it (``signoff.server.hooks``)."""
+
+    def propose(self, call: ToolCall, /, context: RunContext | None = None) -> Proposal: ...
+
+    def outcome(self, request_id: str) -> Outcome: ...
+
+    def wait(self, request_id: str, *, timeout: float) -> Outcome: ...
+
+    def claim(self, request_id: str) -> Execution | Outcome: ...
+
+    def report(self, execution: Execution, *, result: Any = None,
+               error: str | None = None) -> Outcome: ...
+
+    def cancel(self, request_id: str, *, actor: str | None, reason: str) -> Outcome: ...
+
+    def get_request(self, request_id: str) -> ApprovalRequest: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +107,7 @@ def context_for(session: str, options: HookOptions) -> RunContext:
     return RunContext(thread_id=session, session_id=session, principal=options.principal)
 
 
-def judge(gate: GateProtocol, session: str, tool: str, args: dict[str, Any],
+def judge(gate: HookGate, session: str, tool: str, args: dict[str, Any],
           options: HookOptions) -> Answer:
     """The answer to one call. Anything the gate cannot judge — a gate that fails — is a
     deny: what the gate cannot see, a human decides."""
@@ -99,7 +118,7 @@ def judge(gate: GateProtocol, session: str, tool: str, args: dict[str, Any],
                     "it was not allowed")
 
 
-def _judge(gate: GateProtocol, session: str, tool: str, args: dict[str, Any],
+def _judge(gate: HookGate, session: str, tool: str, args: dict[str, Any],
            options: HookOptions) -> Answer:
     context = context_for(session, options)
     for generation in range(_GENERATIONS):
@@ -127,7 +146,7 @@ def _judge(gate: GateProtocol, session: str, tool: str, args: dict[str, Any],
                 "start a new session")
 
 
-def _answer(gate: GateProtocol, outcome: Outcome, request_id: str, options: HookOptions, *,
+def _answer(gate: HookGate, outcome: Outcome, request_id: str, options: HookOptions, *,
             session: str, call: ToolCall) -> Answer:
     if outcome.kind is OutcomeKind.APPROVED:
         claimed = gate.claim(request_id)
@@ -168,7 +187,7 @@ def _answer(gate: GateProtocol, outcome: Outcome, request_id: str, options: Hook
                 request_id)
 
 
-def report(gate: GateProtocol, session: str, tool: str, args: Mapping[str, Any], *,
+def report(gate: HookGate, session: str, tool: str, args: Mapping[str, Any], *,
            response: Any, failed: bool, options: HookOptions,
            tool_use_id: Any = None) -> str | None:
     """Report a call's result: the request it ran under, claimed by the pre-call hook, is
