@@ -102,7 +102,7 @@ def _apply_as_written(decider: Decider, request: ApprovalRequest, asked: Asked,
 # ---- proposing --------------------------------------------------------------------------------
 
 def propose_unread(proposer: Proposer, call: ToolCall, context: RunContext | None,
-                   evidence: Sequence[str]) -> Proposal | None:
+                   evidence: Sequence[str], *, agent: str | None = None) -> Proposal | None:
     """``propose`` on a thread whose memory is taken for empty, unread (a round trip less),
     if ``unread_thread`` allows; ``None``: the rule proposes (reading it)."""
     thread = unread_thread(proposer, context)
@@ -110,7 +110,7 @@ def propose_unread(proposer: Proposer, call: ToolCall, context: RunContext | Non
         return None
     with proposer.store.assuming_no_thread_memory(thread):
         try:
-            return proposer.judge(call, context, evidence, assumed=thread)
+            return proposer.judge(call, context, evidence, assumed=thread, agent=agent)
         except SignoffError:  # judged on the memory read instead: the answer it
             return None       # gives is the one that counts, refusals included
 

@@ -166,8 +166,10 @@ class Gate:
         return self.proposer.propose_now(call, context)
 
     def propose(self, call: ToolCall, context: RunContext | None = None, *,
-                evidence: Sequence[str] = ()) -> Proposal:
-        return self.proposer.propose(call, context, evidence=evidence)
+                evidence: Sequence[str] = (), agent: str | None = None) -> Proposal:
+        """``agent``: the agent this call is proposed for, when not the gate's own (a
+        server judging a coding agent's hook names the harness)."""
+        return self.proposer.propose(call, context, evidence=evidence, agent=agent)
 
     def start_run(self, context: RunContext) -> RunContext:
         return self.proposer.start_run(context)

@@ -117,19 +117,19 @@ class Proposer:
         return Proposal(kind=ProposalKind.ALLOWED, verdict=verdict)
 
     def propose(self, call: ToolCall, context: RunContext | None = None, *,
-                evidence: Sequence[str] = ()) -> Proposal:
+                evidence: Sequence[str] = (), agent: str | None = None) -> Proposal:
         """Evaluate and, for an ask, create (or find again) the durable approval request."""
         evidence = inputs.texts("evidence", evidence, inputs.EVIDENCE_MAX, inputs.EVIDENCE_ITEMS)
         # The rule is ``judge``; ``fast_paths.propose_unread`` may answer first, on a thread
         # it need not read (PostgreSQL: a round trip less), or leave it to the rule.
-        proposal = fast_paths.propose_unread(self, call, context, evidence)
+        proposal = fast_paths.propose_unread(self, call, context, evidence, agent=agent)
         if proposal is None:
-            proposal = self.judge(call, context, evidence)
+            proposal = self.judge(call, context, evidence, agent=agent)
         assert proposal is not None  # only an assumption gives up
         return proposal
 
     def judge(self, call: ToolCall, context: RunContext | None, evidence: Sequence[str],
-              *, assumed: str | None = None) -> Proposal | None:
+              *, assumed: str | None = None, agent: str | None = None) -> Proposal | None:
         """The rule of ``propose``: evaluate the call on the thread's memory and, for an
         ask, create (or find again) its request. ``assumed``: the thread whose memory is
         taken for empty, unread (``fast_paths.propose_unread``); a request is then created
@@ -187,19 +187,21 @@ class Proposer:
         try:  # a new call id is the common case: insert, and look only on a clash
             return self._create_request(call, args, verdict, context=context, tool=tool,
                                         now=now, evidence=evidence, look_first=False,
-                                        writes=evidence_of_writes, assumed=assumed)
+                                        writes=evidence_of_writes, assumed=assumed,
+                                        agent=agent)
         except Conflict as exc:  # proposed before (a re-run node) or by another process now
             if exc.code != "unique_violation":
                 raise
             return self._create_request(call, args, verdict, context=context, tool=tool,
                                         now=now, evidence=evidence, look_first=True,
-                                        writes=evidence_of_writes, assumed=assumed)
+                                        writes=evidence_of_writes, assumed=assumed,
+                                        agent=agent)
 
     def _create_request(self, call: ToolCall, args: dict[str, Any], verdict: Verdict, *,
                         context: RunContext, tool: ToolEntry | None, now: float,
                         evidence: Sequence[str], look_first: bool,
-                        writes: WriteEvidence = ((), {}), assumed: str | None = None
-                        ) -> Proposal:
+                        writes: WriteEvidence = ((), {}), assumed: str | None = None,
+                        agent: str | None = None) -> Proposal:
         with self.store.transaction() as tx:
             if assumed is not None:
                 tx.expect_no_thread_memory(assumed)
@@ -214,7 +216,8 @@ class Proposer:
                         else ProposalKind.DECIDED
                     return Proposal(kind=kind, verdict=verdict, request=existing)
             request = build_request(call=call, args=args, verdict=verdict, context=context,
-                                    config=self.policy.config, tool=tool, agent=self.agent,
+                                    config=self.policy.config, tool=tool,
+                                    agent=agent or self.agent,
                                     now=now, evidence=evidence, waiter=self.worker_id,
                                     changes=writes[0], file_versions=writes[1])
             tx.insert_request(request)

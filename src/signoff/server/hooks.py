@@ -66,7 +66,7 @@ async def hook_event(request: Request,
     options = HookOptions(agent=face.agent, principal=identity.name, wait_seconds=waits,
                           ask_locally=ask_locally, inbox_url=state.settings.base_url,
                           claims_dir=_claims_dir(identity, face.agent))
-    gate = CallerGate(state, identity)
+    gate = CallerGate(state, identity, face.agent)
     if event == "post":
         await run_in_threadpool(face.post, gate, raw, options)
         return _reply(Reply())
@@ -94,14 +94,15 @@ class CallerGate:
     """The gate as one authenticated caller may use it from a hook: proposals are theirs,
     and a request that is not theirs is not found (or, to run, forbidden)."""
 
-    def __init__(self, state: AppState, identity: Identity) -> None:
+    def __init__(self, state: AppState, identity: Identity, agent: str) -> None:
         self.state = state
         self.gate = state.gate
         self.identity = identity
+        self.agent = agent  # the harness: a request names it as its agent
 
     def propose(self, call: ToolCall, /, context: RunContext | None = None) -> Any:
         context = replace(context or RunContext(), principal=self.identity.name)
-        return self.gate.propose(call, context)
+        return self.gate.propose(call, context, agent=self.agent)
 
     def _own(self, request_id: str) -> ApprovalRequest:
         return visible(self.identity, self.gate.get_request(request_id))

@@ -101,7 +101,10 @@ def test_allowed_asked_approved_run_and_reported(served: Live) -> None:
     kind, reason = decision(asked)
     [request] = pending(served, session)
     assert kind == "deny" and f"{served.url}/requests/{request['id']}" in reason
-    assert request["principal"] == "bot" and request["tool"] == "Bash"
+    # The request names the harness as its agent, the token's user as its principal, the
+    # session as its thread.
+    assert (request["agent"], request["principal"], request["tool"]) == (
+        "claude-code", "bot", "Bash")
     served.cli("requests", "approve", str(request["id"]), "--token", served.tokens["ann"])
     kind, reason = decision(run(commands["PreToolUse"], event(session, "Bash", args)))
     assert kind == "allow" and str(request["id"]) in reason
@@ -112,6 +115,12 @@ def test_allowed_asked_approved_run_and_reported(served: Live) -> None:
     with served.client("ann") as ann:
         shown = ann.get(f"/api/v1/requests/{request['id']}").json()
     assert shown["status"] == "succeeded"
+    exported = served.cli("audit", "export", "--json")
+    created = [e for e in json.loads(exported.stdout) if e["kind"] == "request.created"
+               and e["request_id"] == request["id"]]
+    assert [(e["data"]["agent"], e["data"]["thread_id"], e["actor"]) for e in created] == [
+        ("claude-code", session, "bot")]
+    assert json.loads(served.cli("audit", "verify", "--json").stdout)["ok"]
     # Approved once, run once: the same call again asks afresh.
     kind, reason = decision(run(commands["PreToolUse"].replace("--wait 5", "--wait 0.3"),
                                 event(session, "Bash", args)))
