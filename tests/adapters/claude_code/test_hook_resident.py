@@ -203,3 +203,26 @@ def test_the_full_command_with_url_speaks_the_same_route(served: Live) -> None:
         input=event("resident-cli", "Bash", {"command": "git status"}), capture_output=True,
         text=True, timeout=60, check=False, env={**os.environ})
     assert decision(done)[0] == "allow"
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "gemini", "codex"])
+def test_switching_to_the_resident_hook_replaces_the_in_process_one(tmp_path: Path,
+                                                                   harness: str) -> None:
+    """Hooks installed with ``--signoff "python -m signoff.cli"`` are signoff's too: the
+    resident install replaces them, and the other way round — one hook per event."""
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "cx")}
+    base = [sys.executable, "-m", "signoff.cli", "hook", "install", harness, "--dir",
+            str(tmp_path)]
+    modes = (["--db", str(tmp_path / "s.db"), "--signoff", f"{sys.executable} -m signoff.cli"],
+             ["--url", "http://127.0.0.1:8765", "--token-file", str(tmp_path / "t")],
+             ["--db", str(tmp_path / "s.db"), "--signoff", f"{sys.executable} -m signoff.cli"])
+    folder = {"claude-code": ".claude/settings.json", "gemini": ".gemini/settings.json",
+              "codex": ".codex/hooks.json"}[harness]
+    for flags in modes:
+        subprocess.run([*base, *flags], capture_output=True, text=True, timeout=60,
+                       check=True, env=env)
+        hooks = json.loads((tmp_path / folder).read_text("utf-8"))["hooks"]
+        commands = [h["command"] for entries in hooks.values() for e in entries
+                    for h in e["hooks"]]
+        assert len(commands) == 2, commands
+        assert all(flags[1] in command for command in commands), commands

@@ -30,8 +30,13 @@ def merged(settings: Mapping[str, Any], commands: Mapping[str, str], *, mark: st
     if not isinstance(hooks, dict):
         raise ValueError("the settings' \"hooks\" is not an object")
 
+    # Ours however signoff was started: ``signoff hook …``, ``python -m signoff.cli hook …``
+    # (so switching between an in-process and a resident install leaves one, not two).
+    marks = (mark, mark.replace("signoff hook ", "signoff.cli hook ", 1))
+
     def ours(hook: Any) -> bool:
-        return isinstance(hook, dict) and mark in str(hook.get("command", ""))
+        command = str(hook.get("command", "")) if isinstance(hook, dict) else ""
+        return any(m in command for m in marks)
 
     where: dict[str, int] = {}
     for event, command in commands.items():
