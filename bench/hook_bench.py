@@ -8,16 +8,20 @@ Run from the repository root::
 Two measurements, in the same run, interleaved:
 
 1. **The hook process**, spawned once per event as Claude Code spawns it (``sh -c
-   COMMAND``, the event as JSON on stdin, the answer on stdout), for an allowed call (a
-   ``Read`` inside the workspace): ``signoff hook claude-code`` in-process on a SQLite
-   file, its ``PostToolUse`` twin, and the same against a running ``signoff serve``
-   (``--url``, the resident mode). Beside them, the floors on this machine: a Python that
-   only parses the event, and one that also imports what judging a call needs (the gate,
-   the policy, the SQLite store) — no hook written in Python can start faster.
+   COMMAND``, the event as JSON on stdin, the answer on stdout), for an allowed call — a
+   ``Read`` inside the workspace, and a read-only ``Bash`` command (the shell analyser
+   judges it): ``signoff hook claude-code`` in-process on a SQLite file, its
+   ``PostToolUse`` twin, and the resident mode — the standard-library client that
+   ``signoff hook install claude-code --url`` writes, against a running ``signoff
+   serve`` — and the whole CLI with ``--url``. Beside them, the floors on this machine: a
+   bare ``python -S -I``, a Python that parses the event, and one that also imports what
+   judging a call in-process needs (the gate, the policy, the SQLite store).
 2. **The real Claude Code** (the tests' pinned CLI, against the tests' scripted Messages
-   API on loopback) running the same ``N`` allowed reads with no hook and with signoff's
-   hooks as ``signoff hook install claude-code`` writes them: ``(with − without) / N`` is
-   the latency the hooks add per call, process starts included.
+   API on loopback) running the same ``N`` allowed reads with no hook, with no-op hooks
+   (``cat >/dev/null``: what Claude Code itself spends running any hook, the floor), and
+   with signoff's hooks as ``signoff hook install claude-code`` writes them, in-process
+   and resident: ``(with − without) / N`` is what the hooks add per call, both hooks and
+   their process starts included.
 
 Targets (the issue's): ≤ 150 ms p50 in-process, ≤ 30 ms p50 resident.
 """
@@ -200,10 +204,16 @@ def measure_agent(world: World, runs: int, calls: int) -> dict[str, list[float]]
     except BaseException as exc:  # pytest.skip raises outside pytest: say why, go on
         return f"Claude Code is not installed here ({type(exc).__name__}: {exc})"
     # Inside the policy's workspace root: a read there is allowed without asking.
-    projects = {name: Project(world.ws / name) for name in ("bare", "local", "resident")}
+    projects = {name: Project(world.ws / name)
+                for name in ("bare", "noop", "local", "resident")}
     for project in projects.values():
         (project.dir / "notes.txt").write_text("remember the milk\n")
     projects["bare"].settings({})
+    # The floor of any hook: Claude Code starting a command that reads the event and
+    # answers nothing, before and after each call.
+    noop = [{"matcher": "*", "hooks": [{"type": "command", "command": "cat >/dev/null",
+                                         "timeout": 60}]}]
+    projects["noop"].settings({"hooks": {"PreToolUse": noop, "PostToolUse": noop}})
     run_signoff("hook", "install", "claude-code", "--project", "--dir",
                 str(projects["local"].dir), "--db", str(world.db), "--policy",
                 str(world.policy), "--signoff", " ".join(SIGNOFF), env=world.env)
@@ -225,7 +235,7 @@ def measure_agent(world: World, runs: int, calls: int) -> dict[str, list[float]]
     return walls
 
 
-AGENT_CASES = ("no hook", "in-process hooks", "resident hooks")
+AGENT_CASES = ("no hook", "no-op hooks (floor)", "in-process hooks", "resident hooks")
 
 
 def main() -> int:
