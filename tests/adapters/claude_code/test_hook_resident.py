@@ -226,3 +226,25 @@ def test_switching_to_the_resident_hook_replaces_the_in_process_one(tmp_path: Pa
                     for h in e["hooks"]]
         assert len(commands) == 2, commands
         assert all(flags[1] in command for command in commands), commands
+
+
+def test_codex_through_the_resident_hook(served: Live, tmp_path: Path) -> None:
+    """Codex's installed resident hook (its trust written for that command) answers in
+    Codex's form: an allowed command gets no output, a denied one a deny."""
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "cx")}
+    subprocess.run([sys.executable, "-m", "signoff.cli", "hook", "install", "codex", "--dir",
+                    str(tmp_path), "--url", served.url, "--token-file",
+                    str(served.cwd / "bot.token"), "--wait", "1"],
+                   capture_output=True, text=True, timeout=60, check=True, env=env)
+    hooks = json.loads((tmp_path / ".codex" / "hooks.json").read_text("utf-8"))["hooks"]
+    pre = hooks["PreToolUse"][0]["hooks"][0]["command"]
+    assert " -S -I -c " in pre and "signoff hook codex" in pre
+    assert "trusted_hash" in (tmp_path / "cx" / "config.toml").read_text("utf-8")
+    allowed = run(pre, event("resident-codex", "Bash", {"command": "git status"}))
+    assert (allowed.returncode, allowed.stdout) == (0, ""), allowed.stderr
+    denied = run(pre, event("resident-codex", "Bash", {"command": "rm -rf /"}))
+    assert denied.returncode == 0
+    assert json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    with served.client("ann") as ann:
+        requests = ann.get("/api/v1/requests", params={"thread_id": "resident-codex"}).json()
+    assert requests["requests"] == []  # allowed and denied outright: nothing to approve
