@@ -170,3 +170,56 @@ def test_a_projects_hooks_gate_once_codex_trusts_the_project(codex: Path, tmp_pa
     out = gated.run(FunctionCall("exec_command", {"cmd": "echo hi > ledger"}))
     assert ledger.read_text() == ("kept\n" if trusted else "hi\n"), out
     assert ("blocked by PreToolUse hook" in out["output"]) is trusted, out
+
+
+def test_codex_with_the_resident_hook(codex: Path, tmp_path: Path) -> None:
+    """The same with the hooks ``hook install codex --url`` writes (the standard-library
+    client, trusted in config.toml) against a running ``signoff serve``: an allowed read
+    runs, a denied command never does, an approved ask runs once, and the request names
+    Codex, the agent's user and the session."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
+    from procs import start_server
+
+    gated = Gated(tmp_path)
+    (gated.ws / "notes.txt").write_text("remember the milk\n")
+    ledger = gated.ws / "ledger"
+    ledger.write_text("kept\n")
+    added = signoff("users", "add", "codex-bot", "--kind", "agent", "--db", str(gated.db),
+                    "--json", env=gated.env)
+    assert added.returncode == 0, added.stderr
+    token = tmp_path / "bot.token"
+    token.write_text(json.loads(added.stdout)["token"], "utf-8")
+    server = start_server(str(gated.db), tmp_path, "--policy", str(gated.policy),
+                          env={"XDG_STATE_HOME": gated.hook_env["XDG_STATE_HOME"]})
+    try:
+        done = signoff("hook", "install", "codex", "--user", "--url", server.url,
+                       "--token-file", str(token), "--wait", "3", env=gated.env)
+        assert done.returncode == 0, done.stderr
+        hooks = json.loads((gated.project.codex_home / "hooks.json").read_text("utf-8"))
+        commands = [h["command"] for entries in hooks["hooks"].values() for e in entries
+                    for h in e["hooks"]]
+        assert len(commands) == 2 and all(" -S -I -c " in c for c in commands), commands
+
+        read = gated.run(FunctionCall("exec_command", {"cmd": "cat notes.txt"}))
+        assert "remember the milk" in read["output"], read
+        denied = gated.run(FunctionCall("exec_command", {"cmd": "rm -f ledger"}))
+        assert "blocked by PreToolUse hook" in denied["output"], denied
+        assert ledger.read_text() == "kept\n"
+
+        write = FunctionCall("exec_command", {"cmd": "echo hi > ledger"})
+        waited = gated.run(write)
+        (pending,) = [r for r in gated.requests() if r["status"] == "pending"]
+        assert f"{server.url}/requests/{pending['id']}" in waited["output"], waited
+        assert (pending["agent"], pending["principal"], pending["thread_id"]) == (
+            "codex", "codex-bot", waited["session"])
+        approved = signoff("requests", "approve", pending["id"], "--token-file",
+                           str(gated.token), "--db", str(gated.db), "--policy",
+                           str(gated.policy), env=gated.env)
+        assert approved.returncode == 0, approved.stderr
+        ran = gated.run(write, resume=waited["session"])
+        assert "blocked" not in ran["output"], ran
+        assert ledger.read_text() == "hi\n"
+        (finished,) = [r for r in gated.requests() if r["id"] == pending["id"]]
+        assert finished["status"] == "succeeded"  # the PostToolUse event reported it
+    finally:
+        server.stop()
