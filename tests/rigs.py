@@ -1,16 +1,19 @@
 """What the rigs that run real coding-agent CLIs share: a CLI installed once from its
-npm pin (``npm ci`` under a lock, skipped without npm, failed in CI), and a scripted model
-server on loopback in a thread."""
+npm pin (``npm ci`` under a lock, skipped without npm, failed in CI), a scripted model
+server on loopback in a thread, and a running ``signoff serve`` with a harness's
+resident hooks installed against it."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
 import os
 import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -95,3 +98,35 @@ class LoopbackServer:
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(10)
+
+
+@contextlib.contextmanager
+def resident_hooks(harness: str, *, db: Path, policy: Path, cwd: Path, env: dict[str, str],
+                   settings: Path, install: Sequence[str] = ()) -> Iterator[str]:
+    """``signoff serve`` on ``db`` and ``policy``, an agent user ``<harness>-bot``, and
+    ``signoff hook install <harness> --url`` (with ``install``'s flags) writing its hooks
+    into ``settings``: checked to hold one resident hook per event. Yields the server's
+    URL; stops the server after."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "server"))
+    from procs import start_server
+
+    signoff = [sys.executable, "-m", "signoff.cli"]
+    added = subprocess.run([*signoff, "users", "add", f"{harness}-bot", "--kind", "agent",
+                            "--db", str(db), "--json"], capture_output=True, text=True,
+                           timeout=120, check=True, env=env)
+    token = cwd / f"{harness}-bot.token"
+    token.write_text(json.loads(added.stdout)["token"], "utf-8")
+    server = start_server(str(db), cwd, "--policy", str(policy),
+                          env={"XDG_STATE_HOME": env["XDG_STATE_HOME"]})
+    try:
+        subprocess.run([*signoff, "hook", "install", harness, *install, "--url", server.url,
+                        "--token-file", str(token), "--wait", "3"], capture_output=True,
+                       text=True, timeout=120, check=True, env=env)
+        hooks = json.loads(settings.read_text("utf-8"))["hooks"]
+        commands = [h["command"] for entries in hooks.values() for e in entries
+                    for h in e["hooks"]]
+        assert len(commands) == 2 and all(" -S -I -c " in c and server.url in c
+                                          for c in commands), commands
+        yield server.url
+    finally:
+        server.stop()

@@ -18,6 +18,8 @@ import pytest
 from claude_rig import Project, claude_bin
 from messages_api import MessagesServer, ToolCall, tool_results
 
+from rigs import resident_hooks
+
 pytestmark = pytest.mark.slow
 
 SIGNOFF = [sys.executable, "-m", "signoff.cli"]
@@ -207,32 +209,13 @@ def test_claude_code_with_the_resident_hook(claude: Path, tmp_path: Path) -> Non
     against a running ``signoff serve`` with an agent's token. An allowed read runs, a
     denied command never does, an ask is approved and its retry runs once, and the
     request names the harness, the agent's user and the session."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
-    from procs import start_server
-
     gated = Gated(tmp_path)
     (gated.ws / "notes.txt").write_text("remember the milk\n")
     ledger = gated.ws / "ledger"
     ledger.write_text("kept\n")
-    added = signoff("users", "add", "claude-bot", "--kind", "agent", "--db", str(gated.db),
-                    "--json", env=gated.env)
-    assert added.returncode == 0, added.stderr
-    token = tmp_path / "bot.token"
-    token.write_text(json.loads(added.stdout)["token"], "utf-8")
-    server = start_server(str(gated.db), tmp_path, "--policy", str(gated.policy),
-                          env={"XDG_STATE_HOME": gated.env["XDG_STATE_HOME"]})
-    try:
-        done = signoff("hook", "install", "claude-code", "--project", "--dir", str(gated.ws),
-                       "--url", server.url, "--token-file", str(token), "--wait", "3",
-                       env=gated.env)
-        assert done.returncode == 0, done.stderr
-        # Installed over the in-process hooks: one hook per event, the resident one.
-        hooks = json.loads((gated.ws / ".claude" / "settings.json").read_text("utf-8"))
-        commands = {event: [h["command"] for e in entries for h in e["hooks"]]
-                    for event, entries in hooks["hooks"].items()}
-        assert all(len(c) == 1 and " -S -I -c " in c[0] and server.url in c[0]
-                   for c in commands.values()), commands
-
+    with resident_hooks("claude-code", db=gated.db, policy=gated.policy, cwd=tmp_path,
+                        env=gated.env, settings=gated.ws / ".claude" / "settings.json",
+                        install=("--project", "--dir", str(gated.ws))) as url:
         read = gated.run(ToolCall("Read", {"file_path": str(gated.ws / "notes.txt")}))
         assert "remember the milk" in text_of(read) and not read.get("is_error")
         denied = gated.run(ToolCall("Bash", {"command": "rm -f ledger",
@@ -243,9 +226,9 @@ def test_claude_code_with_the_resident_hook(claude: Path, tmp_path: Path) -> Non
         waited = gated.run(write)
         (pending,) = [r for r in gated.requests() if r["status"] == "pending"]
         assert waited.get("is_error") and pending["id"] in text_of(waited)
-        assert f"{server.url}/requests/{pending['id']}" in text_of(waited)
+        assert f"{url}/requests/{pending['id']}" in text_of(waited)
         assert (pending["agent"], pending["principal"], pending["thread_id"]) == (
-            "claude-code", "claude-bot", waited["session"])
+            "claude-code", "claude-code-bot", waited["session"])
         approved = signoff("requests", "approve", pending["id"], "--token-file",
                            str(gated.token), "--db", str(gated.db), "--policy",
                            str(gated.policy), env=gated.env)
@@ -255,5 +238,3 @@ def test_claude_code_with_the_resident_hook(claude: Path, tmp_path: Path) -> Non
         assert ledger.read_text() == "hi\n"
         (finished,) = [r for r in gated.requests() if r["id"] == pending["id"]]
         assert finished["status"] == "succeeded"  # the PostToolUse event reported it
-    finally:
-        server.stop()

@@ -21,6 +21,8 @@ import pytest
 from codex_rig import CodexProject, codex_bin
 from responses_api import CustomCall, FunctionCall, ResponsesServer, outputs
 
+from rigs import resident_hooks
+
 pytestmark = pytest.mark.slow
 
 SIGNOFF = [sys.executable, "-m", "signoff.cli"]
@@ -177,29 +179,13 @@ def test_codex_with_the_resident_hook(codex: Path, tmp_path: Path) -> None:
     client, trusted in config.toml) against a running ``signoff serve``: an allowed read
     runs, a denied command never does, an approved ask runs once, and the request names
     Codex, the agent's user and the session."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
-    from procs import start_server
-
     gated = Gated(tmp_path)
     (gated.ws / "notes.txt").write_text("remember the milk\n")
     ledger = gated.ws / "ledger"
     ledger.write_text("kept\n")
-    added = signoff("users", "add", "codex-bot", "--kind", "agent", "--db", str(gated.db),
-                    "--json", env=gated.env)
-    assert added.returncode == 0, added.stderr
-    token = tmp_path / "bot.token"
-    token.write_text(json.loads(added.stdout)["token"], "utf-8")
-    server = start_server(str(gated.db), tmp_path, "--policy", str(gated.policy),
-                          env={"XDG_STATE_HOME": gated.hook_env["XDG_STATE_HOME"]})
-    try:
-        done = signoff("hook", "install", "codex", "--user", "--url", server.url,
-                       "--token-file", str(token), "--wait", "3", env=gated.env)
-        assert done.returncode == 0, done.stderr
-        hooks = json.loads((gated.project.codex_home / "hooks.json").read_text("utf-8"))
-        commands = [h["command"] for entries in hooks["hooks"].values() for e in entries
-                    for h in e["hooks"]]
-        assert len(commands) == 2 and all(" -S -I -c " in c for c in commands), commands
-
+    with resident_hooks("codex", db=gated.db, policy=gated.policy, cwd=tmp_path,
+                        env=gated.env, settings=gated.project.codex_home / "hooks.json",
+                        install=("--user",)) as url:
         read = gated.run(FunctionCall("exec_command", {"cmd": "cat notes.txt"}))
         assert "remember the milk" in read["output"], read
         denied = gated.run(FunctionCall("exec_command", {"cmd": "rm -f ledger"}))
@@ -209,7 +195,7 @@ def test_codex_with_the_resident_hook(codex: Path, tmp_path: Path) -> None:
         write = FunctionCall("exec_command", {"cmd": "echo hi > ledger"})
         waited = gated.run(write)
         (pending,) = [r for r in gated.requests() if r["status"] == "pending"]
-        assert f"{server.url}/requests/{pending['id']}" in waited["output"], waited
+        assert f"{url}/requests/{pending['id']}" in waited["output"], waited
         assert (pending["agent"], pending["principal"], pending["thread_id"]) == (
             "codex", "codex-bot", waited["session"])
         approved = signoff("requests", "approve", pending["id"], "--token-file",
@@ -221,5 +207,3 @@ def test_codex_with_the_resident_hook(codex: Path, tmp_path: Path) -> None:
         assert ledger.read_text() == "hi\n"
         (finished,) = [r for r in gated.requests() if r["id"] == pending["id"]]
         assert finished["status"] == "succeeded"  # the PostToolUse event reported it
-    finally:
-        server.stop()

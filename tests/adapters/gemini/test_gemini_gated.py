@@ -20,6 +20,8 @@ import pytest
 from gemini_api import FunctionCall, GeminiServer, function_responses, this_turn
 from gemini_rig import GeminiProject, gemini_bin
 
+from rigs import resident_hooks
+
 pytestmark = pytest.mark.slow
 
 SIGNOFF = [sys.executable, "-m", "signoff.cli"]
@@ -157,30 +159,13 @@ def test_gemini_cli_with_the_resident_hook(gemini: Path, tmp_path: Path) -> None
     client) against a running ``signoff serve``: an allowed read runs, a denied command
     never does, an approved ask runs once, and the request names Gemini CLI, the agent's
     user and the session."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
-    from procs import start_server
-
     gated = Gated(tmp_path)
     (gated.ws / "notes.txt").write_text("remember the milk\n")
     ledger = gated.ws / "ledger"
     ledger.write_text("kept\n")
-    added = signoff("users", "add", "gemini-bot", "--kind", "agent", "--db", str(gated.db),
-                    "--json", env=gated.env)
-    assert added.returncode == 0, added.stderr
-    token = tmp_path / "bot.token"
-    token.write_text(json.loads(added.stdout)["token"], "utf-8")
-    server = start_server(str(gated.db), tmp_path, "--policy", str(gated.policy),
-                          env={"XDG_STATE_HOME": gated.env["XDG_STATE_HOME"]})
-    try:
-        done = signoff("hook", "install", "gemini", "--project", "--dir", str(gated.ws),
-                       "--url", server.url, "--token-file", str(token), "--wait", "3",
-                       env=gated.env)
-        assert done.returncode == 0, done.stderr
-        hooks = json.loads((gated.ws / ".gemini" / "settings.json").read_text("utf-8"))
-        commands = [h["command"] for entries in hooks["hooks"].values() for e in entries
-                    for h in e["hooks"]]
-        assert len(commands) == 2 and all(" -S -I -c " in c for c in commands), commands
-
+    with resident_hooks("gemini", db=gated.db, policy=gated.policy, cwd=tmp_path,
+                        env=gated.env, settings=gated.ws / ".gemini" / "settings.json",
+                        install=("--project", "--dir", str(gated.ws))) as url:
         read = gated.run(FunctionCall("read_file", {"file_path": "notes.txt"}))
         assert "remember the milk" in json.dumps(read) and "error" not in read
         denied = gated.run(FunctionCall("run_shell_command", {"command": "rm -f ledger"}))
@@ -189,7 +174,7 @@ def test_gemini_cli_with_the_resident_hook(gemini: Path, tmp_path: Path) -> None
         write = FunctionCall("run_shell_command", {"command": "echo hi > ledger"})
         waited = gated.run(write)
         (pending,) = [r for r in gated.requests() if r["status"] == "pending"]
-        assert f"{server.url}/requests/{pending['id']}" in waited["error"]
+        assert f"{url}/requests/{pending['id']}" in waited["error"]
         assert (pending["agent"], pending["principal"], pending["thread_id"]) == (
             "gemini-cli", "gemini-bot", waited["session"])
         gated.approve(pending["id"])
@@ -197,5 +182,3 @@ def test_gemini_cli_with_the_resident_hook(gemini: Path, tmp_path: Path) -> None
         assert "error" not in ran, ran
         assert ledger.read_text() == "hi\n"
         assert gated.show(pending["id"])["status"] == "succeeded"  # AfterTool reported it
-    finally:
-        server.stop()
