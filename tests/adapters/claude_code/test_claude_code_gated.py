@@ -69,6 +69,12 @@ class Gated:
         result = tool_results(turns[-1].body)[-1]
         return {**result, "session": done.result.get("session_id")}
 
+    def approve(self, request_id: str) -> None:
+        """``signoff requests approve`` by alice, an approver."""
+        approved = signoff("requests", "approve", request_id, "--token-file", str(self.token),
+                           "--db", str(self.db), "--policy", str(self.policy), env=self.env)
+        assert approved.returncode == 0, approved.stderr
+
     def requests(self) -> list[dict[str, Any]]:
         listed = signoff("requests", "list", "--db", str(self.db), "--json", env=self.env)
         assert listed.returncode == 0, listed.stderr
@@ -115,10 +121,7 @@ def test_claude_code_gated_by_signoff_reads_denies_asks_and_runs_once(
 
     # A human approves it; the same call, retried in that session, joins the request and
     # runs once.
-    approved = signoff("requests", "approve", pending["id"], "--token-file",
-                       str(gated.token), "--db", str(gated.db), "--policy",
-                       str(gated.policy), env=gated.env)
-    assert approved.returncode == 0, approved.stderr
+    gated.approve(pending["id"])
     ran = gated.run(write, resume=str(waited["session"]))
     assert not ran.get("is_error"), text_of(ran)
     assert ledger.read_text() == "hi\n"
@@ -163,10 +166,7 @@ def test_an_edit_through_claude_code_asks_with_its_diff_and_runs_once_approved(
     assert change["kind"] == "diff", change
     assert "-DEBUG = True" in change["diff"] and "+DEBUG = False" in change["diff"]
 
-    approved = signoff("requests", "approve", pending["id"], "--token-file",
-                       str(gated.token), "--db", str(gated.db), "--policy",
-                       str(gated.policy), env=gated.env)
-    assert approved.returncode == 0, approved.stderr
+    gated.approve(pending["id"])
     # The same edit retried in that session (its history holds the read and the denial).
     with MessagesServer([read, edit, edit]) as server:
         again = gated.project.run(server, "Turn debug off.", "--resume",
@@ -229,10 +229,7 @@ def test_claude_code_with_the_resident_hook(claude: Path, tmp_path: Path) -> Non
         assert f"{url}/requests/{pending['id']}" in text_of(waited)
         assert (pending["agent"], pending["principal"], pending["thread_id"]) == (
             "claude-code", "claude-code-bot", waited["session"])
-        approved = signoff("requests", "approve", pending["id"], "--token-file",
-                           str(gated.token), "--db", str(gated.db), "--policy",
-                           str(gated.policy), env=gated.env)
-        assert approved.returncode == 0, approved.stderr
+        gated.approve(pending["id"])
         ran = gated.run(write, resume=str(waited["session"]))
         assert not ran.get("is_error"), text_of(ran)
         assert ledger.read_text() == "hi\n"
