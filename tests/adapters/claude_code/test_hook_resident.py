@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -248,3 +250,23 @@ def test_codex_through_the_resident_hook(served: Live, tmp_path: Path) -> None:
     with served.client("ann") as ann:
         requests = ann.get("/api/v1/requests", params={"thread_id": "resident-codex"}).json()
     assert requests["requests"] == []  # allowed and denied outright: nothing to approve
+
+
+def test_an_ask_approved_while_the_hook_waits_runs_at_once(served: Live) -> None:
+    """The server's wait wakes on the decision (its change feed), not at the wait's end:
+    approved while the hook waits 30 s, the call is allowed."""
+    command = installed(served)["PreToolUse"].replace("--wait 5", "--wait 30")
+    session, args = "resident-wake", {"command": "make wake"}
+    answered: list[subprocess.CompletedProcess[str]] = []
+    waiting = threading.Thread(target=lambda: answered.append(
+        run(command, event(session, "Bash", args))))
+    started = time.monotonic()
+    waiting.start()
+    while not (found := pending(served, session)):
+        assert time.monotonic() - started < 20, "no request appeared"
+        time.sleep(0.05)
+    served.cli("requests", "approve", str(found[0]["id"]), "--token", served.tokens["ann"])
+    waiting.join(timeout=40)
+    kind, reason = decision(answered[0])
+    assert kind == "allow" and str(found[0]["id"]) in reason
+    assert time.monotonic() - started < 25  # woken, not timed out (30 s)
