@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.model import Effect, Grant, GrantScope, Reason, Risk, Step
 from signoff.policy.admit import blocking, is_exact, named
@@ -26,8 +26,10 @@ from signoff.policy.patterns import (
     value_text,
 )
 from signoff.policy.spec import ArgRule, PolicyConfig, Rule, ToolSpec
-from signoff.shell import ShellAnalysis, SimpleCommand
 from signoff.shell.commands import Part, model_for
+
+if TYPE_CHECKING:
+    from signoff.shell import ShellAnalysis, SimpleCommand
 
 _MISSING = object()
 # The reason every default allow ends with (step 8).

@@ -43,9 +43,9 @@ from signoff.globs.pathglob import glob_to_regex, is_sensitive
 from signoff.model import Effect, Reason, Risk, Step
 from signoff.policy.guarded import Guarded, escape
 from signoff.policy.harnesses import describe
+from signoff.policy.workspace import PATH_MAX
 from signoff.shell.commands.models import Tree
 from signoff.shell.globoverlap import can_name
-from signoff.shell.paths import PATH_MAX
 from signoff.shell.wordglob import word_glob
 from signoff.shell.writes import (
     admits,

@@ -16,19 +16,19 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.globs.pathglob import is_secret
 from signoff.policy.scope import ScopeResult
 from signoff.policy.spec import ToolSpec
-from signoff.shell import ShellAnalysis
 from signoff.shell.commands import Kind, Tree
-from signoff.shell.commands.git import object_path
-from signoff.shell.globoverlap import can_name
+from signoff.shell.globoverlap import can_name, has_glob
 from signoff.shell.ignores import repository_top
-from signoff.shell.paths import has_glob
 from signoff.shell.treewalk import Budget, secret_under
 from signoff.shell.wordglob import word_glob
+
+if TYPE_CHECKING:
+    from signoff.shell import ShellAnalysis
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons
@@ -94,6 +94,8 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
             for root in roots[:MAX_GLOBS]:
                 _check_tree(check, root, root, Tree(), secrets=secrets, budget=budget)
     for name in spec.objects if spec is not None else ():
+        from signoff.shell.commands.git import object_path  # noqa: PLC0415
+
         for value in as_list(args.get(name)):
             stored = object_path(value) if isinstance(value, str) else None
             if stored is not None:  # "HEAD:.env": .env as committed
