@@ -20,15 +20,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from typing import TYPE_CHECKING, Any, Protocol
 
 from signoff import checkpoints, keys
 from signoff.audit import AuditEvent, Finding, Verification, to_us
 from signoff.errors import SignatureInvalid
 from signoff.kernel.assertions import PasskeyCheck
 from signoff.store.base import Store
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 UNSIGNED_SECONDS = 300.0  # with outside keys: events this old past the last checkpoint are named
 UNSIGNED_EVENTS = 10_000  # …and so is a tail of this many events, whatever their times say
