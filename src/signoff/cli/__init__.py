@@ -38,7 +38,7 @@ EXIT_BROKEN_PIPE = 141  # the reader of our output went away (128 + SIGPIPE)
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(given[0] if given and given[0] in _ALONE else None)
+    parser = build_parser(given[0] if given and given[0] in _ALONE else None, given)
     args = parser.parse_args(given)
     handler = getattr(args, "handler", None)
     if handler is None:
@@ -69,17 +69,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 # Commands whose parser is built alone when they are the one run: a coding agent starts
 # ``signoff hook`` once per tool call, and the whole parser (50 subcommands, each help
 # text looked up through gettext) costs more than the rest of the hook's start.
-def _add_hook(commands: Any) -> None:
+def _add_hook(commands: Any, given: Sequence[str]) -> None:
     from signoff.cli.hook import add_hook  # noqa: PLC0415
 
-    add_hook(commands)
+    add_hook(commands, given[1] if len(given) > 1 else None)
 
 
-_ALONE: dict[str, Callable[[Any], None]] = {"hook": _add_hook}
+_ALONE: dict[str, Callable[[Any, Sequence[str]], None]] = {"hook": _add_hook}
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``signoff`` command's parser; ``only``: just that command of ``_ALONE``."""
+def build_parser(only: str | None = None, argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The ``signoff`` command's parser; ``only``: just that command of ``_ALONE``, as
+    much of it as ``argv`` (the command line it will parse) needs."""
     parser = argparse.ArgumentParser(
         prog="signoff",
         description="Keep a human hand on what AI agents do: decide allow / ask / deny for "
@@ -88,7 +89,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"signoff {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     if only is not None:
-        _ALONE[only](commands)
+        _ALONE[only](commands, argv)
         return parser
     from signoff.cli.db import add_db  # noqa: PLC0415
     from signoff.cli.doctor import add_doctor  # noqa: PLC0415
