@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 from signoff.model import Risk
 
@@ -217,35 +218,32 @@ def model(name: str, short: str = "", long: str = "", *,
     by its name (a letter or a long name): a ``Kind``, ``(Kind, why)`` or a full ``Opt``.
     Options not named in ``kinds`` are inert.
     """
-    arity: dict[str, int] = {}
-    shorts: dict[str, Opt] = {}
+    short_arity: dict[str, int] = {}
     i = 0
     while i < len(short):
         char = short[i]
         n = 0
         while i + 1 + n < len(short) and short[i + 1 + n] == ":":
             n += 1
-        arity["-" + char] = REQUIRED if n == 1 else OPTIONAL if n >= 2 else NONE
+        short_arity[char] = REQUIRED if n == 1 else OPTIONAL if n >= 2 else NONE
         i += 1 + n
+    long_arity: dict[str, int] = {}
     for word in long.split():
         if word.endswith("=?"):
-            arity["--" + word[:-2]] = OPTIONAL
+            long_arity[word[:-2]] = OPTIONAL
         elif word.endswith("="):
-            arity["--" + word[:-1]] = REQUIRED
+            long_arity[word[:-1]] = REQUIRED
         else:
-            arity["--" + word] = NONE
+            long_arity[word] = NONE
     overrides = dict(kinds or {})
-    longs: dict[str, Opt] = {}
-    for key, n in arity.items():
-        bare = key.lstrip("-")
-        raw = overrides.pop(bare, None)
-        opt = _opt(raw, n)
-        if bare in ("help", "version"):
-            opt = replace(opt, stop=True)
-        if key.startswith("--"):
-            longs[bare] = opt
-        else:
-            shorts[bare] = opt
+    pop = overrides.pop
+    # Plain options (most of them) share one Opt per arity (``_plain``); an option named in
+    # ``kinds`` is built from its override, shorts first, then longs.
+    shorts = {bare: _opt(pop(bare, None), n) for bare, n in short_arity.items()}
+    longs = {bare: _opt(pop(bare, None), n) for bare, n in long_arity.items()}
+    for bare in ("help", "version"):
+        if bare in longs:
+            longs[bare] = _stopping(longs[bare])
     if overrides:
         raise ValueError(f"{name}: kinds for options not in the grammar: {sorted(overrides)}")
     inert = all(o.kind is Kind.INERT and o.script is None and o.sets is None
@@ -256,11 +254,21 @@ def model(name: str, short: str = "", long: str = "", *,
                  **rest)  # type: ignore[arg-type]
 
 
+@cache
+def _stopping(opt: Opt) -> Opt:
+    return replace(opt, stop=True)
+
+
 def _opt(raw: Kind | tuple[Kind, str] | Opt | None, arg: int) -> Opt:
-    if raw is None:
-        return Opt(arg=arg)
     if isinstance(raw, Opt):
         return replace(raw, arg=arg)
-    if isinstance(raw, tuple):
-        return Opt(kind=raw[0], why=raw[1], arg=arg)
-    return Opt(kind=raw, arg=arg)
+    kind, why = (Kind.INERT, "") if raw is None else raw if isinstance(raw, tuple) else (raw, "")
+    return _plain(kind, why, arg)
+
+
+@cache
+def _plain(kind: Kind, why: str, arg: int) -> Opt:
+    """One ``Opt`` of a kind, reason and arity, shared by every option that has them (an
+    ``Opt`` is immutable: the tables' thousands of plain options are a few objects, made
+    once, which is most of building the tables)."""
+    return Opt(kind=kind, why=why, arg=arg)
