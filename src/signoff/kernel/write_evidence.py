@@ -32,7 +32,6 @@ file (a last line says how many more were not shown), ``CHANGES_BYTES`` per requ
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -295,6 +294,8 @@ def _unified(old: str, new: str, label: str, *, created: bool = False,
                  f"+{head + 1 if added else head},{len(added)} @@\n",
                  *(f"-{line}" for line in removed), *(f"+{line}" for line in added)]
     else:
+        import difflib  # noqa: PLC0415 (a write's diff only)
+
         lines = list(difflib.unified_diff(before, after,
                                           fromfile="/dev/null" if created else f"a/{name}",
                                           tofile=f"b/{name}"))
