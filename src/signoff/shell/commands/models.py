@@ -10,6 +10,7 @@ The parse itself is in ``grammar.py``.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -218,29 +219,26 @@ def model(name: str, short: str = "", long: str = "", *,
     by its name (a letter or a long name): a ``Kind``, ``(Kind, why)`` or a full ``Opt``.
     Options not named in ``kinds`` are inert.
     """
-    short_arity: dict[str, int] = {}
-    i = 0
-    while i < len(short):
-        char = short[i]
-        n = 0
-        while i + 1 + n < len(short) and short[i + 1 + n] == ":":
-            n += 1
-        short_arity[char] = REQUIRED if n == 1 else OPTIONAL if n >= 2 else NONE
-        i += 1 + n
+    # Each letter and the colons after it (getopt's optstring), parsed by ``re`` in C.
+    short_arity = {char: REQUIRED if len(colons) == 1 else OPTIONAL if colons else NONE
+                   for char, colons in _OPTSTRING.findall(short)}
     long_arity: dict[str, int] = {}
     for word in long.split():
-        if word.endswith("=?"):
-            long_arity[word[:-2]] = OPTIONAL
-        elif word.endswith("="):
+        last = word[-1]
+        if last == "=":
             long_arity[word[:-1]] = REQUIRED
+        elif last == "?" and word[-2:] == "=?":
+            long_arity[word[:-2]] = OPTIONAL
         else:
             long_arity[word] = NONE
     overrides = dict(kinds or {})
     pop = overrides.pop
     # Plain options (most of them) share one Opt per arity (``_plain``); an option named in
     # ``kinds`` is built from its override, shorts first, then longs.
-    shorts = {bare: _opt(pop(bare, None), n) for bare, n in short_arity.items()}
-    longs = {bare: _opt(pop(bare, None), n) for bare, n in long_arity.items()}
+    shorts = {bare: _PLAIN[n] if (raw := pop(bare, None)) is None else _opt(raw, n)
+              for bare, n in short_arity.items()}
+    longs = {bare: _PLAIN[n] if (raw := pop(bare, None)) is None else _opt(raw, n)
+             for bare, n in long_arity.items()}
     for bare in ("help", "version"):
         if bare in longs:
             longs[bare] = _stopping(longs[bare])
@@ -252,6 +250,9 @@ def model(name: str, short: str = "", long: str = "", *,
     return Model(name=name, short=shorts, long=longs,
                  inert_options=inert and finish is None and not rest.get("wraps"),
                  **rest)  # type: ignore[arg-type]
+
+
+_OPTSTRING = re.compile(r"(.)(:*)", re.DOTALL)
 
 
 @cache
@@ -272,3 +273,7 @@ def _plain(kind: Kind, why: str, arg: int) -> Opt:
     ``Opt`` is immutable: the tables' thousands of plain options are a few objects, made
     once, which is most of building the tables)."""
     return Opt(kind=kind, why=why, arg=arg)
+
+
+_PLAIN = (_plain(Kind.INERT, "", NONE), _plain(Kind.INERT, "", REQUIRED),
+          _plain(Kind.INERT, "", OPTIONAL))  # by arity: an option no ``kinds`` names
