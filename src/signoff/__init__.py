@@ -64,7 +64,7 @@ from signoff.store.sqlite import SqliteStore
 
 
 def _build_reviewer(config: ReviewConfig) -> Reviewer:
-    from signoff.review import build_reviewer  # noqa: PLC0415 (imported when one is built)
+    from signoff.review.configured import build_reviewer  # noqa: PLC0415 (when one is built)
 
     return build_reviewer(config)
 

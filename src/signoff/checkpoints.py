@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from typing import TYPE_CHECKING, Any
 
 from signoff.errors import SignatureInvalid
 from signoff.keys import SigningKey, verify_jws
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 TYP = "signoff-audit-checkpoint+jws"  # a receipt's signature can never pass for one of these
 

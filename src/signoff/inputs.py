@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
-
-import regex
 
 from signoff.errors import InvalidInput
 
@@ -56,7 +55,17 @@ ID_PATTERN = "^[!-~]+$"  # for JSON Schema (with maxLength ID_MAX)
 _ID = re.compile(r"[!-~]{1,%d}" % ID_MAX)  # noqa: UP031 (a regex brace, not a format)
 _DIGITS = re.compile(r"[0-9]+")
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
-_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+
+
+@cache
+def _ignorable() -> Any:
+    """The pattern of invisible characters, compiled when a tool name that is not ASCII is
+    first judged (``regex`` has the Unicode property; importing it is most of this
+    module's start)."""
+    import regex  # noqa: PLC0415
+
+    return regex.compile(r"\p{Default_Ignorable_Code_Point}")
+
 
 # The codes of this contract (``InvalidInput.code``); documented in docs/server.md.
 CODES = frozenset({"nul_character", "lone_surrogate", "too_long", "invalid_identifier",
@@ -148,7 +157,7 @@ def tool_name_problem(value: Any) -> str | None:
         return "a tool name must be a non-empty string"
     if len(value) > TOOL_MAX:
         return f"a tool name has at most {TOOL_MAX} characters"
-    if not value.isprintable() or (not value.isascii() and _IGNORABLE.search(value)):
+    if not value.isprintable() or (not value.isascii() and _ignorable().search(value)):
         return "a tool name must be printable, without invisible characters"
     return None
 

@@ -22,14 +22,18 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING, Any
 
 from signoff import jcs
 from signoff.errors import ConfigurationError, SignatureInvalid
+
+# ``cryptography`` is imported where a key is made, read, written or used: a process that
+# signs and verifies nothing (a coding agent's hook judging one call) never loads it.
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
 
 MAX_TOKEN = 256 * 1024  # a receipt of many decisions with passkeys stays far below this
 
@@ -49,6 +53,8 @@ def unb64url(text: str) -> bytes:
 
 
 def _raw(public: Ed25519PublicKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
     return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
@@ -69,6 +75,10 @@ def key_from_jwk(jwk: Mapping[str, Any]) -> tuple[str, Ed25519PublicKey]:
     try:
         if jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519" or "d" in jwk:
             raise ValueError("not an Ed25519 public key")
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+            Ed25519PublicKey,
+        )
+
         public = Ed25519PublicKey.from_public_bytes(unb64url(str(jwk["x"])))
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise SignatureInvalid(f"not an Ed25519 public JWK: {exc}", code="key_invalid") from exc
@@ -108,6 +118,10 @@ class SigningKey:
 
     @classmethod
     def generate(cls) -> SigningKey:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+            Ed25519PrivateKey,
+        )
+
         private = Ed25519PrivateKey.generate()
         return cls(thumbprint(private.public_key()), private)
 
@@ -154,6 +168,8 @@ def verify_jws(token: str, keys: Mapping[str, Ed25519PublicKey], *,
     if public is None:
         raise SignatureInvalid(f"no published key {header.get('kid')!r}: signed by another "
                                "deployment, or by a key never published", code="unknown_key")
+    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415
+
     try:
         public.verify(signature, f"{parts[0]}.{parts[1]}".encode("ascii"))
     except InvalidSignature as exc:
@@ -178,6 +194,11 @@ def load(path: str | os.PathLike[str]) -> SigningKey:
         raise ConfigurationError(
             f"the signing key {path} can be read by others (mode "
             f"{stat.S_IMODE(info.st_mode):o}): chmod 600 it", code="signing_key_exposed")
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PrivateKey,
+    )
+
     try:
         private = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:
@@ -193,6 +214,8 @@ def write(path: str | os.PathLike[str], key: SigningKey, *, replace: bool = True
     ``replace``: ``FileExistsError`` if there is a key there already (two processes
     starting at once both end up with the one that was written first)."""
     path = Path(path)
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     pem = key.private.private_bytes(serialization.Encoding.PEM,
                                     serialization.PrivateFormat.PKCS8,

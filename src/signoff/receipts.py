@@ -29,12 +29,13 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from typing import TYPE_CHECKING, Any
 
 from signoff.errors import SignatureInvalid
 from signoff.keys import MAX_TOKEN, SigningKey, read_jwks, unb64url, verify_jws
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 TYP = "signoff-receipt+jws"
 VERSION = 1
@@ -150,6 +151,10 @@ def peek(token: str) -> Receipt:
 def _keys(jwks: Mapping[str, Any]) -> Mapping[str, Ed25519PublicKey]:
     if isinstance(jwks, Mapping) and "keys" in jwks:
         return read_jwks(jwks)
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PublicKey,
+    )
+
     if all(isinstance(k, Ed25519PublicKey) for k in jwks.values()):
         return jwks
     raise SignatureInvalid("not a JWKS document ({\"keys\": [...]})", code="key_invalid")

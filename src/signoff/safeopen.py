@@ -34,15 +34,16 @@ EACCES, ENOTDIR, ...) propagate as ``OSError``.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import functools
 import os
-import platform
 import stat
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from signoff.errors import PathError
+
+if TYPE_CHECKING:
+    import ctypes
 
 __all__ = ["Method", "has_openat2", "open_beneath", "read_beneath"]
 
@@ -50,37 +51,54 @@ Method = Literal["auto", "openat2", "walk"]
 
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_BENEATH = 0x08
-_SYS_OPENAT2 = {"x86_64": 437, "amd64": 437, "aarch64": 437, "arm64": 437}.get(
-    platform.machine().lower()
-)
 _EAGAIN_RETRIES = 16  # openat2 says EAGAIN when a concurrent rename makes '..' unsafe
 _DIR_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
 _AT_FDCWD = -100
 
 
-class _OpenHow(ctypes.Structure):
-    """``struct open_how`` from <linux/openat2.h>."""
+# ``ctypes`` and ``platform`` are imported when a file is first opened beneath a root:
+# a process that opens none (a coding agent's hook judging a Read) never loads them.
+@functools.cache
+def _syscall_number() -> int | None:
+    import platform  # noqa: PLC0415
 
-    _fields_ = (
-        ("flags", ctypes.c_uint64),
-        ("mode", ctypes.c_uint64),
-        ("resolve", ctypes.c_uint64),
-    )
+    return {"x86_64": 437, "amd64": 437, "aarch64": 437, "arm64": 437}.get(
+        platform.machine().lower())
+
+
+@functools.cache
+def _open_how() -> Any:
+    """``struct open_how`` from <linux/openat2.h>."""
+    import ctypes  # noqa: PLC0415
+
+    class _OpenHow(ctypes.Structure):
+        _fields_ = (
+            ("flags", ctypes.c_uint64),
+            ("mode", ctypes.c_uint64),
+            ("resolve", ctypes.c_uint64),
+        )
+
+    return _OpenHow
 
 
 @functools.cache
 def _libc() -> ctypes.CDLL:
+    import ctypes  # noqa: PLC0415
+
     return ctypes.CDLL(None, use_errno=True)
 
 
 def _raw_openat2(dirfd: int, path: bytes, flags: int, mode: int, resolve: int) -> int:
     """One openat2 call; returns the fd or raises OSError with the kernel's errno."""
-    if _SYS_OPENAT2 is None:
+    import ctypes  # noqa: PLC0415
+
+    number = _syscall_number()
+    if number is None:
         raise OSError(errno.ENOSYS, "openat2: unknown syscall number on this machine")
-    how = _OpenHow(flags, mode, resolve)
+    how = _open_how()(flags, mode, resolve)
     fd = int(
         _libc().syscall(
-            ctypes.c_long(_SYS_OPENAT2),
+            ctypes.c_long(number),
             ctypes.c_int(dirfd),
             ctypes.c_char_p(path),
             ctypes.byref(how),

@@ -15,32 +15,21 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff import __version__
-from signoff.canonical import parse_args
-from signoff.cli.boundary import warn_init
 from signoff.cli.common import DEFAULT_DB, close_opened
-from signoff.cli.db import add_db
-from signoff.cli.doctor import add_doctor
-from signoff.cli.hook import add_hook
-from signoff.cli.kernel import add_commands
-from signoff.cli.keys import add_keys
-from signoff.cli.mcp import add_mcp_proxy
-from signoff.cli.receipts import add_receipts
-from signoff.cli.server import add_serve
-from signoff.cli.users import add_users
-from signoff.cli.webhooks import add_webhooks
-from signoff.demo import run_demo
 from signoff.errors import ConfigurationError, InvalidArguments, PolicyError, SignoffError
-from signoff.model import ToolCall, Verdict
-from signoff.policy import Memory, Policy, trusted_context
-from signoff.policy.explain import explain_call, format_explained
-from signoff.policy.guarded import guard_database
-from signoff.policy.starter import PRESETS, starter_toml
 from signoff.store.faults import classify
+
+if TYPE_CHECKING:
+    from signoff.model import Verdict
+
+# The commands' modules are imported when the parser that needs them is built, and what
+# a command runs when it runs: a coding agent starts ``signoff hook`` once per tool call,
+# and it imports only the hook's modules.
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -49,7 +38,7 @@ EXIT_BROKEN_PIPE = 141  # the reader of our output went away (128 + SIGPIPE)
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(given[0] if given and given[0] in _ALONE else None)
+    parser = build_parser(given[0] if given and given[0] in _ALONE else None, given)
     args = parser.parse_args(given)
     handler = getattr(args, "handler", None)
     if handler is None:
@@ -80,11 +69,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 # Commands whose parser is built alone when they are the one run: a coding agent starts
 # ``signoff hook`` once per tool call, and the whole parser (50 subcommands, each help
 # text looked up through gettext) costs more than the rest of the hook's start.
-_ALONE = {"hook": add_hook}
+def _add_hook(commands: Any, given: Sequence[str]) -> None:
+    from signoff.cli.hook import add_hook  # noqa: PLC0415
+
+    add_hook(commands, given[1] if len(given) > 1 else None)
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``signoff`` command's parser; ``only``: just that command of ``_ALONE``."""
+_ALONE: dict[str, Callable[[Any, Sequence[str]], None]] = {"hook": _add_hook}
+
+
+def build_parser(only: str | None = None, argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The ``signoff`` command's parser; ``only``: just that command of ``_ALONE``, as
+    much of it as ``argv`` (the command line it will parse) needs."""
     parser = argparse.ArgumentParser(
         prog="signoff",
         description="Keep a human hand on what AI agents do: decide allow / ask / deny for "
@@ -93,8 +89,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"signoff {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     if only is not None:
-        _ALONE[only](commands)
+        _ALONE[only](commands, argv)
         return parser
+    from signoff.cli.db import add_db  # noqa: PLC0415
+    from signoff.cli.doctor import add_doctor  # noqa: PLC0415
+    from signoff.cli.hook import add_hook  # noqa: PLC0415
+    from signoff.cli.kernel import add_commands  # noqa: PLC0415
+    from signoff.cli.keys import add_keys  # noqa: PLC0415
+    from signoff.cli.mcp import add_mcp_proxy  # noqa: PLC0415
+    from signoff.cli.receipts import add_receipts  # noqa: PLC0415
+    from signoff.cli.server import add_serve  # noqa: PLC0415
+    from signoff.cli.users import add_users  # noqa: PLC0415
+    from signoff.cli.webhooks import add_webhooks  # noqa: PLC0415
+    from signoff.policy.starter import PRESETS  # noqa: PLC0415
 
     init = commands.add_parser(
         "init", help="write a commented starter signoff.toml",
@@ -175,6 +182,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from signoff.cli.boundary import warn_init  # noqa: PLC0415
+    from signoff.policy import Policy  # noqa: PLC0415
+    from signoff.policy.starter import starter_toml  # noqa: PLC0415
+
     target = Path(args.path)
     if target.exists() and not args.force:
         raise ConfigurationError(f"{target} exists; use --force to overwrite",
@@ -210,6 +221,12 @@ def _workspace_root(given: str | None, *, create: bool) -> str:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from signoff.canonical import parse_args  # noqa: PLC0415
+    from signoff.model import ToolCall  # noqa: PLC0415
+    from signoff.policy import Memory, Policy, trusted_context  # noqa: PLC0415
+    from signoff.policy.explain import explain_call, format_explained  # noqa: PLC0415
+    from signoff.policy.guarded import guard_database  # noqa: PLC0415
+
     try:
         call_args = parse_args(args.args)
     except InvalidArguments as exc:
@@ -245,6 +262,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from signoff.demo import run_demo  # noqa: PLC0415
+
     return run_demo(as_json=args.json, port=args.port,
                     auto_approve_after=args.auto_approve_after,
                     no_auto_approve=args.no_auto_approve, keep_serving=args.keep_serving,

@@ -15,15 +15,17 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from signoff import keys
 from signoff.errors import ConfigurationError
 from signoff.extras import needs
 from signoff.kernel.gate import Gate
 from signoff.policy import Policy, parse_policy
 from signoff.store.base import Store
 from signoff.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from signoff import keys
 
 DEFAULT_DB = "signoff.db"
 
@@ -127,6 +129,8 @@ def open_gate(args: argparse.Namespace, *, proposes: bool = False,
 def key_path(given: str) -> str:
     """The signing key a server uses: ``given``, ``$SIGNOFF_SIGNING_KEY``, or the default
     beside the user's data (``signoff.keys.default_path``)."""
+    from signoff import keys  # noqa: PLC0415
+
     return given or os.environ.get("SIGNOFF_SIGNING_KEY") or str(keys.default_path())
 
 
@@ -140,6 +144,8 @@ def server_key(given: str, policy: Policy) -> keys.SigningKey:
             f"the signing key {path} is inside the workspace {workspace.root}: an agent could "
             f"read it; keep it outside (--signing-key PATH or SIGNOFF_SIGNING_KEY)",
             code="signing_key_in_workspace")
+    from signoff import keys  # noqa: PLC0415
+
     return keys.load_or_create(path)
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,28 +27,50 @@ from signoff.errors import ConfigurationError
 WAIT = 45.0  # seconds: inside Claude Code's default 60 s hook timeout
 
 
-def add_hook(commands: Any) -> None:
+def add_hook(commands: Any, only: str | None = None) -> None:
+    """``signoff hook``'s parsers; ``only``: just that harness's (the one a hook runs)."""
     hook = commands.add_parser(
         "hook", help="answer a coding agent's tool-call hooks",
         description="Answer a coding agent's tool-call hooks through the gate (Claude Code's "
         "and Codex CLI's PreToolUse/PostToolUse, Gemini CLI's BeforeTool/AfterTool), or "
         "install those hooks into its settings. See docs/coding-agents.md.")
     sub = hook.add_subparsers(title="harnesses", metavar="HARNESS")
+    if only in _HARNESS_PARSERS:  # a hook's own start: the other parsers would cost more than it
+        _HARNESS_PARSERS[only](sub)
+        return
+    for add in _HARNESS_PARSERS.values():
+        add(sub)
+    _install(sub)
+
+
+def _claude_code_parser(sub: Any) -> None:
     _harness(sub, "claude-code", "Claude Code", ("PreToolUse", "PostToolUse"),
              answers="allow, deny with the policy's message",
              ask_help="hand an ask to Claude Code's own permission prompt instead of waiting "
              "(the request is cancelled; the local answer is Claude Code's, not a signoff "
              "approval)")
+
+
+def _codex_parser(sub: Any) -> None:
     _harness(sub, "codex", "Codex CLI", ("PreToolUse", "PostToolUse"),
              answers="let it run (no output), or deny with the policy's message",
              ask_help="not supported for codex (it has no prompt a hook can hand an ask "
              "to): every call is denied, saying so")
+
+
+def _gemini_parser(sub: Any) -> None:
     _harness(sub, "gemini", "Gemini CLI", ("BeforeTool", "AfterTool"),
              answers="allow, deny with the policy's message",
              ask_help="hand an ask to Gemini CLI's own confirmation instead of waiting (the "
              "request is cancelled; the local answer is Gemini CLI's, not a signoff "
              "approval; headless runs cannot answer it)")
 
+
+_HARNESS_PARSERS: dict[str, Callable[[Any], None]] = {
+    "claude-code": _claude_code_parser, "codex": _codex_parser, "gemini": _gemini_parser}
+
+
+def _install(sub: Any) -> None:
     install = sub.add_parser(
         "install", help="write the hooks into a harness's settings",
         description="Merge signoff's PreToolUse and PostToolUse hooks into a harness's "

@@ -20,15 +20,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-from signoff import checkpoints, keys
 from signoff.audit import AuditEvent, Finding, Verification, to_us
 from signoff.errors import SignatureInvalid
 from signoff.kernel.assertions import PasskeyCheck
 from signoff.store.base import Store
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from signoff import checkpoints
 
 UNSIGNED_SECONDS = 300.0  # with outside keys: events this old past the last checkpoint are named
 UNSIGNED_EVENTS = 10_000  # …and so is a tail of this many events, whatever their times say
@@ -127,6 +129,8 @@ class CheckpointCheck:
                  result: Verification) -> tuple[str, str] | None:
         """What is wrong with one checkpoint (``None``: nothing; an empty code: not checked,
         the chain broke before its index)."""
+        from signoff import checkpoints  # noqa: PLC0415 (verifying: cryptography)
+
         try:
             checkpoints.check(checkpoint, self.trusted)
         except SignatureInvalid as exc:
@@ -174,6 +178,8 @@ class CheckpointCheck:
 
 def published(store: Store) -> dict[str, Ed25519PublicKey]:
     """The keys published in the database, by ``kid`` (a malformed one is skipped)."""
+    from signoff import keys  # noqa: PLC0415
+
     found = {}
     for jwk in store.published_keys():
         try:

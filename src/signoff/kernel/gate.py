@@ -45,7 +45,6 @@ from signoff.kernel.verdicts import VerdictLog
 from signoff.kernel.webhooks import Webhooks
 from signoff.kernel.wrapping import registered
 from signoff.kernel.written_requests import WrittenRequests
-from signoff.keys import SigningKey
 from signoff.model import (
     ApprovalRequest,
     Decision,
@@ -64,6 +63,7 @@ from signoff.store.deliveries import Delivery, StoredEndpoint
 from signoff.store.pages import RequestQuery
 
 if TYPE_CHECKING:
+    from signoff.keys import SigningKey
     from signoff.store.thread_memory import ThreadMemory
 
 P = ParamSpec("P")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -66,11 +65,11 @@ def waiter_gone(waiter: str | None, me: str) -> bool:
 class _Boot:
     """This process's boot id: random, drawn again in a forked child."""
 
-    value = uuid.uuid4().hex[:12]
+    value = os.urandom(6).hex()  # 12 random hex digits (``uuid`` would import ``platform``)
 
     @classmethod
     def reseed(cls) -> None:
-        cls.value = uuid.uuid4().hex[:12]
+        cls.value = os.urandom(6).hex()
 
 
 os.register_at_fork(after_in_child=_Boot.reseed)

@@ -12,13 +12,14 @@ signature is asked for.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from signoff import keys
 from signoff.audit import AuditKind, to_us
 from signoff.errors import ConfigurationError, StoreError
-from signoff.keys import SigningKey
 from signoff.store.base import Store
+
+if TYPE_CHECKING:
+    from signoff.keys import SigningKey
 
 
 class Signing:
@@ -47,6 +48,8 @@ class Signing:
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
         """Every published public key, as a JWKS document (RFC 7517)."""
         published = self.store.published_keys()
+        from signoff import keys  # noqa: PLC0415
+
         return keys.jwks({k: v for k, v in jwk.items() if k not in ("created_at", "retired_at")}
                          for jwk in published)
 

@@ -18,20 +18,28 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import logging
 import threading
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.audit import AuditKind
 from signoff.errors import ConfigurationError, StoreError
 from signoff.store.base import Event, Store
 from signoff.store.faults import classify
 
+if TYPE_CHECKING:
+    import logging
+
 _LIVE: weakref.WeakSet[VerdictLog] = weakref.WeakSet()
 MAX_FAILURES = 20
-log = logging.getLogger("signoff.kernel.verdicts")
+
+
+def _log() -> logging.Logger:
+    """This module's logger (``logging`` is imported when there is something to say)."""
+    import logging  # noqa: PLC0415
+
+    return logging.getLogger("signoff.kernel.verdicts")
 
 
 class VerdictLog:
@@ -95,7 +103,7 @@ class VerdictLog:
         try:
             self.flush()
         except Exception:  # a store that is already unusable keeps nothing: say so
-            log.warning("%d verdict audit event(s) could not be written at close",
+            _log().warning("%d verdict audit event(s) could not be written at close",
                         self.pending(), exc_info=True)
 
     def _run(self) -> None:
@@ -111,7 +119,7 @@ class VerdictLog:
                 if failures == 1:  # a typed store fault in a line; a bug with its traceback
                     typed = classify(exc)
                     if not (isinstance(typed, StoreError) and typed.reported):
-                        log.warning("cannot write %d verdict audit event(s) yet; retrying",
+                        _log().warning("cannot write %d verdict audit event(s) yet; retrying",
                                     self.pending(), exc_info=not isinstance(typed, StoreError))
                 if failures >= MAX_FAILURES:  # the store is gone (closed): stop; the events
                     with self._lock:          # stay queued for flush() / exit

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -52,6 +51,8 @@ def wrap(target: Callable[..., Any], entry: ToolEntry, *, run: Run, arun: ARun,
     tool_name = entry.name
 
     def to_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall:
+        import uuid  # noqa: PLC0415 (a wrapped tool's call; uuid imports platform)
+
         bound = signature.bind(*args, **kwargs)
         call_args = {k: v for k, v in bound.arguments.items()
                      if k != "idempotency_key"}

@@ -32,7 +32,6 @@ file (a last line says how many more were not shown), ``CHANGES_BYTES`` per requ
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -50,7 +49,6 @@ from signoff.policy import Policy
 from signoff.policy.scope import MAX_PATHS_PER_ARGUMENT, judge_scope
 from signoff.policy.spec import ToolSpec
 from signoff.policy.workspace import PathVerdict
-from signoff.shell import analyze
 
 __all__ = ["CHANGES_MAX", "DIFF_BYTES", "DIFF_LINES", "PREFIX", "READ_MAX", "FileState",
            "WriteEvidence", "file_state", "file_versions_now", "write_evidence"]
@@ -78,7 +76,11 @@ def write_evidence(policy: Policy, tool: str, args: Mapping[str, Any]) -> WriteE
     if spec is None or not (spec.writes or spec.shell):
         return (), {}
     command = args.get(spec.shell) if spec.shell else None
-    analysis = analyze(command) if isinstance(command, str) else None
+    analysis = None
+    if isinstance(command, str):
+        from signoff.shell import analyze  # noqa: PLC0415 (a shell command's tool only)
+
+        analysis = analyze(command)
     if not spec.writes and (analysis is None or not any(ref.write for ref in analysis.paths)):
         return (), {}  # a shell command that writes no file
     builder = _Builder(policy, spec, args)
@@ -292,6 +294,8 @@ def _unified(old: str, new: str, label: str, *, created: bool = False,
                  f"+{head + 1 if added else head},{len(added)} @@\n",
                  *(f"-{line}" for line in removed), *(f"+{line}" for line in added)]
     else:
+        import difflib  # noqa: PLC0415 (a write's diff only)
+
         lines = list(difflib.unified_diff(before, after,
                                           fromfile="/dev/null" if created else f"a/{name}",
                                           tofile=f"b/{name}"))

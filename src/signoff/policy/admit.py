@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from signoff.policy.patterns import CommandPattern
-from signoff.shell.commands.grammar import long_option
 from signoff.shell.commands.models import Invocation, Kind, Model, Part
 
 HARMLESS = frozenset({Kind.INERT, Kind.READ})
@@ -43,6 +42,8 @@ def named(pattern: CommandPattern, spec: Model | None) -> frozenset[str]:
         head = word.split("=", 1)[0]
         out.add(head)
         if spec is not None and head.startswith("--"):
+            from signoff.shell.commands.grammar import long_option  # noqa: PLC0415
+
             found = long_option(spec, head[2:])
             if found is not None:
                 out.add("--" + found[0])

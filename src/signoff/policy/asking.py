@@ -21,11 +21,18 @@ from signoff.policy.memory import RecalledCall
 from signoff.policy.modes import clamp
 from signoff.policy.reviewing import ReviewOutcome, ReviewRequest, beyond_reviewer
 from signoff.policy.spec import CONCERN_CODES, Rule
-from signoff.shell import ShellAnalysis
-from signoff.shell.concerns import MANDATORY
 
 if TYPE_CHECKING:
     from signoff.policy.engine import Policy
+    from signoff.shell import ShellAnalysis
+
+
+def mandatory_codes() -> frozenset[str]:
+    """The shell concerns always asked (``signoff.shell.concerns.MANDATORY``), imported
+    when a concern is first weighed: a call that raises none never loads the analyser."""
+    from signoff.shell.concerns import MANDATORY  # noqa: PLC0415
+
+    return MANDATORY
 
 
 class _DecisionIds:
@@ -220,7 +227,7 @@ class Asking:
         """Record a concern (``signoff.shell.concerns``): a reason, and at least its risk."""
         reason = Reason(step=Step.SHELL, code=code, text=text,
                         effect=Effect.ASK if code in self.config.always_ask
-                        or code in MANDATORY else None)
+                        or code in mandatory_codes() else None)
         self.reasons.append(reason)
         self.raise_risk(risk)
         return reason

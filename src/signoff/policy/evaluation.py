@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from signoff import inputs
 from signoff.canonical import parse_args
 from signoff.errors import InvalidArguments, InvalidInput
 from signoff.globs.pathglob import is_sensitive
 from signoff.model import Effect, Reason, ReviewMode, Step, Verdict
-from signoff.policy.asking import Asking
+from signoff.policy.asking import Asking, mandatory_codes
 from signoff.policy.definitions import changed_reason
 from signoff.policy.matching import (
     DEFAULT_ALLOW,
@@ -39,11 +40,10 @@ from signoff.policy.protected import protected_reasons
 from signoff.policy.reads import as_list, secret_reads
 from signoff.policy.scope import DEVICE_SINKS, ScopeResult, judge_scope
 from signoff.policy.spec import Rule
-from signoff.shell import ShellAnalysis, SimpleCommand, analyze
-from signoff.shell.concerns import MANDATORY, shell_concerns
-from signoff.shell.dangers import classify
-from signoff.shell.globoverlap import can_name
-from signoff.shell.paths import has_glob
+from signoff.shell.globoverlap import can_name, has_glob
+
+if TYPE_CHECKING:
+    from signoff.shell import ShellAnalysis, SimpleCommand
 
 _MAX_MEMO = 4096
 
@@ -99,6 +99,11 @@ class Evaluation(Asking):
                 return self.deny(Step.WELL_FORMED, "invalid_shell_argument",
                                  f"{name} needs a string argument {view.spec.shell!r} "
                                  "holding the command.")
+            # The analyser is imported by the first call that runs a shell command.
+            from signoff.shell import analyze  # noqa: PLC0415
+            from signoff.shell.concerns import shell_concerns  # noqa: PLC0415
+            from signoff.shell.dangers import classify  # noqa: PLC0415
+
             analysis = self.analysis = analyze(command)
             for danger in classify(analysis):
                 self.raise_risk(danger.risk)
@@ -137,9 +142,9 @@ class Evaluation(Asking):
             forced.append(changed_reason(name))
             self.reasons.append(forced[-1])
         if mandatory or forced or (scope.outside and ws is not None and ws.mandatory):
-            if analysis is not None and any(r.code in MANDATORY for r in forced):
+            if analysis is not None and any(r.code in mandatory_codes() for r in forced):
                 for finding in analysis.never_allow:  # what made the line opaque, by name
-                    if finding.code not in MANDATORY:
+                    if finding.code not in mandatory_codes():
                         self.reasons.append(Reason(step=Step.SHELL, code=finding.code,
                                                    text=finding.text))
             if forced and not mandatory:
@@ -337,7 +342,8 @@ class Evaluation(Asking):
                 if "outside_write" in always:
                     forced.append(reason)
         for reason in self.reasons:
-            if reason.step is Step.SHELL and reason.code in MANDATORY and reason not in forced:
+            if reason.step is Step.SHELL and reason.code in mandatory_codes() and \
+                    reason not in forced:
                 forced.append(reason)
                 continue
             if reason.step is Step.SHELL and reason.code in always and \

@@ -6,7 +6,6 @@ field, so a typo in a security policy is found where it is (``signoff.policy.con
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +27,8 @@ class TableReader:
     def known(self, table: Mapping[str, Any], allowed: set[str], where: str | None) -> None:
         for key in table:
             if key not in allowed:
+                import difflib  # noqa: PLC0415 (a typo's suggestion only)
+
                 hint = difflib.get_close_matches(key, sorted(allowed), n=1)
                 extra = f" (did you mean '{hint[0]}'?)" if hint else ""
                 raise self.error(f"unknown key{extra}", rule=where, field=key)

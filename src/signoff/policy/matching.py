@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.model import Effect, Grant, GrantScope, Reason, Risk, Step
-from signoff.policy.admit import blocking, is_exact, named
 from signoff.policy.hints import HintEffect, ToolHints, hint_effect
 from signoff.policy.patterns import (
     CommandPattern,
@@ -26,8 +25,10 @@ from signoff.policy.patterns import (
     value_text,
 )
 from signoff.policy.spec import ArgRule, PolicyConfig, Rule, ToolSpec
-from signoff.shell import ShellAnalysis, SimpleCommand
-from signoff.shell.commands import Part, model_for
+
+if TYPE_CHECKING:
+    from signoff.shell import ShellAnalysis, SimpleCommand
+    from signoff.shell.commands import Part
 
 _MISSING = object()
 # The reason every default allow ends with (step 8).
@@ -148,6 +149,10 @@ def _grant_admits(pattern: CommandPattern, command: SimpleCommand) -> bool:
         forms.append(command.sub_argv)
     if not any(pattern.matches(a, by_basename=False) for a in forms):
         return False
+    # A shell command's: the command models are imported with the analyser.
+    from signoff.policy.admit import blocking, is_exact, named  # noqa: PLC0415
+    from signoff.shell.commands import model_for  # noqa: PLC0415
+
     if is_exact(pattern):
         return True
     inv = command.invocation
@@ -167,6 +172,9 @@ def admission(rule: Rule, command: SimpleCommand) -> bool | str:
         argv_forms.append(command.sub_argv)
     matching = [p for p in rule.patterns_for(command.argv[0])
                 if any(p.matches(a, by_basename=False) for a in argv_forms)]
+    from signoff.policy.admit import blocking, is_exact, named  # noqa: PLC0415
+    from signoff.shell.commands import model_for  # noqa: PLC0415
+
     if any(is_exact(p) for p in matching):
         return True
     inv = command.invocation

@@ -43,17 +43,9 @@ from signoff.globs.pathglob import glob_to_regex, is_sensitive
 from signoff.model import Effect, Reason, Risk, Step
 from signoff.policy.guarded import Guarded, escape
 from signoff.policy.harnesses import describe
-from signoff.shell.commands.models import Tree
+from signoff.policy.workspace import PATH_MAX
 from signoff.shell.globoverlap import can_name
-from signoff.shell.paths import PATH_MAX
 from signoff.shell.wordglob import word_glob
-from signoff.shell.writes import (
-    admits,
-    find_writes,
-    may_write,
-    sources_into,
-    worktree_deletes,
-)
 
 if TYPE_CHECKING:
     from signoff.policy.asking import Asking
@@ -62,6 +54,7 @@ if TYPE_CHECKING:
     from signoff.policy.spec import PolicyConfig, ToolSpec
     from signoff.policy.workspace import Workspace
     from signoff.shell import ShellAnalysis
+    from signoff.shell.commands.models import Tree
 
 SHOWN = 3  # protected paths named in a verdict's reasons
 _LEAVES = frozenset({"mkdir", "touch"})  # on a directory: its content stays as it was
@@ -113,6 +106,13 @@ def protected_writes(config: PolicyConfig, workspace: Workspace | None, *,
                         text = str(value)
                         hit(text.lstrip("/") or text if spec.virtual else text, None)
         return list(found.items())
+    # A shell command's writes: read with the analyser's modules.
+    from signoff.shell.writes import (  # noqa: PLC0415
+        find_writes,
+        may_write,
+        sources_into,
+        worktree_deletes,
+    )
 
     refs_by_path: dict[str, list[int]] = {}
     for ref in analysis.paths:
@@ -217,6 +217,8 @@ class _Matcher:
         protected file beneath it that its tests (``-name``, ``-maxdepth``) admit."""
         if tree is None:  # -maxdepth 0: the starting point itself
             return None
+        from signoff.shell.writes import admits  # noqa: PLC0415 (a shell command's find)
+
         if resolved is None:  # nowhere known: any of the gate's files it could list
             for g in self.guarded:
                 if admits(tree, posixpath.basename(g.path)):

@@ -16,19 +16,19 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.globs.pathglob import is_secret
 from signoff.policy.scope import ScopeResult
 from signoff.policy.spec import ToolSpec
-from signoff.shell import ShellAnalysis
-from signoff.shell.commands import Kind, Tree
-from signoff.shell.commands.git import object_path
-from signoff.shell.globoverlap import can_name
+from signoff.shell.globoverlap import can_name, has_glob
 from signoff.shell.ignores import repository_top
-from signoff.shell.paths import has_glob
 from signoff.shell.treewalk import Budget, secret_under
 from signoff.shell.wordglob import word_glob
+
+if TYPE_CHECKING:
+    from signoff.shell import ShellAnalysis
+    from signoff.shell.commands import Tree
 
 MAX_GLOBS = 16  # unexpanded globs judged one by one; past them, the call asks
 SHOWN = 3  # paths named in a verdict's reasons
@@ -91,9 +91,13 @@ def secret_reads(secrets: tuple[str, ...], spec: ToolSpec | None, args: Mapping[
                 [scope.root] if args.get(name) is None and spec.virtual and scope.root else [])
             for value in as_list(args.get(name)) if not roots else ():  # no workspace
                 check(str(value), can_name(str(value).rstrip("/") + "/**", secrets))
+            from signoff.shell.commands import Tree  # noqa: PLC0415 (a search tool's)
+
             for root in roots[:MAX_GLOBS]:
                 _check_tree(check, root, root, Tree(), secrets=secrets, budget=budget)
     for name in spec.objects if spec is not None else ():
+        from signoff.shell.commands.git import object_path  # noqa: PLC0415
+
         for value in as_list(args.get(name)):
             stored = object_path(value) if isinstance(value, str) else None
             if stored is not None:  # "HEAD:.env": .env as committed
@@ -105,6 +109,8 @@ def _unknown_words(analysis: ShellAnalysis) -> list[tuple[str, bool]]:
     """Words a command's model cannot class (``git hash-object .env``, an expansion that
     may be a URL or a path), and whether each is literal: each may name a file the
     command reads."""
+    from signoff.shell.commands import Kind  # noqa: PLC0415 (loaded with the analyser)
+
     return [(part.word, part.literal) for cmd in analysis.commands
             if cmd.invocation is not None for part in cmd.invocation.parts
             if part.kind is Kind.UNKNOWN and part.value is None]

@@ -21,14 +21,17 @@ import os
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.errors import PathError
 from signoff.policy.spec import ToolSpec, WorkspaceConfig
 from signoff.policy.workspace import Location, PathVerdict, Workspace
-from signoff.shell import ShellAnalysis
-from signoff.shell.commands import Tree
-from signoff.shell.paths import PathRef, has_glob
+from signoff.shell.globoverlap import has_glob
+
+if TYPE_CHECKING:
+    from signoff.shell import ShellAnalysis
+    from signoff.shell.commands import Tree
+    from signoff.shell.paths import PathRef
 
 # Device files a redirection may name without touching anyone's data.
 DEVICE_SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin",

@@ -13,8 +13,6 @@ from collections.abc import Mapping
 
 from signoff.errors import ConfigurationError
 from signoff.policy.reviewing import ReviewConfig, Reviewer
-from signoff.review.budget import ReviewBudget
-from signoff.review.pool import ReviewPool
 from signoff.review.rules import RiskReviewer
 
 
@@ -24,10 +22,12 @@ def build_reviewer(config: ReviewConfig, environ: Mapping[str, str] | None = Non
         return RiskReviewer(threshold=config.max_risk)
     if config.reviewer != "openai":
         raise ConfigurationError(f"unknown reviewer {config.reviewer!r}", code="invalid_setting")
+    from signoff.review.budget import ReviewBudget  # noqa: PLC0415
     from signoff.review.chat_completions import (  # noqa: PLC0415 (needs openai only here)
         ChatCompletionsReviewer,
         openai_client,
     )
+    from signoff.review.pool import ReviewPool  # noqa: PLC0415
 
     if config.model is None:
         raise ConfigurationError('[review] reviewer = "openai" needs a model',

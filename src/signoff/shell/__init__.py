@@ -17,15 +17,36 @@ those after it; ``results`` holds the records. Beside the analysis: ``dangers`` 
 how git and rg read ignore files.
 """
 
-from signoff.shell.analysis import MAX_SHELL_BYTES, analyze
-from signoff.shell.paths import PathRef
-from signoff.shell.results import (
-    MAX_NESTED_SCRIPTS,
-    MAX_SIMPLE_COMMANDS,
-    Finding,
-    ShellAnalysis,
-    SimpleCommand,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from signoff.shell.analysis import MAX_SHELL_BYTES, analyze
+    from signoff.shell.paths import PathRef
+    from signoff.shell.results import (
+        MAX_NESTED_SCRIPTS,
+        MAX_SIMPLE_COMMANDS,
+        Finding,
+        ShellAnalysis,
+        SimpleCommand,
+    )
 
 __all__ = ["MAX_NESTED_SCRIPTS", "MAX_SHELL_BYTES", "MAX_SIMPLE_COMMANDS", "Finding", "PathRef",
            "ShellAnalysis", "SimpleCommand", "analyze"]
+
+# Each name, the module it is imported from on first use: a call that runs no shell
+# command (a Read, a Write) imports the module it needs, never the whole analyser.
+_HOMES = {"MAX_SHELL_BYTES": "analysis", "analyze": "analysis", "PathRef": "paths",
+          "MAX_NESTED_SCRIPTS": "results", "MAX_SIMPLE_COMMANDS": "results",
+          "Finding": "results", "ShellAnalysis": "results", "SimpleCommand": "results"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'signoff.shell' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"signoff.shell.{home}"), name)
+    globals()[name] = value
+    return value

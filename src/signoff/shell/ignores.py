@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 MAX_BYTES = 64 * 1024  # of one ignore file
 MAX_LEVELS = 64  # directories above a walk's root looked at for the repository's top
@@ -29,7 +31,7 @@ GITIGNORE = ".gitignore"
 
 # (lead, cut, spec): a path relative to the walk's root, ``relative``, is checked as
 # ``lead + relative[cut:]`` (the path from the ignore file's directory)
-_Rule = tuple[str, int, pathspec.GitIgnoreSpec]
+_Rule = tuple[str, int, "pathspec.GitIgnoreSpec"]
 
 
 def repository_top(directory: str) -> str | None:
@@ -92,6 +94,8 @@ class Ignores:
         for name in names:
             lines = _read(os.path.join(directory, name))
             if lines:
+                import pathspec  # noqa: PLC0415 (when an ignore file is read)
+
                 rules.append((lead, cut, pathspec.GitIgnoreSpec.from_lines(lines)))
         return self if len(rules) == len(self._rules) else Ignores(self._names, tuple(rules))
 

@@ -23,6 +23,7 @@ from signoff.shell.commands.git import object_path
 from signoff.shell.commands.models import Listing
 from signoff.shell.commands.servers import UNKNOWN as SERVED_UNKNOWN
 from signoff.shell.commands.servers import served
+from signoff.shell.globoverlap import has_glob
 
 if TYPE_CHECKING:
     from signoff.shell.results import SimpleCommand
@@ -176,10 +177,6 @@ def substituted_reads(argv: tuple[str, ...], listed: dict[str, Listing], walk: P
     for written, found in listed.items():
         if any(written in word for word in argv[1:]) and reads_marked(argv, written):
             listed_reads(found, walk, tuple(walk.cds), command)
-
-
-def has_glob(word: str) -> bool:
-    return "*" in word or "?" in word or "[" in word  # three scans in C, not a regex's
 
 
 def _model_paths(inv: Invocation, walk: PathSink, cds: tuple[str | None, ...]) -> None:

@@ -18,10 +18,13 @@ import os
 import re
 import stat
 from collections import deque
+from typing import TYPE_CHECKING
 
 from signoff.globs.pathglob import is_secret
-from signoff.shell.commands import Tree
 from signoff.shell.ignores import Ignores
+
+if TYPE_CHECKING:
+    from signoff.shell.commands import Tree
 
 MAX_ENTRIES = 20_000  # for one call, however many directories it searches
 _PEM_HEAD = 1 << 16

@@ -28,12 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from signoff.audit import AuditEvent, AuditKind, Verification
-from signoff.checkpoints import Checkpoint
 from signoff.identity import Account, Identity, Session
-from signoff.keys import SigningKey
 from signoff.model import (
     ApprovalRequest,
     DecisionRecord,
@@ -52,6 +50,10 @@ from signoff.store.records import (
     StoredEndpoint,
     ThreadMemory,
 )
+
+if TYPE_CHECKING:
+    from signoff.checkpoints import Checkpoint
+    from signoff.keys import SigningKey
 
 __all__ = ["Approvals", "Event", "Store", "Tx"]
 

@@ -19,9 +19,9 @@ import time
 from typing import TYPE_CHECKING
 
 from signoff.audit import to_us
-from signoff.keys import SigningKey
 
 if TYPE_CHECKING:
+    from signoff.keys import SigningKey
     from signoff.store.sqlstore import SqlStore
 
 EVERY = 1.0  # seconds between looks at the head: the longest a moved head waits unsigned

@@ -13,11 +13,9 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from signoff import checkpoints
-from signoff.checkpoints import Checkpoint
-from signoff.keys import SigningKey
-
 if TYPE_CHECKING:
+    from signoff.checkpoints import Checkpoint
+    from signoff.keys import SigningKey
     from signoff.store.sqltx import SqlTx
 
 INSERT = ("INSERT INTO audit_signatures (idx, kid, hash, at_us, signature) "
@@ -45,6 +43,8 @@ class CheckpointRows:
         row = self._one("SELECT idx, hash FROM audit_head WHERE id = 1")
         if row is None or int(row[0]) == 0:
             return None
+        from signoff import checkpoints  # noqa: PLC0415 (signing: cryptography)
+
         checkpoint = checkpoints.sign(key, index=int(row[0]), hash=str(row[1]), at_us=at_us)
         self.add_audit_signature(checkpoint)
         return checkpoint
@@ -61,6 +61,8 @@ class CheckpointReads:
         with self._reader() as tx:
             rows = tx._exec("SELECT idx, hash, kid, at_us, signature FROM audit_signatures "
                             "WHERE idx > ? ORDER BY idx, kid", (after,)).fetchall()
+        from signoff.checkpoints import Checkpoint  # noqa: PLC0415
+
         return [Checkpoint(int(idx), str(digest), str(kid), int(at_us), str(signature))
                 for idx, digest, kid, at_us, signature in rows]
 

@@ -22,10 +22,9 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.errors import ConfigurationError
-from signoff.keys import SigningKey
 from signoff.store.backup import backup_sqlite
 from signoff.store.capabilities import Capability
 from signoff.store.checkpointer import Checkpointer
@@ -37,6 +36,9 @@ from signoff.store.records import Backup
 from signoff.store.schema import MIGRATIONS
 from signoff.store.sqlstore import SqlStore
 from signoff.store.sqltx import SqlTx
+
+if TYPE_CHECKING:
+    from signoff.keys import SigningKey
 
 POLL_INTERVAL = 0.02
 MEMORY_STALENESS = 0.05  # seconds another process's rejection may take to be remembered

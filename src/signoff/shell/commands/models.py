@@ -10,8 +10,10 @@ The parse itself is in ``grammar.py``.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 from signoff.model import Risk
 
@@ -217,35 +219,29 @@ def model(name: str, short: str = "", long: str = "", *,
     by its name (a letter or a long name): a ``Kind``, ``(Kind, why)`` or a full ``Opt``.
     Options not named in ``kinds`` are inert.
     """
-    arity: dict[str, int] = {}
-    shorts: dict[str, Opt] = {}
-    i = 0
-    while i < len(short):
-        char = short[i]
-        n = 0
-        while i + 1 + n < len(short) and short[i + 1 + n] == ":":
-            n += 1
-        arity["-" + char] = REQUIRED if n == 1 else OPTIONAL if n >= 2 else NONE
-        i += 1 + n
+    # Each letter and the colons after it (getopt's optstring), parsed by ``re`` in C.
+    short_arity = {char: REQUIRED if len(colons) == 1 else OPTIONAL if colons else NONE
+                   for char, colons in _OPTSTRING.findall(short)}
+    long_arity: dict[str, int] = {}
     for word in long.split():
-        if word.endswith("=?"):
-            arity["--" + word[:-2]] = OPTIONAL
-        elif word.endswith("="):
-            arity["--" + word[:-1]] = REQUIRED
+        last = word[-1]
+        if last == "=":
+            long_arity[word[:-1]] = REQUIRED
+        elif last == "?" and word[-2:] == "=?":
+            long_arity[word[:-2]] = OPTIONAL
         else:
-            arity["--" + word] = NONE
+            long_arity[word] = NONE
     overrides = dict(kinds or {})
-    longs: dict[str, Opt] = {}
-    for key, n in arity.items():
-        bare = key.lstrip("-")
-        raw = overrides.pop(bare, None)
-        opt = _opt(raw, n)
-        if bare in ("help", "version"):
-            opt = replace(opt, stop=True)
-        if key.startswith("--"):
-            longs[bare] = opt
-        else:
-            shorts[bare] = opt
+    pop = overrides.pop
+    # Plain options (most of them) share one Opt per arity (``_plain``); an option named in
+    # ``kinds`` is built from its override, shorts first, then longs.
+    shorts = {bare: _PLAIN[n] if (raw := pop(bare, None)) is None else _opt(raw, n)
+              for bare, n in short_arity.items()}
+    longs = {bare: _PLAIN[n] if (raw := pop(bare, None)) is None else _opt(raw, n)
+             for bare, n in long_arity.items()}
+    for bare in ("help", "version"):
+        if bare in longs:
+            longs[bare] = _stopping(longs[bare])
     if overrides:
         raise ValueError(f"{name}: kinds for options not in the grammar: {sorted(overrides)}")
     inert = all(o.kind is Kind.INERT and o.script is None and o.sets is None
@@ -256,11 +252,28 @@ def model(name: str, short: str = "", long: str = "", *,
                  **rest)  # type: ignore[arg-type]
 
 
+_OPTSTRING = re.compile(r"(.)(:*)", re.DOTALL)
+
+
+@cache
+def _stopping(opt: Opt) -> Opt:
+    return replace(opt, stop=True)
+
+
 def _opt(raw: Kind | tuple[Kind, str] | Opt | None, arg: int) -> Opt:
-    if raw is None:
-        return Opt(arg=arg)
     if isinstance(raw, Opt):
         return replace(raw, arg=arg)
-    if isinstance(raw, tuple):
-        return Opt(kind=raw[0], why=raw[1], arg=arg)
-    return Opt(kind=raw, arg=arg)
+    kind, why = (Kind.INERT, "") if raw is None else raw if isinstance(raw, tuple) else (raw, "")
+    return _plain(kind, why, arg)
+
+
+@cache
+def _plain(kind: Kind, why: str, arg: int) -> Opt:
+    """One ``Opt`` of a kind, reason and arity, shared by every option that has them (an
+    ``Opt`` is immutable: the tables' thousands of plain options are a few objects, made
+    once, which is most of building the tables)."""
+    return Opt(kind=kind, why=why, arg=arg)
+
+
+_PLAIN = (_plain(Kind.INERT, "", NONE), _plain(Kind.INERT, "", REQUIRED),
+          _plain(Kind.INERT, "", OPTIONAL))  # by arity: an option no ``kinds`` names
