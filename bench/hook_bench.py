@@ -29,6 +29,8 @@ Targets (the issue's): ≤ 150 ms p50 in-process, ≤ 30 ms p50 resident.
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.util
 import json
 import os
 import shlex
@@ -248,6 +250,12 @@ def main() -> int:
     args = parser.parse_args()
     spawns = args.spawns or (10 if args.quick else 40)
     runs = args.runs or (1 if args.quick else 4)
+    # As pip install does: every hook start then reads compiled bytecode, whatever
+    # PYTHONDONTWRITEBYTECODE says (a spawn that compiles signoff measures the compiler).
+    spec = importlib.util.find_spec("signoff")
+    expect(spec is not None and bool(spec.submodule_search_locations), "signoff is not installed")
+    assert spec is not None and spec.submodule_search_locations is not None
+    compileall.compile_dir(spec.submodule_search_locations[0], quiet=1)
     with tempfile.TemporaryDirectory(prefix="signoff-hook-bench-") as tmp:
         world = World(Path(tmp))
         try:
@@ -283,6 +291,12 @@ def main() -> int:
     print(f"  floors: Python -S -I starts in {p50['floor: Python -S -I starts']:.1f} ms, "
           f"parses the event in {p50['floor: Python parses the event']:.1f} ms, and with "
           f"the gate, policy and store imported in {floor:.1f} ms")
+    read = p50["in-process PreToolUse, Read"]
+    if floor > TARGET_IN_PROCESS_MS:
+        print(f"  in-process: its floor ({floor:.1f} ms: start + importing the gate, the "
+              f"policy and the store) is above the {TARGET_IN_PROCESS_MS:g} ms target; the "
+              f"hook judges a Read {read - floor:+.1f} ms from that floor. The resident "
+              "hook is the fast mode.")
     return 0
 
 
