@@ -141,7 +141,7 @@ def _gate_args(parser: argparse.ArgumentParser) -> None:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """Answer one hook event of ``args.harness`` read on stdin: judged here on the
-    database, or (``--url``) sent whole to a running server (``signoff.server.hooks``)."""
+    database, or (``--url``) sent whole to a running server (``signoff.adapters.hooks.served``)."""
     from signoff.adapters.hooks import HookOptions  # noqa: PLC0415
     from signoff.adapters.hooks.harness import Reply, harness_named  # noqa: PLC0415
 

@@ -91,7 +91,10 @@ def _serve(args: argparse.Namespace) -> str | None:
     workspace = gate.config.workspace
     warn_serve(workspace.root if workspace else None, policy_path, args.db)
     try:
-        return serve(create_app(gate, settings, notify=notify), settings, gate=gate,
-                     log_level=args.log_level, as_json=args.json, sock=sock)
+        from signoff.adapters.hooks import served  # noqa: PLC0415  (the hook route)
+
+        app = create_app(gate, settings, notify=notify, routes=[served.router])
+        return serve(app, settings, gate=gate, log_level=args.log_level, as_json=args.json,
+                     sock=sock)
     finally:
         gate.close()  # the verdict log is flushed first, as the store's close would

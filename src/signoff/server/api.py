@@ -1,7 +1,6 @@
 """The JSON API under ``/api/v1`` (docs/server.md): the gate over HTTP.
 
-``calls`` is the agent's half (propose, wait, claim, report, check), ``hooks`` a coding
-agent's hook event answered whole (the resident ``signoff hook``),
+``calls`` is the agent's half (propose, wait, claim, report, check),
 ``approvals`` the approver's (requests, decisions, thread modes), ``observability``
 the audit log and the event stream (and ``health``), ``users`` and ``webhooks`` the
 admins' (the user lifecycle; notification endpoints and deliveries), ``receipts`` the
@@ -16,30 +15,25 @@ handle it), and on a decision that cost more of the event loop than the endpoint
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fastapi import APIRouter, FastAPI
 
-from signoff.server import (
-    approvals,
-    calls,
-    hooks,
-    observability,
-    passkeys,
-    receipts,
-    users,
-    webhooks,
-)
+from signoff.server import approvals, calls, observability, passkeys, receipts, users, webhooks
 from signoff.server.bodies import ERRORS
 
 PREFIX = "/api/v1"
 PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, observability.router, users.router,
-                                webhooks.router, passkeys.router, receipts.router, hooks.router)
+                                webhooks.router, passkeys.router, receipts.router)
 health = observability.health
 well_known = receipts.well_known  # /.well-known/jwks.json, public
 
 
-def include(app: FastAPI) -> None:
-    """The API's parts under ``/api/v1``, approvals (the hottest) first."""
-    for part in PARTS:
+def include(app: FastAPI, more: Sequence[APIRouter] = ()) -> None:
+    """The API's parts under ``/api/v1``, approvals (the hottest) first, then ``more``: the
+    routes of the layers above the server (an adapter's HTTP face, as the coding agents'
+    hook route ``signoff serve`` adds)."""
+    for part in (*PARTS, *more):
         app.include_router(part, prefix=PREFIX, responses=ERRORS)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from signoff import __version__
 from signoff.kernel.gate import Gate
@@ -29,9 +29,10 @@ from signoff.server.state import AppState
 
 def create_app(gate: Gate, settings: ServerSettings | None = None, *,
                feed_poll: float = 1.0, notify: NotifyConfig | None = None,
-               channels: Sequence[Channel] = ()) -> FastAPI:
+               channels: Sequence[Channel] = (), routes: Sequence[APIRouter] = ()) -> FastAPI:
     """The server for ``gate``. The change feed and the notifier (``notify``: the
-    ``[notify]`` table; ``channels``: more of them) start with the app and stop with it."""
+    ``[notify]`` table; ``channels``: more of them) start with the app and stop with it.
+    ``routes``: more of the API under ``/api/v1``, from the layers above (an adapter's)."""
     settings = settings or ServerSettings()
     notify = notify or NotifyConfig()
     # Files the server's configuration names are the gate's own: no agent writes them.
@@ -64,7 +65,7 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
                   "stable `code`.", docs_url=None, redoc_url=None)
     app.state.signoff = state
     problems.install(app)
-    api.include(app)
+    api.include(app, routes)
     app.include_router(api.health)
     app.include_router(api.well_known)
     app.include_router(inbox.pages)

@@ -45,7 +45,7 @@ _PREFIX = {"claude-code": "cc"}
 
 class HookGate(Protocol):
     """What judging a hook's call needs of a gate: the kernel's ``Gate``, or a server's
-    gate as one authenticated caller may use it (``signoff.server.hooks``)."""
+    gate as one authenticated caller may use it (``signoff.adapters.hooks.served``)."""
 
     def propose(self, call: ToolCall, /, context: RunContext | None = None) -> Proposal: ...
 

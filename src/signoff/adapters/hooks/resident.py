@@ -5,7 +5,7 @@ imports is paid on every call. This file imports only what a bare interpreter ha
 already loaded or builds in (``os``, ``sys``, ``_socket``, ``_json``) — ``http.client``
 alone (with ``email`` and ``ssl``) would cost more than the whole call — and speaks the
 little HTTP/1.1 it needs by hand: one ``POST /api/v1/hooks/<harness>`` with the event
-verbatim and the agent's token, answered by the server (``signoff.server.hooks``) with
+verbatim and the agent's token, answered by the server (``signoff.adapters.hooks.served``) with
 the hook's stdout as the body, its exit status in ``Signoff-Exit-Code`` and its stderr as
 a JSON string in ``Signoff-Stderr``. ``https://`` works too, loading ``ssl`` only then.
 

@@ -1,4 +1,5 @@
-"""``POST /api/v1/hooks/{harness}``: a coding agent's hook event judged by a running server.
+"""``POST /api/v1/hooks/{harness}``: a coding agent's hook event judged by a running server
+(the route ``signoff serve`` adds to the server's API).
 
 The resident mode of ``signoff hook``: the hook process sends the event it was given
 (Claude Code's, Codex's or Gemini CLI's JSON, verbatim) with the agent's token, and the
