@@ -101,7 +101,12 @@ def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
             ("post", "/api/v1/passkeys"): (boss, {"credential": {}, "name": "key"}),
             ("post", "/api/v1/requests/{request_id}/passkey-options"): (boss,
                                                                        {"kind": "approve"}),
+            ("post", "/api/v1/hooks/{harness}"): (bot, {
+                "session_id": "t-fuzz-hook", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+                "tool_name": "deploy", "tool_input": {"env": "c"}}),
         }
+        # A route that would wait for a human on a valid body waits a moment only.
+        queries = {("post", "/api/v1/hooks/{harness}"): "?wait=0.1"}
         routes = {(method, path): op["requestBody"]["content"]["application/json"]["schema"]
                   for path, item in doc["paths"].items() for method, op in item.items()
                   if "application/json" in op.get("requestBody", {}).get("content", {})}
@@ -113,7 +118,8 @@ def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
         sent = typed = 0
         for (method, path), schema in sorted(routes.items()):
             client, base = bases[(method, path)]
-            url = path.format(request_id=request_id, thread_id="t-fuzz", name="cy")
+            url = path.format(request_id=request_id, thread_id="t-fuzz", name="cy",
+                              harness="claude-code") + queries.get((method, path), "")
             validator = jsonschema.Draft202012Validator(schema)
             for body in _bodies(schema, base):
                 answer = client.request(method, url, content=json.dumps(body),

@@ -189,6 +189,10 @@ def test_the_route_says_what_it_answers(served: Live) -> None:
         assert json.loads(got.text)["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
         missing = bot.post("/api/v1/hooks/cursor", content="{}")
         assert missing.status_code == 404 and missing.json()["code"] == "unknown_harness"
+        # Not a JSON object: a typed 4xx (the client then exits 2, which blocks the call).
+        for junk, code in (("not json", "invalid_json"), ("[1]", "not_an_object")):
+            refused = bot.post("/api/v1/hooks/claude-code", content=junk)
+            assert refused.status_code == 422 and refused.json()["code"] == code, refused.text
         codex = bot.post("/api/v1/hooks/codex", params={"ask_locally": "true"},
                          content=event("resident-route", "Bash", {"command": "ls"}))
         assert "--ask-locally is not supported" in json.loads(codex.headers["signoff-stderr"])

@@ -32,17 +32,21 @@ from starlette.concurrency import run_in_threadpool
 from signoff.adapters.hooks import claims
 from signoff.adapters.hooks.harness import Harness, Reply, harness_named
 from signoff.adapters.hooks.judging import HookOptions
+from signoff.canonical import parse_args
 from signoff.errors import Forbidden, InvalidArguments
 from signoff.identity import Identity, IdentityKind
 from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.kernel.visibility import visible
 from signoff.model import ApprovalRequest, RunContext, ToolCall
+from signoff.server import schemas
 from signoff.server.auth import authenticate
 from signoff.server.bodies import MAX_BODY
 from signoff.server.state import AppState, state_of
 
 router = APIRouter()
+HarnessName = Annotated[schemas.Identifier, PathParam(
+    description="the coding agent whose hook event this is: claude-code, codex or gemini")]
 
 _EVENT_DOC = {"requestBody": {"required": True, "description": "the hook event, verbatim",
                               "content": {"application/json": {"schema": {"type": "object"}}}}}
@@ -52,8 +56,7 @@ _EVENT_DOC = {"requestBody": {"required": True, "description": "the hook event, 
              summary="Answer a coding agent's hook event (claude-code, codex, gemini) as "
                      "`signoff hook <harness>` would: the body is the hook's stdout, "
                      "Signoff-Exit-Code its exit status, Signoff-Stderr its stderr (JSON)")
-async def hook_event(request: Request,
-                     harness: Annotated[str, PathParam(pattern="^[a-z-]{1,32}$")],
+async def hook_event(request: Request, harness: HarnessName,
                      event: Annotated[str, Query(pattern="^(pre|post)$")] = "pre",
                      wait: Annotated[float, Query(gt=0, le=86400)] = 45.0,
                      ask_locally: bool = False) -> Response:
@@ -63,6 +66,10 @@ async def hook_event(request: Request,
     raw = await request.body()
     if len(raw) > MAX_BODY:
         raise InvalidArguments(f"body exceeds {MAX_BODY} bytes", code="too_large")
+    try:  # a JSON object, or a typed 4xx; what is in it is the harness's to read (a deny)
+        parse_args(raw)
+    except InvalidArguments as exc:
+        raise InvalidArguments(f"body: {exc.message}", code=exc.code) from None
     waits = min(wait, state.settings.long_poll_max)
     options = HookOptions(agent=face.agent, principal=identity.name, wait_seconds=waits,
                           ask_locally=ask_locally, inbox_url=state.settings.base_url,
