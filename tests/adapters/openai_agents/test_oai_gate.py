@@ -248,3 +248,59 @@ async def test_a_handoff_target_is_gated_too(h: Harness) -> None:
     result = await Runner.run(triage, "ship")
     assert [i.tool_name for i in result.interruptions] == ["deploy"]
     assert h.ran() == []
+
+
+def _outer(h: Harness, inner_turns: list[list[object]], *, wait: float) -> Agent[object]:
+    from agents.testing import ScriptedModel
+
+    inner = gate_agent(Agent(name="inner", model=ScriptedModel(inner_turns), tools=h.tools()),
+                       h.gate, thread_id=THREAD, subagent_wait=wait)
+    model = ScriptedModel([[call("helper", {"input": "deploy it"}, "o1")], done("outer done")])
+    return gate_agent(Agent(name="outer", model=model, tools=[inner.as_tool("helper", "helps")]),
+                      h.gate, thread_id=THREAD)
+
+
+async def test_an_agent_used_as_a_tool_labels_its_calls_and_its_ask_waits_in_place(
+        h: Harness) -> None:
+    import threading
+
+    outer = _outer(h, [[call("deploy", {"env": "prod"}, "i1")], done("inner done")], wait=20)
+    result = await Runner.run(outer, "go")
+    [helper] = await paused(result)
+    assert helper.request_id and helper.tool == "helper"
+    h.gate.decide(helper.request_id, Decision.approve(), identity=h.alice)
+
+    def approve_the_inner_call() -> None:
+        for _ in range(200):
+            waiting = [r for r in h.gate.pending_on_thread(THREAD) if r.tool == "deploy"]
+            if waiting:
+                assert waiting[0].parent_call == "o1"
+                h.gate.decide(waiting[0].id, Decision.approve(), identity=h.alice)
+                return
+            threading.Event().wait(0.05)
+
+    approver = threading.Thread(target=approve_the_inner_call)
+    approver.start()
+    state = result.to_state()
+    await apply_decisions(state)
+    final = await Runner.run(outer, state)
+    approver.join()
+    assert final.final_output == "outer done"
+    assert h.ran() == ["deploy prod"]
+    assert outputs(final)["o1"] == "inner done"
+
+
+async def test_an_inner_ask_nobody_decides_in_time_is_withdrawn_and_does_not_run(
+        h: Harness) -> None:
+    outer = _outer(h, [[call("deploy", {"env": "prod"}, "i1")], done("inner gave up")],
+                   wait=0.2)
+    result = await Runner.run(outer, "go")
+    [helper] = await paused(result)
+    assert helper.request_id
+    h.gate.decide(helper.request_id, Decision.approve(), identity=h.alice)
+    state = result.to_state()
+    await apply_decisions(state)
+    final = await Runner.run(outer, state)
+    assert final.final_output == "outer done" and h.ran() == []
+    [inner] = [r for r in h.gate.thread_requests(THREAD) if r.tool == "deploy"]
+    assert inner.status is RequestStatus.CANCELLED and inner.parent_call == "o1"

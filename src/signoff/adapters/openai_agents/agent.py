@@ -27,15 +27,20 @@ AGENT = "openai-agents"
 
 def gate_agent(agent: Agent[Any], gate: GateProtocol, *, thread_id: str | None = None,
                interaction_mode: InteractionMode | str = InteractionMode.INTERACTIVE,
-               principal: str | None = None) -> Agent[Any]:
+               principal: str | None = None, subagent_wait: float = 300.0) -> Agent[Any]:
     """The agent, and every agent it hands off to, with each tool call judged by ``gate``.
 
     ``thread_id``: the signoff thread of the runs (a mapping run context's
-    ``signoff_thread_id`` wins, so one gated agent can serve many threads)."""
+    ``signoff_thread_id`` wins, so one gated agent can serve many threads).
+    ``subagent_wait``: how long an ask made inside another gated call (this agent used as
+    a tool) waits in place for its decision before it is withdrawn."""
+    if not 0 < subagent_wait <= 86400:
+        raise ValueError("subagent_wait must be between 0 and 86400 seconds")
     if getattr(gate, "agent", None) == "agent":  # an in-process gate under its default name
         gate.agent = AGENT  # type: ignore[attr-defined]
     scope = Scope(gate=gate, thread_id=thread_id,
-                  interaction_mode=InteractionMode(interaction_mode), principal=principal)
+                  interaction_mode=InteractionMode(interaction_mode), principal=principal,
+                  subagent_wait=subagent_wait)
     return _Gating(scope).agent(agent)
 
 

@@ -34,6 +34,7 @@ class Scope:
     thread_id: str | None
     interaction_mode: InteractionMode
     principal: str | None
+    subagent_wait: float = 300.0
 
     def context(self, app_context: Any) -> RunContext:
         """The call's ``RunContext``: the run context's mapping keys first, then ours."""

@@ -7,7 +7,9 @@ SDK pauses the run with a ``ToolApprovalItem``); denied, blocked or not judgeabl
 reads it and the run goes on. The invoker never trusts the run state's approval on its
 own: for an asked call it claims the request (``gate.claim``, a compare-and-set) and runs
 exactly the approved arguments — an approver's edit included — once; a second claim (a
-replayed resume) is an outcome, answered without running anything.
+replayed resume) is an outcome, answered without running anything. A call made inside
+another gated call (an agent used as a tool) is labelled with it (``parent_call``) and its
+ask waits in place instead of pausing.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import copy
 import json
 import logging
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from agents import FunctionTool, RunContextWrapper
@@ -69,10 +72,25 @@ class GatedTool:
         """The SDK's question for this call: only an ask pauses the run."""
         context = self.scope.context(wrapper.context)
         found = await self.propose(call_id, params, context)
+        if context.parent_call and isinstance(found, Proposal) and found.kind in ASKED:
+            await self._wait_in_place(found, context)
+            found = replace(found, kind=ProposalKind.DECIDED)
         self._found[(context.thread_id, call_id)] = found
         while len(self._found) > REMEMBERED:
             self._found.popitem(last=False)
-        return isinstance(found, Proposal) and found.kind in ASKED
+        return isinstance(found, Proposal) and found.kind in ASKED and not context.parent_call
+
+    async def _wait_in_place(self, found: Proposal, context: RunContext) -> None:
+        """An ask inside another gated call (an agent used as a tool) cannot pause the outer
+        run — the SDK would answer the outer call before the inner one ran — so it waits
+        here for ``subagent_wait`` seconds; then the request is withdrawn. The invoker's
+        claim says what runs: an approval runs, anything else is told to the model."""
+        assert found.request_id is not None
+        gate, wait = self.scope.gate, self.scope.subagent_wait
+        outcome = await asyncio.to_thread(gate.wait, found.request_id, timeout=wait)
+        if outcome.kind is OutcomeKind.PENDING:
+            await asyncio.to_thread(gate.cancel, found.request_id, actor=context.principal,
+                                    reason=f"the subagent's wait of {wait:g}s ran out")
 
     # ---- running -------------------------------------------------------------------------
 
