@@ -64,6 +64,7 @@ class Harness:
     alice: Identity
     tmp: Path
     policy_text: str
+    alice_token: str = ""
 
     def ran(self) -> list[str]:
         return self.ledger.read_text().splitlines() if self.ledger.exists() else []
@@ -118,7 +119,7 @@ def harness(tmp_path: Path) -> Harness:
     gate = Gate(policy, SqliteStore(tmp_path / "signoff.db"), agent="agent-bot")
     _, token = gate.add_user("alice")
     return Harness(gate=gate, ledger=tmp_path / "ledger.txt", alice=gate.authenticate(token),
-                   tmp=tmp_path, policy_text=text)
+                   tmp=tmp_path, policy_text=text, alice_token=token)
 
 
 def outputs(result: Any) -> dict[str, str]:

@@ -304,3 +304,20 @@ async def test_an_inner_ask_nobody_decides_in_time_is_withdrawn_and_does_not_run
     assert final.final_output == "outer done" and h.ran() == []
     [inner] = [r for r in h.gate.thread_requests(THREAD) if r.tool == "deploy"]
     assert inner.status is RequestStatus.CANCELLED and inner.parent_call == "o1"
+
+
+async def test_an_approval_given_with_the_cli_resumes_the_run(h: Harness) -> None:
+    from signoff.cli import main
+
+    agent, _ = h.agent([[call("deploy", {"env": "prod"}, "c1")], done("Deployed.")])
+    result = await Runner.run(agent, "ship")
+    [one] = await paused(result)
+    assert one.request_id
+    (h.tmp / "signoff.toml").write_text(h.policy_text)
+    code = main(["requests", "approve", one.request_id, "--db", str(h.tmp / "signoff.db"),
+                 "--policy", str(h.tmp / "signoff.toml"), "--token", h.alice_token])
+    assert code == 0
+    state = result.to_state()
+    assert await apply_decisions(state) == []
+    final = await Runner.run(agent, state)
+    assert final.final_output == "Deployed." and h.ran() == ["deploy prod"]
