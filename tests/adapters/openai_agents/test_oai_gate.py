@@ -190,6 +190,19 @@ async def test_a_turn_with_a_bad_or_repeated_call_id_runs_nothing(h: Harness,
     assert h.gate.thread_requests(THREAD) == []
 
 
+async def test_an_exact_duplicate_in_one_response_runs_once(h: Harness) -> None:
+    agent, _ = h.agent([[call("deploy", {"env": "prod"}, "c1"),
+                         call("deploy", {"env": "prod"}, "c1")], done()])
+    result = await Runner.run(agent, "ship")
+    [one] = await paused(result)
+    assert one.request_id
+    h.gate.decide(one.request_id, Decision.approve(), identity=h.alice)
+    state = result.to_state()
+    await apply_decisions(state)
+    await Runner.run(agent, state)
+    assert h.ran() == ["deploy prod"]
+
+
 async def test_a_call_id_reused_from_an_earlier_turn_for_another_call_is_refused(
         h: Harness) -> None:
     agent, _ = h.agent([[call("read_file", {"path": "a.txt"}, "c1")],
@@ -231,6 +244,14 @@ def test_tools_signoff_cannot_see_are_refused_when_the_agent_is_gated(h: Harness
         gate_agent(Agent(name="outer", tools=[inner.as_tool("helper", "helps")]), h.gate,
                    thread_id=THREAD)
     assert sub.value.code == "ungated_subagent"
+
+    class Server:  # an MCP server's tools are listed only at run time
+        name = "git"
+
+    with pytest.raises(ConfigurationError) as mcp:
+        gate_agent(Agent(name="git", mcp_servers=[Server()]), h.gate,  # type: ignore[list-item]
+                   thread_id=THREAD)
+    assert mcp.value.code == "ungated_mcp_servers"
 
 
 async def test_a_handoff_target_is_gated_too(h: Harness) -> None:
