@@ -342,3 +342,17 @@ async def test_an_approval_given_with_the_cli_resumes_the_run(h: Harness) -> Non
     assert await apply_decisions(state) == []
     final = await Runner.run(agent, state)
     assert final.final_output == "Deployed." and h.ran() == ["deploy prod"]
+
+
+async def test_the_review_mode_is_the_threads_or_the_applications(h: Harness) -> None:
+    from signoff.model import ReviewMode
+
+    agent, _ = h.agent([[call("execute", {"command": "make test"}, "c1")], done()],
+                       review_mode=ReviewMode.FULL)
+    result = await Runner.run(agent, "test")  # full mode: a gated call runs without review
+    assert not result.interruptions and h.ran() == ["execute make test"]
+
+    h.gate.set_thread_mode(THREAD, ReviewMode.FULL)  # the thread's mode (an operator)
+    agent, _ = h.agent([[call("execute", {"command": "make lint"}, "c2")], done()])
+    result = await Runner.run(agent, "lint")
+    assert not result.interruptions and h.ran()[-1] == "execute make lint"

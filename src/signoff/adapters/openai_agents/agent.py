@@ -20,27 +20,32 @@ from signoff.adapters.openai_agents.scope import Scope
 from signoff.adapters.openai_agents.tools import GatedTool
 from signoff.errors import ConfigurationError
 from signoff.kernel.protocol import GateProtocol
-from signoff.model import InteractionMode
+from signoff.model import InteractionMode, ReviewMode
 
 AGENT = "openai-agents"
 
 
 def gate_agent(agent: Agent[Any], gate: GateProtocol, *, thread_id: str | None = None,
                interaction_mode: InteractionMode | str = InteractionMode.INTERACTIVE,
-               principal: str | None = None, subagent_wait: float = 300.0) -> Agent[Any]:
+               principal: str | None = None, subagent_wait: float = 300.0,
+               review_mode: ReviewMode | str | None = None) -> Agent[Any]:
     """The agent, and every agent it hands off to, with each tool call judged by ``gate``.
 
     ``thread_id``: the signoff thread of the runs (a mapping run context's
     ``signoff_thread_id`` wins, so one gated agent can serve many threads).
     ``subagent_wait``: how long an ask made inside another gated call (this agent used as
-    a tool) waits in place for its decision before it is withdrawn."""
+    a tool) waits in place for its decision before it is withdrawn. ``review_mode``: the
+    runs' review mode, fixed by the application (default: the thread's), clamped by the
+    policy's ceiling. ``interaction_mode`` and ``review_mode`` come only from here — trusted
+    code — never from the run context the model's run carries."""
     if not 0 < subagent_wait <= 86400:
         raise ValueError("subagent_wait must be between 0 and 86400 seconds")
     if getattr(gate, "agent", None) == "agent":  # an in-process gate under its default name
         gate.agent = AGENT  # type: ignore[attr-defined]
     scope = Scope(gate=gate, thread_id=thread_id,
                   interaction_mode=InteractionMode(interaction_mode), principal=principal,
-                  subagent_wait=subagent_wait)
+                  subagent_wait=subagent_wait,
+                  review_mode=None if review_mode is None else ReviewMode(review_mode))
     return _Gating(scope).agent(agent)
 
 

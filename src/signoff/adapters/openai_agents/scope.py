@@ -3,7 +3,9 @@ another gated call (an agent used as a tool), that call as its ``parent_call``.
 
 The thread comes from the run's context when it is a mapping holding ``THREAD_KEY`` (a
 mapping context is stored with the SDK's ``RunState``, so a resumed run keeps it), else
-from ``gate_agent(thread_id=…)``. A call with no thread is refused: signoff finds a
+from ``gate_agent(thread_id=…)``. The review mode is the thread's (set in the inbox or with
+``signoff mode``) unless the application fixes one (``gate_agent(review_mode=…)``); either
+way the policy clamps it to the operator's ceiling. A call with no thread is refused: signoff finds a
 paused call's request again by its thread and call id, so without one an approval could
 never be matched to its call.
 """
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signoff.kernel.protocol import GateProtocol
-from signoff.model import InteractionMode, RunContext
+from signoff.model import InteractionMode, ReviewMode, RunContext
 
 THREAD_KEY = "signoff_thread_id"
 RUN_KEY = "signoff_run_id"
@@ -35,6 +37,7 @@ class Scope:
     interaction_mode: InteractionMode
     principal: str | None
     subagent_wait: float = 300.0
+    review_mode: ReviewMode | None = None  # None: the thread's mode, else the policy default
 
     def context(self, app_context: Any) -> RunContext:
         """The call's ``RunContext``: the run context's mapping keys first, then ours."""
@@ -43,7 +46,7 @@ class Scope:
             thread = _text(app_context.get(THREAD_KEY)) or thread
             run = _text(app_context.get(RUN_KEY))
         return RunContext(thread_id=thread, run_id=run, principal=self.principal,
-                          interaction_mode=self.interaction_mode,
+                          interaction_mode=self.interaction_mode, review_mode=self.review_mode,
                           parent_call=PARENT_CALL.get())
 
 
