@@ -3,11 +3,11 @@ another gated call (an agent used as a tool), that call as its ``parent_call``.
 
 The thread comes from the run's context when it is a mapping holding ``THREAD_KEY`` (a
 mapping context is stored with the SDK's ``RunState``, so a resumed run keeps it), else
-from ``gate_agent(thread_id=…)``. The review mode is the thread's (set in the inbox or with
-``signoff mode``) unless the application fixes one (``gate_agent(review_mode=…)``); either
-way the policy clamps it to the operator's ceiling. A call with no thread is refused: signoff finds a
-paused call's request again by its thread and call id, so without one an approval could
-never be matched to its call.
+from ``gate_agent(thread_id=…)``. A call with no thread is refused: signoff finds a paused
+call's request again by its thread and call id, so without one an approval could never be
+matched to its call. The review mode is the thread's (set in the inbox or by an operator)
+unless the application fixes one (``gate_agent(review_mode=…)``); the policy clamps either
+to the operator's ceiling.
 """
 
 from __future__ import annotations
