@@ -356,3 +356,18 @@ async def test_the_review_mode_is_the_threads_or_the_applications(h: Harness) ->
     agent, _ = h.agent([[call("execute", {"command": "make lint"}, "c2")], done()])
     result = await Runner.run(agent, "lint")
     assert not result.interruptions and h.ran()[-1] == "execute make lint"
+
+
+async def test_a_mode_changed_while_paused_does_not_free_the_waiting_call(h: Harness) -> None:
+    from signoff.model import ReviewMode
+
+    agent, _ = h.agent([[call("execute", {"command": "make test"}, "c1")]])
+    result = await Runner.run(agent, "test")
+    stored = result.to_state().to_string()
+    h.gate.set_thread_mode(THREAD, ReviewMode.FULL)  # the call is judged by its request now
+    fresh, _ = h.agent([done()])
+    state = await RunState.from_string(fresh, stored)
+    [still] = await apply_decisions(state)
+    assert still.pending
+    again = await Runner.run(fresh, state)
+    assert again.interruptions and h.ran() == []

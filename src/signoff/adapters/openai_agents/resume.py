@@ -10,7 +10,8 @@ Approving an item in the run state is not what runs it: the gated tool claims th
 when the SDK invokes it, so an approval set by hand, or a run state resumed twice, runs
 nothing that people did not approve, and nothing twice.
 
-An interruption the gate has not judged yet (the SDK asks for approval without calling
+Each interruption is answered by its call's request, found on the thread by its call id.
+One the gate has not judged yet (the SDK asks for approval without calling
 ``needs_approval`` when it cannot inspect the arguments) is proposed here; one whose tool
 is not gated cannot be judged and is rejected: what the gate cannot see, a human decides,
 and no human saw it in signoff.
@@ -83,8 +84,12 @@ async def _read(item: ToolApprovalItem, app_context: Any) -> Paused:
     gated = _gated_tool(item)
     if gated is None or not isinstance(call_id, str):
         return Paused(item, call_id, name, None, None, UNGATED)
-    found = await gated.propose(call_id, _field(raw, "arguments"),
-                                gated.scope.context(app_context))
+    context = gated.scope.context(app_context)
+    request_id = await gated.request_of(call_id, context)
+    if request_id is not None:
+        outcome = await asyncio.to_thread(gated.scope.gate.outcome, request_id)
+        return Paused(item, call_id, name, request_id, outcome)
+    found = await gated.propose(call_id, _field(raw, "arguments"), context)
     if isinstance(found, str):
         return Paused(item, call_id, name, None, None, found)
     if found.kind is ProposalKind.ALLOWED:  # allowed now: the tool judges it again and runs

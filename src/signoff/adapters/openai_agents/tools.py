@@ -67,6 +67,15 @@ class GatedTool:
         except SignoffError as exc:  # a reused call id, arguments that do not read, …
             return f"{texts.NOTE} The call was not run ({exc.code}): {exc}"
 
+    async def request_of(self, call_id: str, context: RunContext) -> str | None:
+        """The request this call already has on its thread: a paused call is answered by
+        its request, never judged afresh (a mode changed since would not free it)."""
+        if not context.thread_id:
+            return None
+        requests = await asyncio.to_thread(self.scope.gate.thread_requests, context.thread_id)
+        return next((r.id for r in requests if r.call_id == call_id and r.tool == self.name),
+                    None)
+
     async def needs_approval(self, wrapper: RunContextWrapper[Any], params: dict[str, Any],
                              call_id: str) -> bool:
         """The SDK's question for this call: only an ask pauses the run."""
@@ -99,7 +108,10 @@ class GatedTool:
         call_id = ctx.tool_call_id
         context = self.scope.context(ctx.context)
         found = self._found.pop((context.thread_id, call_id), None)
-        if found is None:  # a resumed run (maybe in a new process): judge it again
+        if found is None:  # a resumed run (maybe in a new process): its request, if any
+            request_id = await self.request_of(call_id, context)
+            if request_id is not None:
+                return await self._claimed(ctx, raw, call_id, request_id, context)
             found = await self.propose(call_id, raw, context)
         if isinstance(found, str):
             return found
