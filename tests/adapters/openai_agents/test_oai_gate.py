@@ -371,3 +371,42 @@ async def test_a_mode_changed_while_paused_does_not_free_the_waiting_call(h: Har
     assert still.pending
     again = await Runner.run(fresh, state)
     assert again.interruptions and h.ran() == []
+
+
+async def test_an_approved_call_that_raises_is_reported_failed_and_the_model_is_told(
+        h: Harness) -> None:
+    from agents.testing import ScriptedModel
+
+    @function_tool
+    def deploy(env: str) -> str:
+        """Deploy."""
+        raise RuntimeError(f"no route to {env}")
+
+    model = ScriptedModel([[call("deploy", {"env": "prod"}, "c1")], done("It failed.")])
+    agent = gate_agent(Agent(name="ops", model=model, tools=[deploy]), h.gate,
+                       thread_id=THREAD)
+    result = await Runner.run(agent, "ship")
+    [one] = await paused(result)
+    assert one.request_id
+    h.gate.decide(one.request_id, Decision.approve(), identity=h.alice)
+    state = result.to_state()
+    await apply_decisions(state)
+    final = await Runner.run(agent, state)
+    assert final.final_output == "It failed."
+    # told the way the tool's failure handler says (the SDK's default hides the error)
+    assert outputs(final)["c1"].startswith("An error occurred while running the tool")
+    request = h.gate.get_request(one.request_id)
+    assert request.status is RequestStatus.FAILED and "no route to prod" in (request.error or "")
+
+
+async def test_an_approvers_answer_instead_of_the_run_reaches_the_model(h: Harness) -> None:
+    agent, _ = h.agent([[call("deploy", {"env": "prod"}, "c1")], done()])
+    result = await Runner.run(agent, "ship")
+    [one] = await paused(result)
+    assert one.request_id
+    h.gate.decide(one.request_id, Decision.respond("prod is frozen; it is already at v2"),
+                  identity=h.alice)
+    state = result.to_state()
+    await apply_decisions(state)
+    final = await Runner.run(agent, state)
+    assert h.ran() == [] and outputs(final)["c1"] == "prod is frozen; it is already at v2"

@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from agents import FunctionTool, RunContextWrapper
+from agents.tool import maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 
 from signoff.adapters.openai_agents import texts
@@ -43,6 +44,7 @@ class GatedTool:
 
     def __init__(self, tool: FunctionTool, scope: Scope) -> None:
         self.name = tool.name
+        self.function_tool = tool
         self.original = tool.on_invoke_tool
         self.scope = scope
         # (thread, call id) → what needs_approval found: a proposal, or a refusal's text
@@ -135,11 +137,16 @@ class GatedTool:
                 return texts.OUTSIDE
             return texts.of_outcome(claimed)
         note = await self._edit_note(raw, claimed)
+        # The function itself, under the SDK's failure handling: a call that raised is
+        # reported as failed, then answered the way the tool's failure handler says.
+        invoke = getattr(self.original, "_invoke_tool_impl", self.original)
         try:
-            result = await self._run(ctx, json.dumps(claimed.args), call_id, claimed)
+            result = await self._run(ctx, json.dumps(claimed.args), call_id, claimed, invoke)
         except Exception as exc:
             await asyncio.to_thread(gate.report, claimed, error=f"{type(exc).__name__}: {exc}")
-            return f"{texts.NOTE} The call failed: {exc}"
+            said = await maybe_invoke_function_tool_failure_error_function(
+                function_tool=self.function_tool, context=ctx, error=exc)
+            return said if said is not None else f"{texts.NOTE} The call failed: {exc}"
         await asyncio.to_thread(gate.report, claimed, result=_jsonable(result))
         if note is None:
             return result
@@ -159,12 +166,12 @@ class GatedTool:
         return f"{note}. It ran with {json.dumps(execution.args, ensure_ascii=False)}."
 
     async def _run(self, ctx: ToolContext[Any], raw: str, call_id: str,
-                   execution: Execution | None = None) -> Any:
+                   execution: Execution | None = None, invoke: Any = None) -> Any:
         """The tool itself; a gated call made inside it (an agent as a tool) is its child."""
         parent = PARENT_CALL.set(call_id)
         running = _current.set(execution) if execution is not None else None
         try:
-            return await self.original(ctx, raw)
+            return await (invoke or self.original)(ctx, raw)
         finally:
             if running is not None:
                 _current.reset(running)
