@@ -3,7 +3,10 @@ on SQLite; the tools append to a ledger file, the oracle for "ran exactly once".
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,13 +114,33 @@ class Harness:
         return self.gate
 
 
+_TEMPLATE: list[tuple[Path, str]] = []  # a migrated database holding alice, and her token
+
+
+def _database(into: Path) -> str:
+    """A fresh copy of the template database at ``into`` (migrating and adding a user for
+    every test would cost more than the test); alice's token."""
+    if not _TEMPLATE:
+        made = Path(tempfile.mkdtemp(prefix="signoff-oai-template-"))
+        atexit.register(shutil.rmtree, made, True)
+        gate = Gate(Policy.from_toml(POLICY.format(root=made), source="oai.toml"),
+                    SqliteStore(made / "signoff.db"), agent="agent-bot")
+        _, token = gate.add_user("alice")
+        gate.store.close()
+        _TEMPLATE.append((made, token))
+    made, token = _TEMPLATE[0]
+    for file in made.glob("signoff.db*"):
+        shutil.copy(file, into / file.name)
+    return token
+
+
 def harness(tmp_path: Path) -> Harness:
     root = tmp_path / "ws"
     root.mkdir()
     text = POLICY.format(root=root)
     policy = Policy.from_toml(text, source="oai.toml")
+    token = _database(tmp_path)
     gate = Gate(policy, SqliteStore(tmp_path / "signoff.db"), agent="agent-bot")
-    _, token = gate.add_user("alice")
     return Harness(gate=gate, ledger=tmp_path / "ledger.txt", alice=gate.authenticate(token),
                    tmp=tmp_path, policy_text=text, alice_token=token)
 

@@ -410,3 +410,50 @@ async def test_an_approvers_answer_instead_of_the_run_reaches_the_model(h: Harne
     await apply_decisions(state)
     final = await Runner.run(agent, state)
     assert h.ran() == [] and outputs(final)["c1"] == "prod is frozen; it is already at v2"
+
+
+async def test_a_streamed_run_pauses_and_resumes_the_same_way(h: Harness) -> None:
+    agent, _ = h.agent([[call("read_file", {"path": "a.txt"}, "c0"),
+                         call("deploy", {"env": "prod"}, "c1")], done("Deployed.")])
+    streamed = Runner.run_streamed(agent, "ship")
+    async for _ in streamed.stream_events():
+        pass
+    assert [i.tool_name for i in streamed.interruptions] == ["deploy"]
+    assert h.ran() == ["read_file a.txt"]
+    [one] = await paused(streamed)
+    assert one.request_id
+    h.gate.decide(one.request_id, Decision.approve(), identity=h.alice)
+    state = streamed.to_state()
+    await apply_decisions(state)
+    again = Runner.run_streamed(agent, state)
+    async for _ in again.stream_events():
+        pass
+    assert again.final_output == "Deployed."
+    assert h.ran() == ["read_file a.txt", "deploy prod"]
+
+
+async def test_the_approved_tool_sees_its_claim(h: Harness) -> None:
+    from agents.testing import ScriptedModel
+
+    from signoff.kernel.execution import current_execution
+
+    seen: list[str | None] = []
+
+    @function_tool
+    def deploy(env: str) -> str:
+        """Deploy."""
+        running = current_execution()
+        seen.append(running.request_id if running else None)
+        return "ok"
+
+    model = ScriptedModel([[call("deploy", {"env": "prod"}, "c1")], done()])
+    agent = gate_agent(Agent(name="ops", model=model, tools=[deploy]), h.gate,
+                       thread_id=THREAD)
+    result = await Runner.run(agent, "ship")
+    [one] = await paused(result)
+    assert one.request_id
+    h.gate.decide(one.request_id, Decision.approve(), identity=h.alice)
+    state = result.to_state()
+    await apply_decisions(state)
+    await Runner.run(agent, state)
+    assert seen == [one.request_id]
