@@ -130,6 +130,9 @@ class GatedTool:
         claimed = await asyncio.to_thread(gate.claim, request_id)
         if isinstance(claimed, Outcome):
             if claimed.kind is OutcomeKind.PENDING:  # the run state approved it, people did not
+                log.warning("signoff: call %s was approved in the run state while its request "
+                            "%s waits; it was not run and the request is withdrawn",
+                            call_id, request_id)
                 await asyncio.to_thread(
                     gate.cancel, request_id, actor=context.principal,
                     reason="approved in the agent's run state, not in signoff; the run went "
