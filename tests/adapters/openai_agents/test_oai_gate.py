@@ -457,3 +457,40 @@ async def test_the_approved_tool_sees_its_claim(h: Harness) -> None:
     await apply_decisions(state)
     await Runner.run(agent, state)
     assert seen == [one.request_id]
+
+
+async def test_a_handoff_object_hands_over_a_gated_agent_and_resumes_after_a_restart(
+        h: Harness) -> None:
+    from agents import handoff
+    from agents.testing import ScriptedModel
+
+    def build(turns: list[list[object]]) -> Agent[object]:
+        model = ScriptedModel(turns)
+        ops = Agent(name="ops", model=model, tools=h.tools())
+        return gate_agent(Agent(name="triage", model=model, handoffs=[handoff(ops)]),
+                          h.gate, thread_id=THREAD)
+
+    triage = build([[call("transfer_to_ops", {}, "h1")], [call("deploy", {"env": "prod"}, "c1")]])
+    result = await Runner.run(triage, "ship")
+    assert [(i.tool_name, i.agent.name) for i in result.interruptions] == [("deploy", "ops")]
+    stored = result.to_state().to_string()
+    [one] = await paused(result)
+    assert one.request_id
+    h.gate.decide(one.request_id, Decision.approve(), identity=h.alice)
+    fresh = build([done("Deployed.")])
+    state = await RunState.from_string(fresh, stored)
+    assert await apply_decisions(state) == []
+    final = await Runner.run(fresh, state)
+    assert final.final_output == "Deployed." and h.ran() == ["deploy prod"]
+
+
+async def test_a_state_loaded_into_the_ungated_agent_is_refused(h: Harness) -> None:
+    from agents.testing import ScriptedModel
+
+    agent, _ = h.agent([[call("deploy", {"env": "prod"}, "c1")]])
+    result = await Runner.run(agent, "ship")
+    plain = Agent(name="ops", model=ScriptedModel([done()]), tools=h.tools())
+    state = await RunState.from_string(plain, result.to_state().to_string())
+    with pytest.raises(ConfigurationError) as bad:
+        await apply_decisions(state)
+    assert bad.value.code == "ungated_agent"

@@ -12,6 +12,7 @@ agent used as a tool (``Agent.as_tool``) whose own agent is not gated.
 from __future__ import annotations
 
 import copy
+import weakref
 from typing import Any
 
 from agents import Agent, FunctionTool, Handoff, RunContextWrapper
@@ -108,4 +109,10 @@ class _Gating:
 
         wrapped = copy.copy(target)
         wrapped.on_invoke_handoff = gated_handoff
+        # The SDK also reaches the target through this reference (its agent graph, which a
+        # stored RunState is resumed into): it must be the gated clone, or a resumed run
+        # would go on in the ungated agent (the clone is kept alive by ``made``).
+        known = target._agent_ref() if target._agent_ref is not None else None
+        if isinstance(known, Agent):
+            wrapped._agent_ref = weakref.ref(self.agent(known))
         return wrapped

@@ -23,10 +23,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from agents import FunctionTool, RunState, ToolApprovalItem
+from agents import Agent, FunctionTool, RunState, ToolApprovalItem
 
 from signoff.adapters.openai_agents import texts
+from signoff.adapters.openai_agents.agent import is_gated
 from signoff.adapters.openai_agents.tools import GatedTool
+from signoff.errors import ConfigurationError
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 
 UNGATED = (f"{texts.NOTE} signoff could not judge this call (its tool is not gated by "
@@ -63,7 +65,14 @@ async def paused(state: Any) -> list[Paused]:
 
 async def apply_decisions(state: RunState[Any, Any]) -> list[Paused]:
     """Set what people decided onto ``state``'s interruptions; the calls still waiting are
-    returned (``Runner.run(agent, state)`` pauses on them again)."""
+    returned (``Runner.run(agent, state)`` pauses on them again). A state whose current
+    agent is not gated is refused (``ungated_agent``): resumed, it would run tools unjudged
+    — load the stored state into the agent ``gate_agent`` returned."""
+    current = state._current_agent
+    if isinstance(current, Agent) and not is_gated(current):
+        raise ConfigurationError(
+            f"the run state resumes in agent {current.name!r}, whose tools are not gated: "
+            "load it with RunState.from_string(<the gated agent>, ...)", code="ungated_agent")
     waiting: list[Paused] = []
     for one in await paused(state):
         if one.refusal is not None:
