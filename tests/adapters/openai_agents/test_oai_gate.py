@@ -494,3 +494,15 @@ async def test_a_state_loaded_into_the_ungated_agent_is_refused(h: Harness) -> N
     with pytest.raises(ConfigurationError) as bad:
         await apply_decisions(state)
     assert bad.value.code == "ungated_agent"
+
+
+async def test_arguments_the_sdk_cannot_inspect_are_judged_when_paused(h: Harness) -> None:
+    agent, _ = h.agent([[call("read_file", "not json", "c1")], done()])  # type: ignore[arg-type]
+    result = await Runner.run(agent, "read")  # the SDK asks without calling needs_approval
+    assert [i.tool_name for i in result.interruptions] == ["read_file"]
+    [one] = await paused(result)
+    assert one.request_id is None and one.refusal and "not run" in one.refusal
+    state = result.to_state()
+    assert await apply_decisions(state) == []
+    final = await Runner.run(agent, state)
+    assert h.ran() == [] and outputs(final)["c1"] == one.refusal
