@@ -52,7 +52,7 @@ THREAD = "t-oai"
 __all__ = ["THREAD", "Harness", "Runner", "assistant_message", "call", "done", "harness"]
 
 
-def call(name: str, args: dict[str, Any], call_id: str) -> Any:
+def call(name: str, args: dict[str, Any] | str, call_id: str) -> Any:
     return function_call(name, args, call_id=call_id)
 
 

@@ -497,7 +497,7 @@ async def test_a_state_loaded_into_the_ungated_agent_is_refused(h: Harness) -> N
 
 
 async def test_arguments_the_sdk_cannot_inspect_are_judged_when_paused(h: Harness) -> None:
-    agent, _ = h.agent([[call("read_file", "not json", "c1")], done()])  # type: ignore[arg-type]
+    agent, _ = h.agent([[call("read_file", "not json", "c1")], done()])
     result = await Runner.run(agent, "read")  # the SDK asks without calling needs_approval
     assert [i.tool_name for i in result.interruptions] == ["read_file"]
     [one] = await paused(result)
