@@ -1,0 +1,54 @@
+"""Where a gated call belongs: its thread, run, principal, interaction mode and, inside
+another gated call (an agent used as a tool), that call as its ``parent_call``.
+
+The thread comes from the run's context when it is a mapping holding ``THREAD_KEY`` (a
+mapping context is stored with the SDK's ``RunState``, so a resumed run keeps it), else
+from ``gate_agent(thread_id=…)``. A call with no thread is refused: signoff finds a paused
+call's request again by its thread and call id, so without one an approval could never be
+matched to its call. The review mode is the thread's (set in the inbox or by an operator)
+unless the application fixes one (``gate_agent(review_mode=…)``); the policy clamps either
+to the operator's ceiling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from signoff.kernel.protocol import GateProtocol
+from signoff.model import InteractionMode, ReviewMode, RunContext
+
+THREAD_KEY = "signoff_thread_id"
+RUN_KEY = "signoff_run_id"
+
+# The gated call whose tool is running now: a gated call made inside it is its child.
+PARENT_CALL: ContextVar[str | None] = ContextVar("signoff_openai_agents_parent_call",
+                                                 default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What ``gate_agent`` was given: the gate and the defaults of every call's context."""
+
+    gate: GateProtocol
+    thread_id: str | None
+    interaction_mode: InteractionMode
+    principal: str | None
+    subagent_wait: float = 300.0
+    review_mode: ReviewMode | None = None  # None: the thread's mode, else the policy default
+
+    def context(self, app_context: Any) -> RunContext:
+        """The call's ``RunContext``: the run context's mapping keys first, then ours."""
+        thread, run = self.thread_id, None
+        if isinstance(app_context, Mapping):
+            thread = _text(app_context.get(THREAD_KEY)) or thread
+            run = _text(app_context.get(RUN_KEY))
+        return RunContext(thread_id=thread, run_id=run, principal=self.principal,
+                          interaction_mode=self.interaction_mode, review_mode=self.review_mode,
+                          parent_call=PARENT_CALL.get())
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None

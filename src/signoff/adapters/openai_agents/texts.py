@@ -1,0 +1,69 @@
+"""What the model reads back when a gated call did not run as proposed: a denial, a
+rejection with its reason and alternatives, an approver's answer, a request withdrawn or
+no longer valid — plain tool-output text, so the run goes on and the model can act on it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from signoff.kernel.outcomes import Outcome, OutcomeKind
+from signoff.model import Verdict
+
+NOTE = "[signoff]"
+NO_THREAD = (f"{NOTE} This call was not run: the run has no signoff thread id (pass "
+             "gate_agent(thread_id=...) or a mapping context with 'signoff_thread_id'), so an "
+             "approval could not be matched to it.")
+OUTSIDE = (f"{NOTE} This call was approved in the run state but not in signoff, where it still "
+           "waits for a decision; it was not run. Approvals count only when people give them "
+           "in signoff.")
+
+
+def refused(verdict: Verdict) -> str:
+    """A denial or a block: the policy's message, as the tool's output."""
+    return f"{NOTE} The call was not run ({verdict.effect.value}: {verdict.code}): " \
+           f"{verdict.message}"
+
+
+def of_outcome(outcome: Outcome) -> str:
+    """A decided request that does not run here: rejected, answered, withdrawn, …"""
+    kind = outcome.kind
+    if kind is OutcomeKind.REJECTED:
+        text = f"{NOTE} Rejected by a human reviewer: {outcome.reason or 'no reason given'}."
+        if outcome.alternatives:
+            text += " Alternatives you may use instead: " + "; ".join(outcome.alternatives) + "."
+        return text + " Do not retry the same call."
+    if kind is OutcomeKind.RESPONDED:
+        return outcome.message or ""
+    if kind is OutcomeKind.EXECUTED:  # it ran before (a replayed resume): its recorded result
+        return with_note(result_text(outcome.result), edit_note(outcome.reason)
+                         if outcome.code == "edited" else None)
+    reasons = {
+        OutcomeKind.EXPIRED: "No reviewer decided before the request expired; it did not run.",
+        OutcomeKind.CANCELLED: "The request was withdrawn before it ran"
+        + (f": {outcome.reason}." if outcome.reason else "."),
+        OutcomeKind.INVALIDATED: f"The approved call no longer holds ({outcome.code}: "
+                                 f"{outcome.reason}); it did not run. Propose it again if it "
+                                 "is still needed.",
+        OutcomeKind.UNKNOWN: "The call started but its run died; whether it took effect is "
+                             "unknown and it will not be re-run. Check before retrying.",
+        OutcomeKind.FAILED: f"The call ran and failed: {outcome.error}",
+        OutcomeKind.EXECUTING: "The call is running elsewhere; its result is not known here.",
+        OutcomeKind.DENIED: f"The call was denied: {outcome.message or outcome.reason}",
+        OutcomeKind.BLOCKED: f"The call needs a human and this run cannot ask one: "
+                             f"{outcome.message or outcome.reason}",
+    }
+    return f"{NOTE} " + reasons.get(kind, f"The call did not run ({kind.value}).")
+
+
+def edit_note(reason: str | None) -> str:
+    why = f": {reason}" if reason else ""
+    return f"{NOTE} A human reviewer edited this call's arguments before it ran{why}"
+
+
+def with_note(text: str, note: str | None) -> str:
+    return text if note is None else f"{text}\n{note}" if text else note
+
+
+def result_text(result: Any) -> str:
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
