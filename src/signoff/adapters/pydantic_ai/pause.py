@@ -1,0 +1,89 @@
+"""A paused run as the application stores it, and the wake-up that resumes it.
+
+A run that asked ends with ``DeferredToolRequests``; each of signoff's calls carries its
+request id in ``metadata[call id]["signoff"]``. The application stores the message history
+and those requests (``Paused.dumps``: JSON, Pydantic AI's own ``ModelMessagesTypeAdapter``)
+anywhere durable; a new process — new gate over the same store, new agent objects — loads
+them and resumes once the humans decided (``signoff requests approve``, the inbox, the API).
+
+The resume value is only a wake-up: ``wake`` answers each of signoff's calls with a plain
+``ToolApproved()``, and ``SignoffToolset`` reads the real decision from the store when the
+call comes back. A call whose request is still pending pauses again; a rejection reaches
+the model as a failed tool return. Deferred calls that are not signoff's (an external tool,
+a tool's own ``requires_approval``) are left for the application to answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from signoff.adapters.pydantic_ai.toolset import METADATA_KEY
+from signoff.extras import absent
+from signoff.kernel.outcomes import OutcomeKind
+from signoff.kernel.protocol import GateProtocol
+
+try:
+    from pydantic import TypeAdapter
+    from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
+except ImportError as exc:
+    raise absent("pydantic-ai", __name__, exc) from exc
+
+_REQUESTS = TypeAdapter(DeferredToolRequests)
+
+
+def request_ids(requests: DeferredToolRequests) -> dict[str, str]:
+    """Tool call id → signoff request id, for the calls signoff paused on."""
+    found: dict[str, str] = {}
+    for call in requests.approvals:
+        entry = requests.metadata.get(call.tool_call_id) or {}
+        ours = entry.get(METADATA_KEY) if isinstance(entry, Mapping) else None
+        if isinstance(ours, Mapping) and isinstance(ours.get("request_id"), str):
+            found[call.tool_call_id] = ours["request_id"]
+    return found
+
+
+def wake(requests: DeferredToolRequests) -> DeferredToolResults:
+    """``deferred_tool_results`` that wake every call signoff paused on (the decisions
+    themselves are read from the store when each call comes back)."""
+    return DeferredToolResults(approvals={call_id: ToolApproved()
+                                          for call_id in request_ids(requests)})
+
+
+def undecided(gate: GateProtocol, requests: DeferredToolRequests) -> list[str]:
+    """The request ids still waiting for a human (resuming now would pause again)."""
+    return [rid for rid in request_ids(requests).values()
+            if gate.outcome(rid).kind is OutcomeKind.PENDING]
+
+
+@dataclass(frozen=True, slots=True)
+class Paused:
+    """What a paused run needs to go on: its message history and its deferred requests."""
+
+    messages: list[ModelMessage]
+    requests: DeferredToolRequests
+
+    @classmethod
+    def of(cls, result: Any) -> Paused:
+        """From an ``AgentRunResult`` whose output is ``DeferredToolRequests``."""
+        if not isinstance(result.output, DeferredToolRequests):
+            raise ValueError("the run did not pause: its output is not DeferredToolRequests")
+        return cls(list(result.all_messages()), result.output)
+
+    def dumps(self) -> str:
+        return json.dumps({
+            "messages": ModelMessagesTypeAdapter.dump_python(self.messages, mode="json"),
+            "requests": _REQUESTS.dump_python(self.requests, mode="json")})
+
+    @classmethod
+    def loads(cls, text: str | bytes) -> Paused:
+        data = json.loads(text)
+        return cls(ModelMessagesTypeAdapter.validate_python(data["messages"]),
+                   _REQUESTS.validate_python(data["requests"]))
+
+    def resume_kwargs(self) -> dict[str, Any]:
+        """``agent.run(**paused.resume_kwargs())``: the history and the wake-up."""
+        return {"message_history": self.messages, "deferred_tool_results": wake(self.requests)}
