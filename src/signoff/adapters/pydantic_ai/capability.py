@@ -10,8 +10,10 @@ Interaction mode, principal and review mode come from the application's code, ne
 the conversation. An agent started inside a gated tool call is that call's subagent
 (``parent_call``): its asks wait in place, as it cannot pause its parent's run.
 
-Then (``get_wrapper_toolset``) it wraps the run's assembled toolset — function tools,
-MCP servers, other capabilities' tools — in ``SignoffToolset``. Output tools are not
+Each model turn (``after_model_request``) loses the tool calls whose ids cannot be
+bound to a decision (``ids``). Then (``get_wrapper_toolset``) it wraps the run's
+assembled toolset — function tools, MCP servers, other capabilities' tools — in
+``SignoffToolset``. Output tools are not
 wrapped: producing the run's output runs nothing.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from signoff.adapters.pydantic_ai.ids import strip_bad_ids, used_ids
 from signoff.adapters.pydantic_ai.toolset import SignoffToolset, running_call
 from signoff.extras import absent
 from signoff.kernel.protocol import GateProtocol
@@ -29,6 +32,8 @@ try:
     import anyio.to_thread
     from pydantic_ai import RunContext as AgentContext
     from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import ModelResponse
+    from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.toolsets import AbstractToolset
 except ImportError as exc:
     raise absent("pydantic-ai", __name__, exc) from exc
@@ -79,6 +84,12 @@ class Signoff(AbstractCapability[Any]):
                        interaction_mode=self.interaction_mode, review_mode=self.review_mode,
                        principal=self.principal, subagent_wait=self.subagent_wait,
                        context=fixed)
+
+    async def after_model_request(self, ctx: AgentContext[Any], *,
+                                  request_context: ModelRequestContext,
+                                  response: ModelResponse) -> ModelResponse:
+        """Calls whose ids cannot be bound to a decision leave the turn, named in it."""
+        return strip_bad_ids(response, used_ids(ctx.messages, but=response))
 
     def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
         if self.context is None:  # for_run always sets it; fail closed if it did not

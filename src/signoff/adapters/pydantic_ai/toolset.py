@@ -38,6 +38,7 @@ from signoff.adapters.pydantic_ai.answers import (
     not_run,
     with_note,
 )
+from signoff.adapters.pydantic_ai.ids import used_ids, why_bad
 from signoff.canonical import args_hash
 from signoff.errors import Conflict
 from signoff.extras import absent
@@ -176,18 +177,13 @@ def answer(outcome: Outcome) -> Any:
 
 
 def bad_id(messages: list[ModelMessage], call_id: str | None) -> str | None:
-    """Why ``call_id`` cannot be bound to a decision: missing, repeated in its model turn,
-    or used by an earlier turn of the conversation; ``None`` when it can."""
-    if not call_id or not call_id.strip():
-        return "no id"
+    """Why ``call_id`` cannot be bound to a decision (missing, repeated in its model turn,
+    used by an earlier turn), ``None`` when it can: the second line behind ``ids``, for a
+    toolset used without the capability."""
     responses = [m for m in messages if isinstance(m, ModelResponse)]
     for index in range(len(responses) - 1, -1, -1):
         ids = [c.tool_call_id for c in responses[index].tool_calls]
-        if call_id not in ids:
-            continue
-        if ids.count(call_id) > 1:
-            return "an id repeated in its turn"
-        if any(call_id in (c.tool_call_id for c in r.tool_calls) for r in responses[:index]):
-            return "an id an earlier turn used"
-        return None
-    return "an id no model turn made"
+        if call_id in ids:
+            repeated = {call_id} if ids.count(call_id) > 1 else set()
+            return why_bad(call_id, repeated, used_ids(responses[:index]))
+    return why_bad(call_id, set(), set()) or "an id no model turn made"
