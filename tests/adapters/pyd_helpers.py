@@ -36,6 +36,7 @@ risk = "high"
 risk = "high"
 [tools.rm]
 [tools.delegate]
+[tools.notify]
 
 [[rules]]
 id = "deploy-needs-ops"

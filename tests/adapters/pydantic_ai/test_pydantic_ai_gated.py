@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from pyd_helpers import Harness, calls, text
+from pydantic import BaseModel, Field
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 
 from signoff import Gate, Policy, SqliteStore
@@ -227,3 +228,31 @@ def test_a_named_thread_and_the_wake_up_value(h: Harness) -> None:
     assert h.gate.get_request(rid).thread_id == "ticket-42"
     woken = wake(paused.requests)
     assert list(woken.approvals) == ["d1"] and woken.approvals["d1"] == ToolApproved()
+
+
+class Message(BaseModel):
+    text: str
+    secret: str = Field("", exclude=True)  # the tool receives it; its JSON form hides it
+
+
+def test_arguments_nobody_could_see_are_refused(h: Harness) -> None:
+    sent: list[Message] = []
+
+    def notify(message: Message) -> str:
+        """Send a message."""
+        sent.append(message)
+        return "sent"
+
+    agent, script = h.agent([calls(("notify", {"message": {"text": "hi"}}, "n1"),
+                                   ("notify", {"message": {"text": "yo", "secret": "x"}}, "n2")),
+                             text("ok")], extra_tools=[notify])
+    assert agent.run_sync("say hi").output == "ok"
+    assert [m.text for m in sent] == ["hi"]  # the first round-trips; the second does not
+    assert "no faithful JSON form" in script.returns()["n2"]
+
+
+def test_the_review_mode_the_application_sets(h: Harness) -> None:
+    agent, _ = h.agent([calls(("transfer", {"amount": 1, "to": "bob"}, "t1")), text("ok")],
+                       capability=Signoff(h.gate, review_mode="full"))
+    assert agent.run_sync("pay").output == "ok"
+    assert h.ran() == ["transfer 1 bob"]

@@ -21,6 +21,9 @@ BAD_ID = (f"{NOTE} This tool call has {{why}}, so it cannot be bound to a decisi
           "run. Call it again with a unique id if it is needed.")
 REUSED_ID = (f"{NOTE} This tool call's id was already used in this thread for another call; "
              "it did not run. Call it again with a new id if it is needed. ({message})")
+UNSEEN = (f"{NOTE} Part of this call's arguments has no faithful JSON form (a field "
+          "excluded from serialization, or a value JSON cannot carry), so nobody could "
+          "review what the tool would receive; it did not run.")
 SUBAGENT_WAITED = (f"{NOTE} No reviewer decided within {{seconds:g}} s while this subagent "
                    "waited; the request was withdrawn and the call did not run.")
 

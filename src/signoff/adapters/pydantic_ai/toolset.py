@@ -2,8 +2,9 @@
 
 A ``WrapperToolset`` around the agent's assembled toolset (``Signoff`` puts it there), so
 it sees each call after Pydantic AI has validated its arguments and run its hooks — the
-arguments the tool would really receive, in the JSON form ``DeferredToolRequests.
-validated_args`` shows. Each call is proposed:
+arguments the tool would really receive, in their JSON form (the form
+``DeferredToolRequests.validated_args`` shows; one that does not bring back exactly what
+the tool would receive is refused: nobody could review it). Each call is proposed:
 
 - allowed: it runs;
 - denied or blocked: a ``ToolFailed`` with the verdict's message — a failed tool return
@@ -34,6 +35,7 @@ from signoff.adapters.pydantic_ai.answers import (
     BAD_ID,
     REUSED_ID,
     SUBAGENT_WAITED,
+    UNSEEN,
     edit_note,
     not_run,
     with_note,
@@ -88,10 +90,14 @@ class SignoffToolset(WrapperToolset[Any]):
         why = bad_id(ctx.messages, call_id)
         if why is not None or call_id is None:
             raise ToolFailed(BAD_ID.format(why=why or "no id"))
-        shown = to_jsonable_python(tool_args, serialize_unknown=True, bytes_mode="base64")
+        shown = shown_args(tool_args, ctx, tool)
+        context = self.context
+        if not context.thread_id:  # used without the capability: the run's own ids
+            context = dataclasses.replace(context, thread_id=ctx.conversation_id,
+                                          run_id=ctx.run_id)
         try:
             proposal = await self._gate(gate.propose, ToolCall(id=call_id, name=name, args=shown),
-                                        self.context)
+                                        context)
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise
@@ -104,7 +110,7 @@ class SignoffToolset(WrapperToolset[Any]):
         assert proposal.request is not None
         request_id = proposal.request.id
         outcome = await self._gate(gate.outcome, request_id)
-        if outcome.kind is OutcomeKind.PENDING and self.context.parent_call:
+        if outcome.kind is OutcomeKind.PENDING and context.parent_call:
             outcome = await self._wait_in_place(gate, request_id)
         if outcome.kind is OutcomeKind.PENDING:
             raise ApprovalRequired(metadata={METADATA_KEY: {
@@ -164,6 +170,23 @@ class SignoffToolset(WrapperToolset[Any]):
                          result=to_jsonable_python(result, serialize_unknown=True,
                                                    bytes_mode="base64"))
         return with_note(result, edit_note(outcome))
+
+
+def shown_args(tool_args: dict[str, Any], ctx: AgentContext[Any],
+               tool: ToolsetTool[Any]) -> dict[str, Any]:
+    """The arguments as the gate and a human see them: their JSON form, which must bring
+    back exactly what the tool would receive. A field excluded from serialization, or a
+    value with no faithful JSON form, is something nobody would see: the call is refused
+    (``ToolFailed``), never judged on part of its arguments."""
+    try:
+        shown = to_jsonable_python(tool_args, serialize_unknown=True)
+        same = tool.args_validator.validate_python(
+            shown, context=ctx.validation_context) == tool_args
+    except Exception:
+        same = False
+    if not same or not isinstance(shown, dict):
+        raise ToolFailed(UNSEEN)
+    return shown
 
 
 def answer(outcome: Outcome) -> Any:
