@@ -4,10 +4,17 @@ restarts, replays, parallel calls and bad ids — a real ``Agent`` with a script
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import pytest
-from pyd_helpers import Harness, calls, text
+from pyd_helpers import Harness, Script, calls, text
 from pydantic import BaseModel, Field
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
+from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 
 from signoff import Gate, Policy, SqliteStore
 from signoff.adapters.pydantic_ai import Paused, Signoff, request_ids, undecided, wake
@@ -256,3 +263,66 @@ def test_the_review_mode_the_application_sets(h: Harness) -> None:
                        capability=Signoff(h.gate, review_mode="full"))
     assert agent.run_sync("pay").output == "ok"
     assert h.ran() == ["transfer 1 bob"]
+
+
+@dataclass
+class Recording(WrapperToolset[Any]):
+    seen: list[str] = field(default_factory=list)
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any,
+                        tool: Any) -> Any:
+        self.seen.append(name)
+        return await super().call_tool(name, tool_args, ctx, tool)
+
+
+class Recorder(AbstractCapability[Any]):
+    """Another capability's toolset wrapper, listed after signoff's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any]:
+        return Recording(wrapped=toolset, seen=self.seen)
+
+
+def test_signoffs_wrapper_is_innermost_whatever_the_list_order(h: Harness) -> None:
+    """Nothing sits between what signoff judged and the tool that runs: another
+    capability's wrapper is outside it even when listed after it."""
+    recorder = Recorder()
+    script = Script([calls(("rm", {"path": "x"}, "x1")), text("ok")])
+    agent: Agent[None, Any] = Agent(FunctionModel(script),
+                                    output_type=[str, DeferredToolRequests],
+                                    capabilities=[Signoff(h.gate), recorder])
+
+    @agent.tool_plain
+    def rm(path: str) -> str:
+        """Remove a file."""
+        return "removed"
+
+    assert agent.run_sync("clean").output == "ok"
+    assert recorder.seen == ["rm"]  # it saw the call signoff then refused: it is outside
+    assert "no-rm" in script.returns()["x1"]
+
+
+def test_an_approvers_response_is_the_tools_answer_and_nothing_runs(h: Harness) -> None:
+    agent, script = h.agent([calls(("deploy", {"env": "prod"}, "d1")), text("ok")])
+    paused = Paused.of(agent.run_sync("ship it"))
+    h.gate.decide(request_ids(paused.requests)["d1"], Decision.respond("prod is frozen; wait"),
+                  identity=h.alice)
+    agent.run_sync(**paused.resume_kwargs())
+    assert h.ran() == [] and script.returns()["d1"] == "prod is frozen; wait"
+
+
+def test_the_toolset_refuses_a_bad_id_without_the_capability(h: Harness) -> None:
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from signoff.adapters.pydantic_ai.toolset import bad_id
+
+    turn = calls(("read_file", {}, "a"), ("read_file", {}, "a"), ("read_file", {}, "b"))
+    earlier = calls(("read_file", {}, "b"))
+    history = [ModelRequest(parts=[UserPromptPart("hi")]), earlier, turn]
+    assert bad_id(history, "a") == "an id repeated in its turn"
+    assert bad_id(history, "b") == "an id an earlier turn used"
+    assert bad_id(history, "") == "no id" and bad_id(history, "zz") == "an id no model turn made"
+    assert bad_id([turn], "b") is None

@@ -31,7 +31,7 @@ from signoff.policy.modes import parse_review_mode
 try:
     import anyio.to_thread
     from pydantic_ai import RunContext as AgentContext
-    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
     from pydantic_ai.messages import ModelResponse
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.toolsets import AbstractToolset
@@ -67,6 +67,12 @@ class Signoff(AbstractCapability[Any]):
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None  # built from code with a gate, never from an agent spec
+
+    def get_ordering(self) -> CapabilityOrdering | None:
+        """Innermost, whatever the list order: the toolset signoff wraps is the one that
+        runs the tools, so no other capability's wrapper sits between what was judged
+        and what runs; and the model's turn reaches the id check first."""
+        return CapabilityOrdering(position="innermost")
 
     async def for_run(self, ctx: AgentContext[Any]) -> AbstractCapability[Any]:
         parent = running_call.get()
