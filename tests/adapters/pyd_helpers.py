@@ -103,13 +103,15 @@ class Harness:
         return self.ledger.read_text().splitlines() if self.ledger.exists() else []
 
     def agent(self, turns: Sequence[ModelResponse], *, capability: Signoff | None = None,
-              gate: Any = None, extra_tools: Sequence[Any] = ()) -> tuple[Agent[None, Any],
-                                                                          Script]:
-        """A new agent (new objects each time, as in a new process) with the ledger tools."""
+              gate: Any = None, extra_tools: Sequence[Any] = (),
+              more: Sequence[Any] = ()) -> tuple[Agent[None, Any], Script]:
+        """A new agent (new objects each time, as in a new process) with the ledger tools;
+        ``more``: capabilities besides signoff's."""
         script = Script(list(turns))
         agent: Agent[None, Any] = Agent(
             FunctionModel(script), output_type=[str, DeferredToolRequests],
-            capabilities=[capability or Signoff(gate or self.gate)], tools=list(extra_tools))
+            capabilities=[capability or Signoff(gate or self.gate), *more],
+            tools=list(extra_tools))
         ledger = self.ledger
 
         def note(line: str) -> None:

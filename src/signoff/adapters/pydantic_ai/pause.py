@@ -11,12 +11,18 @@ The resume value is only a wake-up: ``wake`` answers each of signoff's calls wit
 call comes back. A call whose request is still pending pauses again; a rejection reaches
 the model as a failed tool return. Deferred calls that are not signoff's (an external tool,
 a tool's own ``requires_approval``) are left for the application to answer.
+
+``waiting_handler`` is for a run that may wait in place (a command-line app, a worker):
+Pydantic AI's ``HandleDeferredToolCalls`` calls it with the run's deferred calls, it
+waits on the gate for their decisions, and the run goes on without ending.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +32,7 @@ from signoff.kernel.outcomes import OutcomeKind
 from signoff.kernel.protocol import GateProtocol
 
 try:
+    import anyio.to_thread
     from pydantic import TypeAdapter
     from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
     from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
@@ -87,3 +94,29 @@ class Paused:
     def resume_kwargs(self) -> dict[str, Any]:
         """``agent.run(**paused.resume_kwargs())``: the history and the wake-up."""
         return {"message_history": self.messages, "deferred_tool_results": wake(self.requests)}
+
+
+def waiting_handler(gate: GateProtocol, *, wait_seconds: float = 300.0) -> Callable[
+        [Any, DeferredToolRequests], Awaitable[DeferredToolResults | None]]:
+    """A handler for Pydantic AI's ``HandleDeferredToolCalls``: the run waits in place for
+    up to ``wait_seconds`` for the humans to decide signoff's calls, then goes on (each
+    call reading its decision from the store); a call still undecided then ends the run
+    with ``DeferredToolRequests``, as without the handler. Calls that are not signoff's
+    are left to the next handler."""
+    if not 0 < wait_seconds <= 86400:
+        raise ValueError("wait_seconds must be between 0 and 86400")
+
+    async def handler(ctx: Any, requests: DeferredToolRequests) -> DeferredToolResults | None:
+        ids = request_ids(requests)
+        if not ids:
+            return None
+        end = time.monotonic() + wait_seconds
+        for request_id in ids.values():
+            left = max(0.0, end - time.monotonic())
+            outcome = await anyio.to_thread.run_sync(
+                functools.partial(gate.wait, request_id, timeout=left))
+            if outcome.kind is OutcomeKind.PENDING:
+                return None  # undecided: the run ends paused, as without the handler
+        return wake(requests)
+
+    return handler
