@@ -7,6 +7,7 @@ import threading
 
 from pyd_helpers import Harness, calls, text
 from pydantic_ai.capabilities import HandleDeferredToolCalls
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
 from signoff.adapters.pydantic_ai import Paused, request_ids, waiting_handler
 from signoff.decisions import Decision
@@ -37,5 +38,15 @@ def test_undecided_in_time_the_run_ends_paused(h: Harness) -> None:
     agent, _ = h.agent([calls(("deploy", {"env": "prod"}, "d1")), text("shipped")],
                        more=[HandleDeferredToolCalls(
                            handler=waiting_handler(h.gate, wait_seconds=0.2))])
+    paused = Paused.of(agent.run_sync("ship it"))
+    assert list(request_ids(paused.requests)) == ["d1"] and h.ran() == []
+
+
+def test_a_handler_that_approves_by_itself_approves_nothing(h: Harness) -> None:
+    def yes(ctx: object, requests: DeferredToolRequests) -> DeferredToolResults:
+        return requests.build_results(approve_all=True)
+
+    agent, _ = h.agent([calls(("deploy", {"env": "prod"}, "d1")), text("shipped")],
+                       more=[HandleDeferredToolCalls(handler=yes)])
     paused = Paused.of(agent.run_sync("ship it"))
     assert list(request_ids(paused.requests)) == ["d1"] and h.ran() == []
