@@ -152,3 +152,20 @@ def harness(tmp_path: Path) -> Harness:
     _, bob = gate.add_user("bob")
     return Harness(gate=gate, ledger=tmp_path / "ledger.txt", alice=gate.authenticate(alice),
                    bob=gate.authenticate(bob), tmp=tmp_path)
+
+
+def harness_at(directory: Path) -> Harness:
+    """The harness over an existing directory (another process's database), its users made
+    once and alice's token kept in ``alice.token``."""
+    gate = Gate(Policy.from_toml(POLICY, source="pyd.toml"), SqliteStore(directory / "signoff.db"),
+                agent="pyd-bot")
+    saved = directory / "alice.token"
+    if not saved.exists():
+        _, alice = gate.add_user("alice", roles=["ops"])
+        _, bob = gate.add_user("bob")
+        saved.write_text(alice + "\n")
+        (directory / "bob.token").write_text(bob + "\n")
+    alice_id = gate.authenticate(saved.read_text().strip())
+    bob_id = gate.authenticate((directory / "bob.token").read_text().strip())
+    return Harness(gate=gate, ledger=directory / "ledger.txt", alice=alice_id, bob=bob_id,
+                   tmp=directory)
