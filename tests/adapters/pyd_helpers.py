@@ -4,6 +4,7 @@ and a gate on SQLite; tools append to a ledger file, the oracle for "ran exactly
 from __future__ import annotations
 
 from collections.abc import Sequence
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,13 +146,13 @@ class Harness:
         return agent, script
 
 
-def harness(tmp_path: Path) -> Harness:
-    gate = Gate(Policy.from_toml(POLICY, source="pyd.toml"), SqliteStore(tmp_path / "signoff.db"),
-                agent="pyd-bot")
-    _, alice = gate.add_user("alice", roles=["ops"])
-    _, bob = gate.add_user("bob")
-    return Harness(gate=gate, ledger=tmp_path / "ledger.txt", alice=gate.authenticate(alice),
-                   bob=gate.authenticate(bob), tmp=tmp_path)
+def harness(tmp_path: Path, template: Path | None = None) -> Harness:
+    """A gate over a new database in ``tmp_path``; ``template``: a database made once
+    (``harness_at``) copied in, instead of building the schema and users again."""
+    if template is not None:
+        for name in ("signoff.db", "alice.token", "bob.token"):
+            shutil.copyfile(template / name, tmp_path / name)
+    return harness_at(tmp_path)
 
 
 def harness_at(directory: Path) -> Harness:

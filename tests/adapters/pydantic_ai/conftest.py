@@ -8,14 +8,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pyd_helpers import Harness, harness
+from pyd_helpers import Harness, harness, harness_at
+
+
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database with the schema and the users, made once and copied for each test."""
+    directory = tmp_path_factory.mktemp("pyd-template")
+    harness_at(directory).gate.close()
+    return directory
 
 
 @pytest.fixture
-def h(tmp_path: Path) -> Iterator[Harness]:
-    made = harness(tmp_path)
+def h(tmp_path: Path, template: Path) -> Iterator[Harness]:
+    made = harness(tmp_path, template)
     yield made
-    made.gate.store.close()
+    made.gate.close()
 
 
 @pytest.fixture(autouse=True)
