@@ -3,8 +3,8 @@ and a gate on SQLite; tools append to a ledger file, the oracle for "ran exactly
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
