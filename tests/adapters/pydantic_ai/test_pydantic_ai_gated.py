@@ -326,3 +326,21 @@ def test_the_toolset_refuses_a_bad_id_without_the_capability(h: Harness) -> None
     assert bad_id(history, "b") == "an id an earlier turn used"
     assert bad_id(history, "") == "no id" and bad_id(history, "zz") == "an id no model turn made"
     assert bad_id([turn], "b") is None
+
+
+def test_typed_errors_for_what_cannot_be_used(h: Harness) -> None:
+    from signoff.errors import ConfigurationError, InvalidInput
+
+    with pytest.raises(ConfigurationError) as unknown:
+        Signoff(h.gate, interaction_mode="sometimes")
+    assert unknown.value.code == "unknown_interaction_mode"
+    with pytest.raises(ConfigurationError) as wait:
+        Signoff(h.gate, subagent_wait=0)
+    assert wait.value.code == "invalid_wait"
+    agent, _ = h.agent([text("nothing to do")])
+    with pytest.raises(InvalidInput) as finished:
+        Paused.of(agent.run_sync("hi"))
+    assert finished.value.code == "not_paused"
+    with pytest.raises(InvalidInput) as corrupt:
+        Paused.loads('{"messages": 3}')
+    assert corrupt.value.code == "invalid_pause"

@@ -23,10 +23,11 @@ from typing import Any
 
 from signoff.adapters.pydantic_ai.ids import strip_bad_ids, used_ids
 from signoff.adapters.pydantic_ai.toolset import SignoffToolset, running_call
+from signoff.errors import ConfigurationError
 from signoff.extras import absent
 from signoff.kernel.protocol import GateProtocol
 from signoff.model import InteractionMode, ReviewMode, RunContext
-from signoff.policy.modes import parse_review_mode
+from signoff.policy.modes import parse_interaction_mode, parse_review_mode
 
 try:
     import anyio.to_thread
@@ -55,10 +56,11 @@ class Signoff(AbstractCapability[Any]):
         (set by ``for_run``; not for applications)."""
         super().__init__()
         if not 0 < subagent_wait <= 86400:
-            raise ValueError("subagent_wait must be between 0 and 86400 seconds")
+            raise ConfigurationError("subagent_wait must be between 0 and 86400 seconds",
+                                     code="invalid_wait")
         self.gate = gate
         self.thread_id = thread_id
-        self.interaction_mode = InteractionMode(interaction_mode)
+        self.interaction_mode = parse_interaction_mode(interaction_mode)
         self.review_mode = parse_review_mode(review_mode) if review_mode else None
         self.principal = principal
         self.subagent_wait = subagent_wait

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signoff.adapters.pydantic_ai.toolset import METADATA_KEY
+from signoff.errors import ConfigurationError, InvalidInput
 from signoff.extras import absent
 from signoff.kernel.outcomes import OutcomeKind
 from signoff.kernel.protocol import GateProtocol
@@ -76,8 +77,9 @@ class Paused:
     @classmethod
     def of(cls, result: Any) -> Paused:
         """From an ``AgentRunResult`` whose output is ``DeferredToolRequests``."""
-        if not isinstance(result.output, DeferredToolRequests):
-            raise ValueError("the run did not pause: its output is not DeferredToolRequests")
+        if not isinstance(getattr(result, "output", None), DeferredToolRequests):
+            raise InvalidInput("the run did not pause: its output is not DeferredToolRequests",
+                               code="not_paused", field="output")
         return cls(list(result.all_messages()), result.output)
 
     def dumps(self) -> str:
@@ -87,9 +89,15 @@ class Paused:
 
     @classmethod
     def loads(cls, text: str | bytes) -> Paused:
-        data = json.loads(text)
-        return cls(ModelMessagesTypeAdapter.validate_python(data["messages"]),
-                   _REQUESTS.validate_python(data["requests"]))
+        """A stored paused run; one that does not read is ``InvalidInput(invalid_pause)``,
+        never a run resumed on part of its history."""
+        try:
+            data = json.loads(text)
+            return cls(ModelMessagesTypeAdapter.validate_python(data["messages"]),
+                       _REQUESTS.validate_python(data["requests"]))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InvalidInput(f"the stored paused run does not read: {exc}",
+                               code="invalid_pause") from None
 
     def resume_kwargs(self) -> dict[str, Any]:
         """``agent.run(**paused.resume_kwargs())``: the history and the wake-up."""
@@ -104,7 +112,8 @@ def waiting_handler(gate: GateProtocol, *, wait_seconds: float = 300.0) -> Calla
     with ``DeferredToolRequests``, as without the handler. Calls that are not signoff's
     are left to the next handler."""
     if not 0 < wait_seconds <= 86400:
-        raise ValueError("wait_seconds must be between 0 and 86400")
+        raise ConfigurationError("wait_seconds must be between 0 and 86400 seconds",
+                                 code="invalid_wait")
 
     async def handler(ctx: Any, requests: DeferredToolRequests) -> DeferredToolResults | None:
         ids = request_ids(requests)
