@@ -406,7 +406,7 @@ def everything(venv: Venv) -> None:
     serve_answers_healthz(venv)
     venv.python("""
         import signoff.adapters.deepagents, signoff.adapters.langchain, signoff.adapters.mcp
-        import signoff.adapters.claude_agent
+        import signoff.adapters.claude_agent, signoff.adapters.pydantic_ai
         import signoff.review.chat_completions, signoff.store.postgres, signoff.notify.slack
         import langchain_openai
     """)
@@ -422,6 +422,7 @@ EXAMPLES: dict[str, Callable[[Venv], None]] = {
     "mcp": mcp,
     "review": review,
     "claude-agent": claude_agent,
+    "pydantic-ai": lambda v: v.example("pydantic_ai_agent.py", "audit verified: True"),
     "all": everything,
 }
 
