@@ -1,0 +1,195 @@
+"""``signoff.adapters.google_adk``: a real ADK ``Runner`` (``SqliteSessionService``, a scripted
+``BaseLlm``) with ``SignoffPlugin`` over an in-process gate on SQLite. The ledger file says
+what really ran: allow, deny (the model told), ask → approve → runs once, reject (the model
+told), an approver's edit, a restart between the pause and the decision, a replayed resume,
+parallel calls in one turn, and refused call ids."""
+
+from __future__ import annotations
+
+from adk_helpers import (
+    Harness,
+    calls,
+    responses,
+    run,
+    stored_session,
+    text,
+    user,
+)
+from google.adk.flows.llm_flows.functions import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from google.genai import types
+
+from signoff.adapters.google_adk import SignoffPlugin, pauses, resume_message
+from signoff.decisions import Decision
+from signoff.model import RequestStatus
+
+
+def confirmation_calls(events: list[object]) -> list[types.FunctionCall]:
+    return [fc for e in events for fc in e.get_function_calls()  # type: ignore[attr-defined]
+            if fc.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME]
+
+
+def refused(events: list[object], says: str) -> bool:
+    """The run ended at once with signoff's thread_waiting message saying ``says``."""
+    (event,) = events
+    words = event.content.parts[0].text  # type: ignore[attr-defined]
+    return words.startswith("[signoff] thread_waiting") and says in words
+
+
+def pause_on_transfer(h: Harness, after: list[types.Content] | None = None) -> tuple[str, object]:
+    """A run whose model calls ``transfer``: it pauses; returns the request id and runner."""
+    runner, model = h.runner([calls(("transfer", {"to": "bob", "amount": 5}, "c1")),
+                              *(after or [text("done")])])
+    events = run(runner, user("pay bob"), create=True)
+    (confirmation,) = confirmation_calls(events)
+    payload = confirmation.args["toolConfirmation"]["payload"]["signoff"]  # type: ignore[index]
+    assert payload["tool"] == "transfer" and payload["args"] == {"to": "bob", "amount": 5}
+    assert len(model.seen) == 1  # the pause ended the invocation: the model was not called
+    assert h.ran() == []
+    return payload["request_id"], runner
+
+
+def test_allowed_call_runs_and_denied_call_is_told(h: Harness) -> None:
+    runner, model = h.runner([calls(("lookup", {"key": "k"}, "c1"), ("wipe", {"target": "db"},
+                                                                     "c2")),
+                              text("done")])
+    events = run(runner, user("go"), create=True)
+    assert h.ran() == ["lookup k"]
+    shown = responses(model)
+    assert shown["c1"] == {"result": "value of k"}
+    assert "error" in shown["c2"] and shown["c2"]["signoff"]["effect"] == "deny"
+    assert not confirmation_calls(events)
+    assert events[-1].content.parts[0].text == "done"  # type: ignore[union-attr,index]
+
+
+def test_ask_pauses_then_approval_runs_it_once(h: Harness) -> None:
+    request_id, runner = pause_on_transfer(h)
+    request = h.gate.get_request(request_id)
+    assert request.status is RequestStatus.PENDING and request.call_id == "c1"
+    assert request.thread_id == "s-1"
+    # New input while a decision is awaited, and a wake-up before it, end the run at once.
+    assert refused(run(runner, user("anything else?")), request_id)  # type: ignore[arg-type]
+    assert refused(run(runner, resume_message(stored_session(runner))),  # type: ignore[arg-type]
+                   request_id)
+    assert h.ran() == []
+    h.gate.decide(request_id, Decision.approve(), identity=h.alice)
+    session = stored_session(runner)  # type: ignore[arg-type]
+    assert [p.request_id for p in pauses(session.events)] == [request_id]
+    run(runner, resume_message(session))  # type: ignore[arg-type]
+    assert h.ran() == ["transfer bob 5"]
+    assert h.gate.get_request(request_id).status is RequestStatus.SUCCEEDED
+    assert pauses(stored_session(runner).events) == []  # type: ignore[arg-type]
+
+
+def test_rejection_is_told_to_the_model(h: Harness) -> None:
+    request_id, _ = pause_on_transfer(h)
+    h.gate.decide(request_id, Decision.reject("not today", ["ask finance"]), identity=h.alice)
+    runner, model = h.runner([text("understood")])
+    run(runner, resume_message(stored_session(runner)))
+    assert h.ran() == []
+    told = responses(model)["c1"]
+    assert "not today" in told["error"] and "ask finance" in told["error"]
+    # The gate's rejection memory answers the same call proposed again: a denial that says
+    # a human rejected it, with the reason and the alternatives.
+    assert told["signoff"]["code"] == "rejected_before"
+    assert h.gate.get_request(request_id).status is RequestStatus.REJECTED
+
+
+def test_an_approvers_edit_runs_the_edited_arguments(h: Harness) -> None:
+    request_id, _ = pause_on_transfer(h)
+    h.gate.decide(request_id, Decision.edit({"to": "bob", "amount": 3}, reason="cap at 3"),
+                  identity=h.alice)
+    runner, model = h.runner([text("ok")])
+    run(runner, resume_message(stored_session(runner)))
+    assert h.ran() == ["transfer bob 3"]
+    told = responses(model)["c1"]
+    assert told["sent"] == 3 and "cap at 3" in told["signoff_note"]
+
+
+def test_restart_between_pause_and_decision(h: Harness) -> None:
+    """A new gate over the same signoff DB, new agent objects, the session from SQLite."""
+    from signoff import Gate, SqliteStore
+
+    request_id, _ = pause_on_transfer(h)
+    h.gate.decide(request_id, Decision.approve(), identity=h.alice)
+    h.gate.store.close()
+    gate = Gate(h.gate.policy, SqliteStore(h.tmp / "signoff.db"), agent="agent-bot")
+    h.gate = gate
+    runner, model = h.runner([text("paid")], gate=gate)
+    run(runner, resume_message(stored_session(runner)))
+    assert h.ran() == ["transfer bob 5"]
+    assert responses(model)["c1"] == {"sent": 5, "to": "bob"}
+    assert gate.get_request(request_id).status is RequestStatus.SUCCEEDED
+
+
+def test_a_replayed_resume_runs_nothing_twice(h: Harness) -> None:
+    request_id, runner = pause_on_transfer(h, after=[text("paid"), text("again")])
+    h.gate.decide(request_id, Decision.approve(), identity=h.alice)
+    wake = resume_message(stored_session(runner))  # type: ignore[arg-type]
+    run(runner, wake)  # type: ignore[arg-type]
+    assert h.ran() == ["transfer bob 5"]
+    run(runner, wake)  # type: ignore[arg-type]  # the same answer delivered again
+    assert h.ran() == ["transfer bob 5"]
+    # A second runner (another process) with the same wake-up: the claim is spent.
+    other, _ = h.runner([text("again")])
+    run(other, wake)
+    assert h.ran() == ["transfer bob 5"]
+    # The same call made again by a model replaying its turn in the session: refused.
+    replay, model = h.runner([calls(("transfer", {"to": "bob", "amount": 5}, "c1")),
+                              text("x")])
+    run(replay, user("pay again"))
+    assert h.ran() == ["transfer bob 5"]
+    assert "repeated id" in responses(model)["c1"]["error"]
+
+
+def test_parallel_calls_pause_together_and_allowed_ones_run_once(h: Harness) -> None:
+    runner, model = h.runner([calls(("transfer", {"to": "bob", "amount": 5}, "c1"),
+                                    ("lookup", {"key": "k"}, "c2"),
+                                    ("deploy", {"env": "prod"}, "c3")),
+                              text("done")])
+    events = run(runner, user("go"), create=True)
+    assert len(confirmation_calls(events)) == 2
+    assert h.ran() == ["lookup k"]
+    session = stored_session(runner)
+    first, second = (p.request_id for p in pauses(session.events))
+    h.gate.decide(first, Decision.approve(), identity=h.alice)
+    # One still undecided: the pause holds.
+    assert refused(run(runner, resume_message(stored_session(runner))), second)
+    h.gate.decide(second, Decision.reject("no deploys on Sunday"), identity=h.alice)
+    only_one = resume_message(stored_session(runner))
+    only_one.parts = only_one.parts[:1]  # type: ignore[index]
+    assert refused(run(runner, only_one), "resume them together")  # together, or not at all
+    assert h.ran() == ["lookup k"]
+    run(runner, resume_message(stored_session(runner)))
+    assert h.ran() == ["lookup k", "transfer bob 5"]
+    shown = responses(model)
+    assert shown["c1"]["sent"] == 5 and shown["c2"] == {"result": "value of k"}
+    assert "no deploys on Sunday" in shown["c3"]["error"]
+
+
+def test_repeated_call_ids_are_refused(h: Harness) -> None:
+    runner, model = h.runner([calls(("lookup", {"key": "a"}, "dup"),
+                                    ("lookup", {"key": "b"}, "dup")),
+                              calls(("lookup", {"key": "c"}, "c9")),
+                              calls(("transfer", {"to": "eve", "amount": 9}, "c9")),
+                              text("done")])
+    run(runner, user("go"), create=True)
+    assert h.ran() == ["lookup c"]  # neither "dup" ran; the id reused in a later turn did not
+    errors = [c for c in model.seen[1] for p in (c.parts or []) if p.function_response
+              and "repeated id" in str((p.function_response.response or {}).get("error"))]
+    assert errors
+    assert "repeated id" in responses(model, 3)["c9"]["error"]
+
+
+def test_unattended_run_blocks_instead_of_pausing(h: Harness) -> None:
+    runner, model = h.runner([calls(("transfer", {"to": "bob", "amount": 5}, "c1")),
+                              text("blocked")], interaction_mode="scheduled")
+    events = run(runner, user("pay"), create=True)
+    assert not confirmation_calls(events)
+    assert h.ran() == []
+    assert responses(model)["c1"]["signoff"]["effect"] == "blocked"
+
+
+def test_plugin_is_a_base_plugin(h: Harness) -> None:
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    assert isinstance(SignoffPlugin(h.gate), BasePlugin)
