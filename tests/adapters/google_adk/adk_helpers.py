@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")  # no telemetry export, ever
+os.environ["OTEL_SDK_DISABLED"] = "true"  # no telemetry export, ever
 
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
@@ -21,6 +21,7 @@ from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
+from pydantic import Field
 
 from signoff import Gate, Policy, SqliteStore
 from signoff.adapters.google_adk import SignoffPlugin
@@ -58,8 +59,8 @@ class ScriptedLlm(BaseLlm):
     """Emits the given contents in order, one per model call; records what it was shown."""
 
     model: str = "scripted"
-    turns: list[types.Content] = field(default_factory=list)
-    seen: list[list[types.Content]] = field(default_factory=list)
+    turns: list[types.Content] = Field(default_factory=list)
+    seen: list[list[types.Content]] = Field(default_factory=list)
 
     async def generate_content_async(self, llm_request: LlmRequest,
                                      stream: bool = False) -> AsyncGenerator[LlmResponse, None]:

@@ -6,6 +6,7 @@ parallel calls in one turn, and refused call ids."""
 
 from __future__ import annotations
 
+import pytest
 from adk_helpers import (
     Harness,
     calls,
@@ -193,3 +194,18 @@ def test_plugin_is_a_base_plugin(h: Harness) -> None:
     from google.adk.plugins.base_plugin import BasePlugin
 
     assert isinstance(SignoffPlugin(h.gate), BasePlugin)
+
+
+def test_the_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/google_adk_agent.py, in this process (ADK is imported already): offline."""
+    import asyncio
+    import runpy
+    from pathlib import Path
+
+    example = Path(__file__).parents[3] / "examples" / "google_adk_agent.py"
+    module = runpy.run_path(str(example), run_name="example")
+    assert asyncio.run(module["main"]()) == 0
+    out = capsys.readouterr().out
+    assert "paused on 2 request(s); ran so far: ['balance ops']" in out
+    assert "ran: ['balance ops', 'transfer 50 to bob', 'transfer 50 to eve']" in out
+    assert "audit verified: True" in out
