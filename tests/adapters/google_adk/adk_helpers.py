@@ -124,6 +124,8 @@ class Harness:
         def deploy(env: str) -> str:
             """Deploy."""
             note(f"deploy {env}")
+            if env == "broken":
+                raise RuntimeError("the deploy broke")
             return f"deployed {env}"
 
         def lookup(key: str) -> str:
@@ -139,6 +141,7 @@ class Harness:
         return [transfer, deploy, lookup, wipe]
 
     def runner(self, turns: list[types.Content], *, gate: Any = None,
+               plugin_type: type[SignoffPlugin] = SignoffPlugin,
                **plugin: Any) -> tuple[Runner, ScriptedLlm]:
         """New objects over the same files: model, agent, plugin, session service, runner."""
         model = ScriptedLlm(turns=list(turns))
@@ -146,7 +149,7 @@ class Harness:
         service = SqliteSessionService(str(self.sessions_db))
         self.services.append(service)
         app = App(name=APP, root_agent=agent,
-                  plugins=[SignoffPlugin(gate or self.gate, **plugin)])
+                  plugins=[plugin_type(gate or self.gate, **plugin)])
         return Runner(app=app, session_service=service), model
 
 

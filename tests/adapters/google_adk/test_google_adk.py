@@ -209,3 +209,64 @@ def test_the_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "paused on 2 request(s); ran so far: ['balance ops']" in out
     assert "ran: ['balance ops', 'transfer 50 to bob', 'transfer 50 to eve']" in out
     assert "audit verified: True" in out
+
+
+def pause_on_deploy(h: Harness, env: str) -> str:
+    runner, _ = h.runner([calls(("deploy", {"env": env}, "d1"))])
+    run(runner, user("deploy"), create=True)
+    (pause,) = pauses(stored_session(runner).events)
+    return pause.request_id
+
+
+def test_a_claimed_call_that_raises_is_reported_and_told(h: Harness) -> None:
+    request_id = pause_on_deploy(h, "broken")
+    h.gate.decide(request_id, Decision.approve(), identity=h.alice)
+    runner, model = h.runner([text("it broke")])
+    run(runner, resume_message(stored_session(runner)))
+    assert h.ran() == ["deploy broken"]
+    assert "the deploy broke" in responses(model)["d1"]["error"]
+    request = h.gate.get_request(request_id)
+    assert request.status is RequestStatus.FAILED and "the deploy broke" in str(request.error)
+
+
+def test_withdrawn_and_responded_requests_are_told(h: Harness) -> None:
+    request_id = pause_on_deploy(h, "prod")
+    h.gate.cancel(request_id, actor="ops", reason="superseded")
+    runner, model = h.runner([text("ok")])
+    run(runner, resume_message(stored_session(runner)))
+    told = responses(model)["d1"]
+    assert "superseded" in told["error"] and told["signoff"]["outcome"] == "cancelled"
+    runner, _ = h.runner([calls(("deploy", {"env": "staging"}, "d2")), text("ok")])
+    run(runner, user("staging then"))
+    (pause,) = pauses(stored_session(runner).events)
+    h.gate.decide(pause.request_id, Decision.respond("staging is frozen; use dev"),
+                  identity=h.alice)
+    runner, model = h.runner([text("ok")])
+    run(runner, resume_message(stored_session(runner)))
+    assert responses(model)["d2"]["result"] == "staging is frozen; use dev"
+    assert h.ran() == []
+
+
+def test_woken_before_a_decision_without_the_guard_withdraws_the_request(h: Harness) -> None:
+    """Should a paused call be woken before its decision anyway (here the run guard is
+    switched off), it does not run: its request is withdrawn and the model told."""
+
+    class Unguarded(SignoffPlugin):
+        async def before_run_callback(self, **_: object) -> None:  # type: ignore[override]
+            return None
+
+    request_id = pause_on_deploy(h, "prod")
+    runner, model = h.runner([text("ok")], plugin_type=Unguarded)
+    run(runner, resume_message(stored_session(runner)))
+    assert h.ran() == []
+    assert h.gate.get_request(request_id).status is RequestStatus.CANCELLED
+    assert responses(model)["d1"]["signoff"]["outcome"] == "cancelled"
+
+
+def test_a_made_up_tool_name_is_answered_by_adk_and_nothing_pauses(h: Harness) -> None:
+    runner, model = h.runner([calls(("launch_missiles", {"target": "moon"}, "x1")),
+                              text("sorry")])
+    events = run(runner, user("go"), create=True)
+    assert not confirmation_calls(events)
+    assert "no tool with that name" in responses(model)["x1"]["error"]
+    assert h.gate.pending_on_thread("s-1") == []
