@@ -270,3 +270,16 @@ def test_a_made_up_tool_name_is_answered_by_adk_and_nothing_pauses(h: Harness) -
     assert not confirmation_calls(events)
     assert "no tool with that name" in responses(model)["x1"]["error"]
     assert h.gate.pending_on_thread("s-1") == []
+
+
+def test_the_sessions_review_mode_is_the_threads(h: Harness) -> None:
+    """Full mode on the session's thread (``signoff threads mode``): a gated call is allowed
+    without review (the verdict's source ``mode:full``) and runs at once, no pause."""
+    h.gate.set_thread_mode("s-1", "full")
+    runner, model = h.runner([calls(("transfer", {"to": "bob", "amount": 5}, "c1")),
+                              text("done")])
+    events = run(runner, user("pay"), create=True)
+    assert not confirmation_calls(events)
+    assert h.ran() == ["transfer bob 5"]
+    assert responses(model)["c1"]["sent"] == 5
+    assert h.gate.thread_requests("s-1") == []
