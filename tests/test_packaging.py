@@ -34,7 +34,7 @@ ROOT = Path(__file__).parents[1]
 OPTIONAL = ("fastapi", "starlette", "uvicorn", "jinja2", "multipart", "python_multipart",
             "prometheus_client", "pydantic", "psycopg", "psycopg_pool", "slack_sdk",
             "langchain", "langchain_core", "langchain_openai", "langgraph", "deepagents",
-            "mcp", "openai", "webauthn", "claude_agent_sdk")
+            "mcp", "openai", "webauthn", "claude_agent_sdk", "google")
 SLACK = """
 [notify.slack]
 token_env = "SLACK_TOKEN"
@@ -82,6 +82,10 @@ try:
     import signoff.adapters.claude_agent
 except ModuleNotFoundError as exc:
     results["import claude-agent adapter"] = [1, "", str(exc)]
+try:
+    import signoff.adapters.google_adk
+except ModuleNotFoundError as exc:
+    results["import google-adk adapter"] = [1, "", str(exc)]
 import signoff.remote
 import signoff.receipts  # what an executor elsewhere imports: the core alone
 exec("from signoff import *")  # the public API's star import needs no extra
@@ -127,6 +131,7 @@ def test_the_core_runs_with_every_optional_library_hidden(tmp_path: Path) -> Non
         assert f"pip install 'signoff[{extra}]'" in err
     assert "pip install 'signoff[langchain]'" in results["import langchain adapter"][2]
     assert "pip install 'signoff[claude-agent]'" in results["import claude-agent adapter"][2]
+    assert "pip install 'signoff[google-adk]'" in results["import google-adk adapter"][2]
     assert results["loaded"][1] == ""  # nothing optional was imported, even in part
 
 
@@ -165,13 +170,13 @@ def test_the_wheel_carries_the_license_and_its_metadata(wheel: Path) -> None:
     assert "Project-URL: Repository, https://github.com/signoff-dev/signoff" in metadata
     assert "Classifier: Typing :: Typed" in metadata
     for extra in ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review",
-                  "claude-agent", "all", "dev"):
+                  "claude-agent", "google-adk", "all", "dev"):
         assert f"Provides-Extra: {extra}" in metadata
     # The core stays slim: none of the extras' libraries is a plain requirement.
     plain = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
              if line.startswith("Requires-Dist:") and "extra ==" not in line]
     for heavy in ("fastapi", "uvicorn", "psycopg", "slack-sdk", "langchain", "openai", "mcp",
-                  "claude-agent-sdk"):
+                  "claude-agent-sdk", "google-adk"):
         assert not any(dep.startswith(heavy) for dep in plain), plain
     checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel)],
                              capture_output=True, text=True, timeout=120, check=False)
@@ -401,7 +406,7 @@ def everything(venv: Venv) -> None:
     serve_answers_healthz(venv)
     venv.python("""
         import signoff.adapters.deepagents, signoff.adapters.langchain, signoff.adapters.mcp
-        import signoff.adapters.claude_agent
+        import signoff.adapters.claude_agent, signoff.adapters.google_adk
         import signoff.review.chat_completions, signoff.store.postgres, signoff.notify.slack
         import langchain_openai
     """)
@@ -417,6 +422,7 @@ EXAMPLES: dict[str, Callable[[Venv], None]] = {
     "mcp": mcp,
     "review": review,
     "claude-agent": claude_agent,
+    "google-adk": lambda v: v.example("google_adk_agent.py", "audit verified: True"),
     "all": everything,
 }
 

@@ -56,8 +56,12 @@ def pauses(events: Iterable[Event]) -> list[Pause]:
     for event in events:
         if event.author == "user":
             continue
+        # ADK marks the confirmation calls it raises long-running; a model that writes a
+        # call by that name itself gets no such mark, and its call is no pause.
+        raised_here = event.long_running_tool_ids or set()
         for call in event.get_function_calls():
-            if call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME and call.id:
+            if call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME and call.id \
+                    and call.id in raised_here:
                 found = _request_id(call)
                 if found is not None:
                     raised.append(Pause(call.id, *found))
