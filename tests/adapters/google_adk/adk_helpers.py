@@ -38,11 +38,17 @@ risk = "high"
 risk = "high"
 [tools.lookup]
 [tools.wipe]
+[tools.transfer_to_agent]
 
 [[rules]]
 id = "reads"
 effect = "allow"
 tool = "lookup"
+
+[[rules]]
+id = "handoffs"
+effect = "allow"
+tool = "transfer_to_agent"
 
 [[rules]]
 id = "no-wipe"

@@ -296,3 +296,32 @@ def test_a_confirmation_call_written_by_the_model_is_no_pause(h: Harness) -> Non
     assert pauses(stored_session(runner).events) == []
     assert events[-1].content.parts[0].text == "done"  # type: ignore[union-attr,index]
     assert len(model.seen) == 2 and h.ran() == []
+
+
+def test_a_sub_agents_call_pauses_and_resumes_under_the_same_plugin(h: Harness) -> None:
+    """ADK's handoff (``transfer_to_agent``) is a tool call like any other (allowed by this
+    policy); the agent it hands to runs under the runner's plugins: its call pauses, and
+    the resume runs it in that agent."""
+    from adk_helpers import APP, ScriptedLlm
+    from google.adk.agents import LlmAgent
+    from google.adk.apps import App
+    from google.adk.runners import Runner
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    def build(root_turns: list[types.Content], child_turns: list[types.Content]) -> Runner:
+        child = LlmAgent(name="payer", model=ScriptedLlm(turns=child_turns),
+                         description="pays", tools=h.tools())
+        root = LlmAgent(name="root", model=ScriptedLlm(turns=root_turns), sub_agents=[child])
+        return Runner(app=App(name=APP, root_agent=root, plugins=[SignoffPlugin(h.gate)]),
+                      session_service=SqliteSessionService(str(h.sessions_db)))
+
+    runner = build([calls(("transfer_to_agent", {"agent_name": "payer"}, "t1"))],
+                   [calls(("transfer", {"to": "bob", "amount": 5}, "k1"))])
+    run(runner, user("pay bob"), create=True)
+    (pause,) = pauses(stored_session(runner).events)
+    assert pause.call_id == "k1" and h.ran() == []
+    h.gate.decide(pause.request_id, Decision.approve(), identity=h.alice)
+    runner = build([], [text("paid")])
+    events = run(runner, resume_message(stored_session(runner)))
+    assert h.ran() == ["transfer bob 5"]
+    assert events[-1].author == "payer"
