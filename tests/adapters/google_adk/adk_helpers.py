@@ -39,6 +39,14 @@ risk = "high"
 [tools.lookup]
 [tools.wipe]
 [tools.transfer_to_agent]
+[tools.release]
+
+[[rules]]
+id = "two-for-release"
+effect = "ask"
+tool = "release"
+roles = ["release-manager"]
+approvals = 2
 
 [[rules]]
 id = "reads"
@@ -134,6 +142,11 @@ class Harness:
                 raise RuntimeError("the deploy broke")
             return f"deployed {env}"
 
+        def release(version: str) -> str:
+            """Release a version."""
+            note(f"release {version}")
+            return f"released {version}"
+
         def lookup(key: str) -> str:
             """Look a key up."""
             note(f"lookup {key}")
@@ -144,7 +157,7 @@ class Harness:
             note(f"wipe {target}")
             return "wiped"
 
-        return [transfer, deploy, lookup, wipe]
+        return [transfer, deploy, lookup, wipe, release]
 
     def runner(self, turns: list[types.Content], *, gate: Any = None,
                plugin_type: type[SignoffPlugin] = SignoffPlugin,
@@ -181,6 +194,6 @@ def stored_session(runner: Runner, session: str = SESSION) -> Any:
 def harness(tmp_path: Path) -> Harness:
     policy = Policy.from_toml(POLICY, source="adk.toml")
     gate = Gate(policy, SqliteStore(tmp_path / "signoff.db"), agent="agent-bot")
-    _, token = gate.add_user("alice")
+    _, token = gate.add_user("alice", roles=["release-manager"])
     return Harness(gate=gate, ledger=tmp_path / "ledger.txt", alice=gate.authenticate(token),
                    tmp=tmp_path, sessions_db=tmp_path / "sessions.db")

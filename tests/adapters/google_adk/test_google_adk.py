@@ -325,3 +325,23 @@ def test_a_sub_agents_call_pauses_and_resumes_under_the_same_plugin(h: Harness) 
     events = run(runner, resume_message(stored_session(runner)))
     assert h.ran() == ["transfer bob 5"]
     assert events[-1].author == "payer"
+
+
+def test_a_quorum_short_of_its_approvals_keeps_the_pause(h: Harness) -> None:
+    """Two approvals from the role the rule names: one keeps the pause; someone without
+    the role cannot approve; the second approval lets the call run, once."""
+    from signoff.errors import SignoffError
+
+    runner, _ = h.runner([calls(("release", {"version": "1.2"}, "r1")), text("released")])
+    run(runner, user("release"), create=True)
+    (pause,) = pauses(stored_session(runner).events)
+    h.gate.decide(pause.request_id, Decision.approve(), identity=h.alice)  # 1 of 2
+    assert refused(run(runner, resume_message(stored_session(runner))), pause.request_id)
+    assert h.ran() == []
+    _, carol = h.gate.add_user("carol")
+    with pytest.raises(SignoffError):
+        h.gate.decide(pause.request_id, Decision.approve(), identity=h.gate.authenticate(carol))
+    _, bob = h.gate.add_user("bob", roles=["release-manager"])
+    h.gate.decide(pause.request_id, Decision.approve(), identity=h.gate.authenticate(bob))
+    run(runner, resume_message(stored_session(runner)))
+    assert h.ran() == ["release 1.2"]
