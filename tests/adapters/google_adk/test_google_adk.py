@@ -345,3 +345,37 @@ def test_a_quorum_short_of_its_approvals_keeps_the_pause(h: Harness) -> None:
     h.gate.decide(pause.request_id, Decision.approve(), identity=h.gate.authenticate(bob))
     run(runner, resume_message(stored_session(runner)))
     assert h.ran() == ["release 1.2"]
+
+
+def test_two_processes_resuming_at_once_run_the_call_once(h: Harness) -> None:
+    """Two runners (two processes' worth: their own session services over the same file)
+    resume the same approved pause at the same time: the claim is a compare-and-set, so
+    one runs the call and the other is told it already ran or is running (or ADK refuses
+    its stale session); the ledger has one line whatever the interleaving."""
+    import asyncio
+
+    from adk_helpers import SESSION, USER
+
+    request_id, runner = pause_on_transfer(h)
+    h.gate.decide(request_id, Decision.approve(), identity=h.alice)
+    wake = resume_message(stored_session(runner))  # type: ignore[arg-type]
+    first, _ = h.runner([text("a")])
+    second, _ = h.runner([text("b")])
+
+    async def resume(r: object) -> list[object]:
+        return [e async for e in r.run_async(  # type: ignore[attr-defined]
+            user_id=USER, session_id=SESSION, new_message=wake)]
+
+    async def both() -> list[object]:
+        return await asyncio.gather(resume(first), resume(second), return_exceptions=True)
+
+    results = asyncio.run(both())
+    assert h.ran() == ["transfer bob 5"]
+    assert h.gate.get_request(request_id).status is RequestStatus.SUCCEEDED
+    answers = [p.function_response.response for events in results if isinstance(events, list)
+               for e in events for p in (e.content.parts or [])  # type: ignore[attr-defined]
+               if e.content and p.function_response is not None]  # type: ignore[attr-defined]
+    # Each answer the model got: the result (the winner's, or the stored one with a note),
+    # or — the loser claiming while the winner ran — that it is running elsewhere.
+    assert answers and all(a.get("sent") == 5 or a["signoff"]["outcome"] == "executing"
+                           for a in answers)
