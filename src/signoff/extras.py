@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from signoff.errors import ConfigurationError
 
 EXTRAS = ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review",
-          "claude-agent", "openai-agents", "pydantic-ai")
+          "claude-agent", "openai-agents", "pydantic-ai",
+          "google-adk")
 
 
 def missing(extra: str, what: str, module: str | None) -> ConfigurationError:
