@@ -165,13 +165,13 @@ def test_the_wheel_carries_the_license_and_its_metadata(wheel: Path) -> None:
     assert "Project-URL: Repository, https://github.com/signoff-dev/signoff" in metadata
     assert "Classifier: Typing :: Typed" in metadata
     for extra in ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review",
-                  "claude-agent", "all", "dev"):
+                  "claude-agent", "agent-framework", "all", "dev"):
         assert f"Provides-Extra: {extra}" in metadata
     # The core stays slim: none of the extras' libraries is a plain requirement.
     plain = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
              if line.startswith("Requires-Dist:") and "extra ==" not in line]
     for heavy in ("fastapi", "uvicorn", "psycopg", "slack-sdk", "langchain", "openai", "mcp",
-                  "claude-agent-sdk"):
+                  "claude-agent-sdk", "agent-framework-core"):
         assert not any(dep.startswith(heavy) for dep in plain), plain
     checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel)],
                              capture_output=True, text=True, timeout=120, check=False)

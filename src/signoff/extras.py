@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from signoff.errors import ConfigurationError
 
 EXTRAS = ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review",
-          "claude-agent")
+          "claude-agent", "agent-framework")
 
 
 def missing(extra: str, what: str, module: str | None) -> ConfigurationError:

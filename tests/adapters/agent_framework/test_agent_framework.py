@@ -1,0 +1,167 @@
+"""``signoff.adapters.agent_framework``: the real Agent Framework loop (its ``Agent``, its
+function-invocation layer, its approval flow and ``AgentSession`` serialisation) with a
+scripted chat client, gated by an in-process gate on SQLite. Tools write a ledger: what
+ran, and how often, is read from it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from maf_helpers import Harness, ScriptedClient, call, restored, stored
+
+from signoff.adapters.agent_framework import REQUEST_KEY, request_ids, wake_up
+from signoff.decisions import Decision
+from signoff.model import RequestStatus
+
+
+def run(agent: Any, message: Any, session: Any) -> Any:
+    return asyncio.run(agent.run(message, session=session))
+
+
+def test_allowed_call_runs_and_denied_one_is_told(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "balance", account="A"), call("c2", "wipe", account="A")],
+                             ["done"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    response = run(agent, "check and wipe", session)
+    assert response.text == "done"
+    assert not response.user_input_requests
+    assert h.lines() == ["balance A"]  # the wipe never ran
+    results = client.results()
+    assert results["c1"] == "A: 100"
+    assert "[signoff] deny" in str(results["c2"])
+
+
+def test_ask_pauses_and_an_approval_runs_it_once(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["paid"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    (asked,) = paused.user_input_requests
+    assert asked.type == "function_approval_request"
+    assert asked.additional_properties[REQUEST_KEY] == rid
+    assert h.lines() == []
+    request = h.gate.get_request(rid)
+    assert (request.tool, request.thread_id, request.status) == (
+        "pay", session.session_id, RequestStatus.PENDING)
+
+    h.decide(rid, Decision.approve())
+    done = run(agent, wake_up(paused), session)
+    assert done.text == "paid"
+    assert h.lines() == ["pay bob 5"]
+    assert h.gate.get_request(rid).status is RequestStatus.SUCCEEDED
+    assert client.results()["c1"] == "paid 5 to bob"
+
+
+def test_a_wake_up_before_the_decision_pauses_again(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["paid"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    again = run(agent, wake_up(paused), session)  # nobody decided yet
+    assert request_ids(again) == [rid]
+    assert h.lines() == []
+    h.decide(rid, Decision.approve())
+    done = run(agent, wake_up(again), session)
+    assert done.text == "paid"
+    assert h.lines() == ["pay bob 5"]
+
+
+def test_rejection_is_told_to_the_model(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["ok, not paying"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    h.decide(rid, Decision.reject("not this month", alternatives=["pay in January"]))
+    done = run(agent, wake_up(paused), session)
+    assert done.text == "ok, not paying"
+    assert h.lines() == []
+    told = str(client.results()["c1"])
+    assert "rejected" in told and "not this month" in told
+    assert "pay in January" in told
+
+
+def test_an_edit_is_refused_and_never_claimed(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=500)], ["understood"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    h.decide(rid, Decision.edit({"to": "bob", "amount": 50}))
+    run(agent, wake_up(paused), session)
+    assert h.lines() == []
+    told = str(client.results()["c1"])
+    assert "changed arguments" in told and '"amount": 50' in told
+    assert h.gate.get_request(rid).status is RequestStatus.APPROVED  # not claimed
+
+
+def test_a_replayed_wake_up_runs_nothing_twice(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["paid"], ["again?"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    before = stored(session)
+    h.decide(rid, Decision.approve())
+    run(agent, wake_up(paused), session)
+    assert h.lines() == ["pay bob 5"]
+    # the same wake-up again, on the live session and on the session as stored at the pause
+    run(agent, wake_up(paused), session)
+    replay_client = ScriptedClient([["replayed"]])
+    replay = h.agent(replay_client)
+    run(replay, wake_up(paused), restored(before))
+    assert h.lines() == ["pay bob 5"]
+    assert "already ran" in str(replay_client.results()["c1"])
+
+
+def test_parallel_calls_pause_together_and_allowed_ones_run_once(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "balance", account="A"),
+                              call("c2", "pay", to="bob", amount=5),
+                              call("c3", "pay", to="carol", amount=7)], ["all done"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "go", session)
+    rids = request_ids(paused)
+    assert len(rids) == 2
+    assert h.lines() == ["balance A"]
+    h.decide(rids[0], Decision.approve())
+    h.decide(rids[1], Decision.reject("no"))
+    done = run(agent, wake_up(paused), session)
+    assert done.text == "all done"
+    assert sorted(h.lines()) == ["balance A", "pay bob 5"]
+
+
+def test_a_duplicate_call_id_in_a_turn_is_refused(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "balance", account="A"),
+                              call("c1", "balance", account="B")], ["done"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    run(agent, "go", session)
+    assert len(h.lines()) == 1  # one of the two ran, the other was refused
+
+
+def test_a_new_process_resumes_from_the_stored_session(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    kept = stored(session)
+    requests = [c.to_dict() for c in paused.user_input_requests]
+    del agent, session, client
+
+    h2 = h.reopen()  # a new gate over the same database, new agent objects
+    h2.decide(rid, Decision.approve())
+    from agent_framework import Content
+
+    client2 = ScriptedClient([["paid after restart"]])
+    agent2 = h2.agent(client2)
+    done = run(agent2, wake_up([Content.from_dict(r) for r in requests]), restored(kept))
+    assert done.text == "paid after restart"
+    assert h2.lines() == ["pay bob 5"]
+    assert h2.gate.get_request(rid).status is RequestStatus.SUCCEEDED
+    h.gate = h2.gate  # closed by the fixture
