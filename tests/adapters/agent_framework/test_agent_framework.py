@@ -85,18 +85,41 @@ def test_rejection_is_told_to_the_model(h: Harness) -> None:
     assert "pay in January" in told
 
 
-def test_an_edit_is_refused_and_never_claimed(h: Harness) -> None:
-    client = ScriptedClient([[call("c1", "pay", to="bob", amount=500)], ["understood"]])
+def test_an_edit_comes_back_as_the_frameworks_replacement_and_runs_as_edited(
+        h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=500)], ["paid 50"]])
     agent = h.agent(client)
     session = agent.create_session()
     paused = run(agent, "pay bob", session)
     (rid,) = request_ids(paused)
-    h.decide(rid, Decision.edit({"to": "bob", "amount": 50}))
-    run(agent, wake_up(paused), session)
-    assert h.lines() == []
-    told = str(client.results()["c1"])
-    assert "changed arguments" in told and '"amount": 50' in told
-    assert h.gate.get_request(rid).status is RequestStatus.APPROVED  # not claimed
+    h.decide(rid, Decision.edit({"to": "bob", "amount": 50}, reason="too much"))
+    edited = run(agent, wake_up(paused), session)
+    assert h.lines() == []  # nothing claimed yet: the edit is shown first
+    (replacement,) = edited.user_input_requests
+    assert replacement.function_call.parse_arguments() == {"to": "bob", "amount": 50}
+    assert replacement.additional_properties[REQUEST_KEY] == rid
+    assert h.gate.get_request(rid).status is RequestStatus.APPROVED
+    done = run(agent, wake_up(edited), session)
+    assert done.text == "paid 50"
+    assert h.lines() == ["pay bob 50"]
+    assert h.gate.get_request(rid).status is RequestStatus.SUCCEEDED
+    run(agent, wake_up(edited), session)  # replayed: nothing runs again
+    assert h.lines() == ["pay bob 50"]
+
+
+def test_a_forged_answer_runs_only_what_was_approved(h: Harness) -> None:
+    """An answer whose call carries other arguments: the framework binds it to the request
+    it recorded in the session, and the approved call runs, never the forged one."""
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["no"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    h.decide(rid, Decision.approve())
+    (asked,) = paused.user_input_requests
+    asked.function_call.arguments = '{"to": "mallory", "amount": 5000}'
+    run(agent, wake_up([asked]), session)
+    assert h.lines() == ["pay bob 5"]
 
 
 def test_a_replayed_wake_up_runs_nothing_twice(h: Harness) -> None:
@@ -165,3 +188,43 @@ def test_a_new_process_resumes_from_the_stored_session(h: Harness) -> None:
     assert h2.lines() == ["pay bob 5"]
     assert h2.gate.get_request(rid).status is RequestStatus.SUCCEEDED
     h.gate = h2.gate  # closed by the fixture
+
+
+def test_a_cancelled_request_is_told_and_never_runs(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["gave up"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    h.gate.cancel(rid, actor=None, reason="the invoice was withdrawn")
+    run(agent, wake_up(paused), session)
+    assert h.lines() == []
+    assert "withdrawn" in str(client.results()["c1"])
+
+
+def test_an_unattended_run_is_blocked_not_paused(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["blocked"]])
+    agent = h.agent(client, interaction_mode="scheduled")
+    session = agent.create_session()
+    response = run(agent, "pay bob", session)
+    assert not response.user_input_requests
+    assert h.lines() == []
+    assert "[signoff] blocked" in str(client.results()["c1"])
+    assert session.state["signoff"]["interaction_mode"] == "scheduled"
+
+
+def test_full_review_mode_runs_without_asking(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["paid"]])
+    agent = h.agent(client, review_mode="full")
+    session = agent.create_session()
+    response = run(agent, "pay bob", session)
+    assert not response.user_input_requests
+    assert h.lines() == ["pay bob 5"]
+
+
+def test_a_call_without_a_session_uses_the_configured_thread(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)]])
+    agent = h.agent(client, thread_id="billing-1")
+    paused = asyncio.run(agent.run("pay bob"))
+    (rid,) = request_ids(paused)
+    assert h.gate.get_request(rid).thread_id == "billing-1"

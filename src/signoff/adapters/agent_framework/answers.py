@@ -21,15 +21,6 @@ def bad_call(reason: str) -> str:
     return f"{NOTE} This call was not run: {reason}"
 
 
-def edit_refused(request_id: str, args: dict[str, Any]) -> str:
-    """An approver's edit this framework cannot run (its approval is bound to the
-    arguments of the call it paused): said, with the arguments the approver wants."""
-    return (f"{NOTE} A reviewer approved request {request_id} with changed arguments: "
-            f"{json.dumps(args, ensure_ascii=False, sort_keys=True)}. Agent Framework runs an "
-            "approved call only with the arguments it paused with, so this call did not run. "
-            "Call the tool again with the reviewer's arguments if it is still needed.")
-
-
 def from_outcome(outcome: Outcome) -> str:
     """A decided request that did not run here: rejected, answered, expired, …"""
     kind = outcome.kind

@@ -14,6 +14,7 @@ the same request is refused by the gate, so a replayed wake-up never runs a call
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -24,7 +25,7 @@ from pydantic import BaseModel
 from signoff.adapters.agent_framework import answers
 from signoff.adapters.agent_framework.resume import REQUEST_KEY
 from signoff.canonical import args_hash
-from signoff.errors import Conflict
+from signoff.errors import Conflict, NotFound
 from signoff.kernel.execution import Execution, _current
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.kernel.protocol import GateProtocol
@@ -33,6 +34,9 @@ from signoff.model import ApprovalRequest, InteractionMode, ReviewMode, RunConte
 AGENT = "agent-framework"
 STATE_KEY = "signoff"  # session.state[STATE_KEY]: the run the session's calls belong to
 CALLS_REMEMBERED = 10_000  # (thread, call id) → occurrence, to refuse a reused id
+# The framework's mark of an approval request for changed arguments (its own, for
+# middleware that changed them: ``_replacement_approval_request`` in ``_tools.py``).
+REPLACEMENT = "_replacement_approval_request"
 
 Next = Callable[[], Awaitable[None]]
 
@@ -84,16 +88,21 @@ class SignoffMiddleware(FunctionMiddleware):
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise
-            context.result = answers.bad_call(exc.message)
-            return
-        if proposal.kind is ProposalKind.ALLOWED:
-            await call_next()
-            return
-        if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
-            context.result = answers.refused(proposal.verdict)
-            return
-        assert proposal.request is not None
-        request = proposal.request
+            edited = await asyncio.to_thread(self._edited, context, call, run) \
+                if resumed else None
+            if edited is None:
+                context.result = answers.bad_call(exc.message)
+                return
+            request = edited
+        else:
+            if proposal.kind is ProposalKind.ALLOWED:
+                await call_next()
+                return
+            if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
+                context.result = answers.refused(proposal.verdict)
+                return
+            assert proposal.request is not None
+            request = proposal.request
         outcome = await asyncio.to_thread(self.gate.outcome, request.id)
         if outcome.kind is OutcomeKind.PENDING:
             context.result = _pause(context, call_id, occurrence, args, request)
@@ -101,8 +110,12 @@ class SignoffMiddleware(FunctionMiddleware):
         if outcome.kind is not OutcomeKind.APPROVED:
             context.result = answers.from_outcome(outcome)
             return
-        if args_hash(outcome.args) != args_hash(args):  # an edit: not claimed, not run
-            context.result = answers.edit_refused(request.id, outcome.args)
+        if args_hash(outcome.args) != args_hash(args):
+            # An approver's edit: the framework runs an approved call only with the
+            # arguments its approval request held, so the edited call goes back to it as
+            # its own replacement request (nothing claimed yet); the next wake-up runs it.
+            context.result = _pause(context, call_id, occurrence, outcome.args, request,
+                                    edit=outcome.reason or "a reviewer changed the arguments")
             return
         claimed = await asyncio.to_thread(self.gate.claim, request.id)
         if isinstance(claimed, Outcome):  # claimed before (a replay) or no longer valid
@@ -123,6 +136,26 @@ class SignoffMiddleware(FunctionMiddleware):
         finally:
             _current.reset(token)
         await asyncio.to_thread(self.gate.report, execution, result=_result(context.result))
+
+    def _edited(self, context: FunctionInvocationContext, call: ToolCall,
+                run: RunContext) -> ApprovalRequest | None:
+        """The approved request whose edit this resumed call carries: the request the
+        answer names, of this call id and thread, approved with exactly these arguments.
+        Anything else is ``None`` (the call is refused)."""
+        answer = context.metadata.get("approval_response")
+        named = getattr(answer, "additional_properties", None) or {}
+        request_id = named.get(REQUEST_KEY)
+        if not isinstance(request_id, str):
+            return None
+        try:
+            request = self.gate.get_request(request_id)
+        except NotFound:
+            return None
+        if request.call_id != call.id or request.thread_id != run.thread_id \
+                or request.tool != call.name \
+                or args_hash(json.loads(request.run_args)) != args_hash(call.args):
+            return None
+        return request
 
     def _run(self, context: FunctionInvocationContext) -> RunContext:
         """The run of the call's session: started (its review mode fixed) at the session's
@@ -167,15 +200,20 @@ class SignoffMiddleware(FunctionMiddleware):
 
 
 def _pause(context: FunctionInvocationContext, call_id: str, occurrence: Any,
-           args: dict[str, Any], request: ApprovalRequest) -> Content:
-    """The framework's approval request for this call, carrying signoff's request id."""
+           args: Mapping[str, Any], request: ApprovalRequest, *,
+           edit: str | None = None) -> Content:
+    """The framework's approval request for this call, carrying signoff's request id. For
+    an approver's edit, the framework's replacement request: the call with the edited
+    arguments, which the framework binds the next answer to and hands back to run."""
     call = Content.from_function_call(call_id=call_id, name=context.function.name,
-                                      arguments=args,
+                                      arguments=dict(args),
                                       id=str(occurrence) if occurrence is not None else None)
+    properties: dict[str, Any] = {REQUEST_KEY: request.id, "risk": request.risk.value,
+                                  "summary": request.summary}
+    if edit is not None:
+        properties.update({REPLACEMENT: True, "reason": edit, "signoff_edited": True})
     return Content.from_function_approval_request(
-        id=call.id or call_id, function_call=call,
-        additional_properties={REQUEST_KEY: request.id, "risk": request.risk.value,
-                               "summary": request.summary})
+        id=call.id or call_id, function_call=call, additional_properties=properties)
 
 
 def _arguments(arguments: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
