@@ -88,7 +88,7 @@ class SignoffMiddleware(FunctionMiddleware):
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise
-            edited = await asyncio.to_thread(self._edited, context, call, run) \
+            edited = await asyncio.to_thread(self._edited, context, call, args, run) \
                 if resumed else None
             if edited is None:
                 context.result = answers.bad_call(exc.message)
@@ -138,7 +138,7 @@ class SignoffMiddleware(FunctionMiddleware):
         await asyncio.to_thread(self.gate.report, execution, result=_result(context.result))
 
     def _edited(self, context: FunctionInvocationContext, call: ToolCall,
-                run: RunContext) -> ApprovalRequest | None:
+                args: Mapping[str, Any], run: RunContext) -> ApprovalRequest | None:
         """The approved request whose edit this resumed call carries: the request the
         answer names, of this call id and thread, approved with exactly these arguments.
         Anything else is ``None`` (the call is refused)."""
@@ -153,7 +153,7 @@ class SignoffMiddleware(FunctionMiddleware):
             return None
         if request.call_id != call.id or request.thread_id != run.thread_id \
                 or request.tool != call.name \
-                or args_hash(json.loads(request.run_args)) != args_hash(call.args):
+                or args_hash(json.loads(request.run_args)) != args_hash(args):
             return None
         return request
 
