@@ -34,7 +34,7 @@ ROOT = Path(__file__).parents[1]
 OPTIONAL = ("fastapi", "starlette", "uvicorn", "jinja2", "multipart", "python_multipart",
             "prometheus_client", "pydantic", "psycopg", "psycopg_pool", "slack_sdk",
             "langchain", "langchain_core", "langchain_openai", "langgraph", "deepagents",
-            "mcp", "openai", "webauthn", "claude_agent_sdk")
+            "mcp", "openai", "webauthn", "claude_agent_sdk", "agent_framework")
 SLACK = """
 [notify.slack]
 token_env = "SLACK_TOKEN"
@@ -82,6 +82,10 @@ try:
     import signoff.adapters.claude_agent
 except ModuleNotFoundError as exc:
     results["import claude-agent adapter"] = [1, "", str(exc)]
+try:
+    import signoff.adapters.agent_framework
+except ModuleNotFoundError as exc:
+    results["import agent-framework adapter"] = [1, "", str(exc)]
 import signoff.remote
 import signoff.receipts  # what an executor elsewhere imports: the core alone
 exec("from signoff import *")  # the public API's star import needs no extra
@@ -127,6 +131,8 @@ def test_the_core_runs_with_every_optional_library_hidden(tmp_path: Path) -> Non
         assert f"pip install 'signoff[{extra}]'" in err
     assert "pip install 'signoff[langchain]'" in results["import langchain adapter"][2]
     assert "pip install 'signoff[claude-agent]'" in results["import claude-agent adapter"][2]
+    assert ("pip install 'signoff[agent-framework]'"
+            in results["import agent-framework adapter"][2])
     assert results["loaded"][1] == ""  # nothing optional was imported, even in part
 
 
@@ -401,7 +407,7 @@ def everything(venv: Venv) -> None:
     serve_answers_healthz(venv)
     venv.python("""
         import signoff.adapters.deepagents, signoff.adapters.langchain, signoff.adapters.mcp
-        import signoff.adapters.claude_agent
+        import signoff.adapters.claude_agent, signoff.adapters.agent_framework
         import signoff.review.chat_completions, signoff.store.postgres, signoff.notify.slack
         import langchain_openai
     """)
@@ -417,6 +423,7 @@ EXAMPLES: dict[str, Callable[[Venv], None]] = {
     "mcp": mcp,
     "review": review,
     "claude-agent": claude_agent,
+    "agent-framework": lambda v: v.example("agent_framework_agent.py", "audit verified: True"),
     "all": everything,
 }
 

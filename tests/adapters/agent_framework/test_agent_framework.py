@@ -228,3 +228,19 @@ def test_a_call_without_a_session_uses_the_configured_thread(h: Harness) -> None
     paused = asyncio.run(agent.run("pay bob"))
     (rid,) = request_ids(paused)
     assert h.gate.get_request(rid).thread_id == "billing-1"
+
+
+def test_the_example_runs() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).parents[3] / "examples" / "agent_framework_agent.py"
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "paused once, waiting on 2 request(s)" in done.stdout
+    assert "tool c2: 'paid 300 EUR to acme'" in done.stdout
+    assert "not approved this quarter" in done.stdout
+    assert "ledger: ['acme 300']" in done.stdout
+    assert "audit verified: True" in done.stdout

@@ -22,6 +22,12 @@ except ImportError as exc:
     raise absent("agent-framework", __name__, exc) from exc
 
 from signoff.adapters.agent_framework.middleware import AGENT, SignoffMiddleware
-from signoff.adapters.agent_framework.resume import REQUEST_KEY, request_ids, wake_up
+from signoff.adapters.agent_framework.resume import (
+    REQUEST_KEY,
+    request_ids,
+    wait_and_resume,
+    wake_up,
+)
 
-__all__ = ["AGENT", "REQUEST_KEY", "SignoffMiddleware", "request_ids", "wake_up"]
+__all__ = ["AGENT", "REQUEST_KEY", "SignoffMiddleware", "request_ids", "wait_and_resume",
+           "wake_up"]

@@ -11,9 +11,14 @@ signoff request stays as it was until it expires or is cancelled.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterable
+from typing import Any
 
-from agent_framework import AgentResponse, Content, Message
+from agent_framework import AgentResponse, AgentSession, Content, Message, SupportsAgentRun
+
+from signoff.kernel.protocol import GateProtocol
 
 REQUEST_KEY = "signoff_request_id"  # in a request's additional_properties
 
@@ -36,3 +41,17 @@ def wake_up(source: AgentResponse | Iterable[Content]) -> Message:
     if not answers:
         raise ValueError("nothing to resume: the response carries no approval request")
     return Message(role="user", contents=answers)
+
+
+async def wait_and_resume(agent: SupportsAgentRun, gate: GateProtocol, paused: AgentResponse,
+                          *, session: AgentSession | None = None, timeout: float = 300.0,
+                          **run_options: Any) -> AgentResponse[Any]:
+    """Wait (off the event loop) until every request ``paused`` waits on is decided or
+    ``timeout`` seconds pass, then resume the run with ``wake_up``. A request still
+    undecided pauses the run again: the response then carries it."""
+    end = time.monotonic() + timeout
+    for request_id in request_ids(paused):
+        left = max(0.0, end - time.monotonic())
+        await asyncio.to_thread(gate.wait, request_id, timeout=left)
+    resumed: AgentResponse[Any] = await agent.run(wake_up(paused), session=session, **run_options)
+    return resumed
