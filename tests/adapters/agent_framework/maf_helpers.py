@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from agent_framework import (
     BaseChatClient,
     ChatMiddlewareLayer,
     ChatResponse,
+    ChatResponseUpdate,
     Content,
     FunctionInvocationLayer,
     FunctionTool,
@@ -40,6 +41,7 @@ gated = ["pay"]
 risk = "high"
 [tools.balance]
 [tools.wipe]
+[tools.delegate]
 
 [[rules]]
 id = "no-wipe"
@@ -62,15 +64,21 @@ class ScriptedClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any],
         self.turns = [list(t) for t in turns]
         self.prompts: list[list[Message]] = []
 
-    async def _respond(self, messages: Sequence[Message]) -> ChatResponse[Any]:
+    def _next(self, messages: Sequence[Message]) -> list[Content]:
         self.prompts.append(list(messages))
         turn = self.turns.pop(0) if self.turns else ["(no more turns)"]
-        contents = [Content.from_text(t) if isinstance(t, str) else t for t in turn]
-        return ChatResponse(messages=[Message(role="assistant", contents=contents)])
+        return [Content.from_text(t) if isinstance(t, str) else t for t in turn]
+
+    async def _respond(self, messages: Sequence[Message]) -> ChatResponse[Any]:
+        return ChatResponse(messages=[Message(role="assistant", contents=self._next(messages))])
+
+    async def _updates(self, messages: Sequence[Message]) -> AsyncIterator[ChatResponseUpdate]:
+        yield ChatResponseUpdate(role="assistant", contents=self._next(messages))
 
     def _inner_get_response(self, *, messages: Sequence[Message], stream: bool,
                             options: Any, **kwargs: Any) -> Any:
-        assert not stream
+        if stream:  # an agent run as a tool (``as_tool``) streams
+            return self._build_response_stream(self._updates(messages))
         return self._respond(messages)
 
     def results(self) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 from agent_framework import Content, FunctionInvocationContext, FunctionMiddleware
 from pydantic import BaseModel
 
-from signoff.adapters.agent_framework import answers
+from signoff.adapters.agent_framework import answers, child
 from signoff.adapters.agent_framework.resume import REQUEST_KEY
 from signoff.canonical import args_hash
 from signoff.errors import Conflict, NotFound
@@ -46,17 +46,19 @@ class SignoffMiddleware(FunctionMiddleware):
 
     ``thread_id``: the signoff thread of calls made without a session (with one, its
     ``session_id``). ``review_mode`` / ``interaction_mode`` / ``principal``: the run's
-    context, fixed when the session's first call starts its run."""
+    context, fixed when the session's first call starts its run. ``subagent_wait``: how
+    long an ask of a subagent (an agent run inside a gated call) waits in place."""
 
     def __init__(self, gate: GateProtocol, *, principal: str | None = None,
                  interaction_mode: InteractionMode | str = InteractionMode.INTERACTIVE,
                  review_mode: ReviewMode | str | None = None,
-                 thread_id: str | None = None) -> None:
+                 thread_id: str | None = None, subagent_wait: float = 300.0) -> None:
         self.gate = gate
         self.principal = principal
         self.interaction_mode = InteractionMode(interaction_mode)
         self.review_mode = ReviewMode(review_mode) if review_mode is not None else None
         self.thread_id = thread_id
+        self.subagent_wait = subagent_wait
         self._runs: dict[str | None, RunContext] = {}  # sessionless runs, by thread
         self._occurrences: dict[tuple[str | None, str], str] = {}
         # An in-process gate still under its default name proposes as this framework.
@@ -88,15 +90,16 @@ class SignoffMiddleware(FunctionMiddleware):
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise
-            edited = await asyncio.to_thread(self._edited, context, call, args, run) \
+            named = await asyncio.to_thread(self._edited, context, call, args, run) \
                 if resumed else None
-            if edited is None:
+            if named is None:
                 context.result = answers.bad_call(exc.message)
                 return
-            request = edited
+            request = named
         else:
             if proposal.kind is ProposalKind.ALLOWED:
-                await call_next()
+                with child.running(call_id, run):
+                    await call_next()
                 return
             if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
                 context.result = answers.refused(proposal.verdict)
@@ -104,14 +107,17 @@ class SignoffMiddleware(FunctionMiddleware):
             assert proposal.request is not None
             request = proposal.request
         outcome = await asyncio.to_thread(self.gate.outcome, request.id)
+        if outcome.kind is OutcomeKind.PENDING and run.parent_call and not resumed:
+            outcome = await asyncio.to_thread(self._wait_in_place, request.id, run)
         if outcome.kind is OutcomeKind.PENDING:
             context.result = _pause(context, call_id, occurrence, args, request)
             return
         if outcome.kind is not OutcomeKind.APPROVED:
             context.result = answers.from_outcome(outcome)
             return
-        if args_hash(outcome.args) != args_hash(args):
-            # An approver's edit: the framework runs an approved call only with the
+        edited = args_hash(outcome.args) != args_hash(args)
+        if edited and resumed:
+            # An approver's edit: the framework runs an answered call only with the
             # arguments its approval request held, so the edited call goes back to it as
             # its own replacement request (nothing claimed yet); the next wake-up runs it.
             context.result = _pause(context, call_id, occurrence, outcome.args, request,
@@ -121,14 +127,17 @@ class SignoffMiddleware(FunctionMiddleware):
         if isinstance(claimed, Outcome):  # claimed before (a replay) or no longer valid
             context.result = answers.from_outcome(claimed)
             return
-        await self._run_claimed(context, call_next, claimed)
+        if edited:  # waited in place (a subagent): no framework approval binds the call
+            context.arguments = dict(claimed.args)
+        await self._run_claimed(context, call_next, claimed, call_id, run)
 
     async def _run_claimed(self, context: FunctionInvocationContext, call_next: Next,
-                           execution: Execution) -> None:
+                           execution: Execution, call_id: str, run: RunContext) -> None:
         """Run exactly the approved call under its claim, then report what it did."""
         token = _current.set(execution)
         try:
-            await call_next()
+            with child.running(call_id, run):
+                await call_next()
         except Exception as exc:
             await asyncio.to_thread(self.gate.report, execution,
                                     error=f"{type(exc).__name__}: {exc}")
@@ -136,6 +145,15 @@ class SignoffMiddleware(FunctionMiddleware):
         finally:
             _current.reset(token)
         await asyncio.to_thread(self.gate.report, execution, result=_result(context.result))
+
+    def _wait_in_place(self, request_id: str, run: RunContext) -> Outcome:
+        """A subagent's ask: nobody resumes a child run, so it waits for the decision here,
+        at most ``subagent_wait`` seconds; then the request is withdrawn (not run)."""
+        outcome = self.gate.wait(request_id, timeout=self.subagent_wait)
+        if outcome.kind is OutcomeKind.PENDING:
+            return self.gate.cancel(request_id, actor=run.principal, reason=(
+                f"the subagent's wait of {self.subagent_wait:g}s ran out"))
+        return outcome
 
     def _edited(self, context: FunctionInvocationContext, call: ToolCall,
                 args: Mapping[str, Any], run: RunContext) -> ApprovalRequest | None:
@@ -159,7 +177,11 @@ class SignoffMiddleware(FunctionMiddleware):
 
     def _run(self, context: FunctionInvocationContext) -> RunContext:
         """The run of the call's session: started (its review mode fixed) at the session's
-        first call and kept in ``session.state``, so a resume in a new process finds it."""
+        first call and kept in ``session.state``, so a resume in a new process finds it.
+        Inside another gated call (a subagent), the parent's run (``child``)."""
+        inside = child.child_run()
+        if inside is not None:
+            return inside
         session = context.session
         if session is None:
             run = self._runs.get(self.thread_id)
