@@ -8,9 +8,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from agent_framework import Agent, Content, tool
 from maf_helpers import Harness, ScriptedClient, call, restored, stored
 
-from signoff.adapters.agent_framework import REQUEST_KEY, request_ids, wake_up
+from signoff.adapters.agent_framework import (
+    REQUEST_KEY,
+    SignoffMiddleware,
+    request_ids,
+    wake_up,
+)
 from signoff.decisions import Decision
 from signoff.model import RequestStatus
 
@@ -179,8 +185,6 @@ def test_a_new_process_resumes_from_the_stored_session(h: Harness) -> None:
 
     h2 = h.reopen()  # a new gate over the same database, new agent objects
     h2.decide(rid, Decision.approve())
-    from agent_framework import Content
-
     client2 = ScriptedClient([["paid after restart"]])
     agent2 = h2.agent(client2)
     done = run(agent2, wake_up([Content.from_dict(r) for r in requests]), restored(kept))
@@ -265,3 +269,42 @@ def test_without_the_frameworks_binding_a_forged_answer_is_refused(h: Harness) -
     asked.function_call.arguments = genuine
     asyncio.run(agent.run(wake_up([asked])))
     assert h.lines() == ["pay bob 5"]
+
+
+def test_a_streaming_run_pauses_and_resumes_the_same_way(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["paid"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+
+    async def streamed(message: Any) -> Any:
+        stream = agent.run(message, session=session, stream=True)
+        async for _ in stream:
+            pass
+        return await stream.get_final_response()
+
+    paused = asyncio.run(streamed("pay bob"))
+    (rid,) = request_ids(paused)
+    h.decide(rid, Decision.approve())
+    done = asyncio.run(streamed(wake_up(paused)))
+    assert done.text == "paid"
+    assert h.lines() == ["pay bob 5"]
+
+
+def test_a_tool_that_raises_is_reported_failed(h: Harness) -> None:
+    @tool
+    def pay(to: str, amount: int) -> str:
+        """Pay someone (the bank is down)."""
+        raise RuntimeError("bank unreachable")
+
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["failed"]])
+    agent = Agent(client=client, tools=[pay], middleware=[SignoffMiddleware(h.gate)])
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    h.decide(rid, Decision.approve())
+    run(agent, wake_up(paused), session)
+    request = h.gate.get_request(rid)
+    assert request.status is RequestStatus.FAILED
+    assert "bank unreachable" in str(request.error)
+    run(agent, wake_up(paused), session)  # replayed: a failed call is not run again
+    assert h.gate.get_request(rid).status is RequestStatus.FAILED

@@ -127,7 +127,7 @@ class SignoffMiddleware(FunctionMiddleware):
         if isinstance(claimed, Outcome):  # claimed before (a replay) or no longer valid
             context.result = answers.from_outcome(claimed)
             return
-        if edited:  # waited in place (a subagent): no framework approval binds the call
+        if edited:  # not a resume (a subagent's wait): no framework approval binds the call
             context.arguments = dict(claimed.args)
         await self._run_claimed(context, call_next, claimed, call_id, run)
 
