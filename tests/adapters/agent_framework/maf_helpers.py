@@ -44,6 +44,12 @@ risk = "high"
 [tools.delegate]
 
 [[rules]]
+id = "payments"
+effect = "ask"
+tool = "pay"
+roles = ["finance"]
+
+[[rules]]
 id = "no-wipe"
 effect = "deny"
 tool = "wipe"
@@ -96,8 +102,9 @@ class ScriptedClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any],
 class Harness:
     gate: Gate
     ledger: Path
-    alice: Identity
+    alice: Identity  # an approver with the role payments need ("finance")
     tmp: Path
+    token: str = ""  # alice's, for the command line
 
     def tools(self) -> list[FunctionTool]:
         ledger = self.ledger
@@ -140,13 +147,15 @@ class Harness:
         self.gate.store.close()
         gate = Gate(Policy.from_toml(POLICY, source="maf.toml"),
                     SqliteStore(self.tmp / "signoff.db"))
-        return Harness(gate=gate, ledger=self.ledger, alice=self.alice, tmp=self.tmp)
+        return Harness(gate=gate, ledger=self.ledger, alice=self.alice, tmp=self.tmp,
+                       token=self.token)
 
 
 def harness(tmp: Path) -> Harness:
     gate = Gate(Policy.from_toml(POLICY, source="maf.toml"), SqliteStore(tmp / "signoff.db"))
-    _, token = gate.add_user("alice")
-    return Harness(gate=gate, ledger=tmp / "ledger.txt", alice=gate.authenticate(token), tmp=tmp)
+    _, token = gate.add_user("alice", roles=["finance"])
+    return Harness(gate=gate, ledger=tmp / "ledger.txt", alice=gate.authenticate(token), tmp=tmp,
+                   token=token)
 
 
 def stored(session: AgentSession) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from agent_framework import Agent, Content, tool
 from maf_helpers import Harness, ScriptedClient, call, restored, stored
 
@@ -17,7 +18,9 @@ from signoff.adapters.agent_framework import (
     request_ids,
     wake_up,
 )
+from signoff.cli import main
 from signoff.decisions import Decision
+from signoff.errors import SignoffError
 from signoff.model import RequestStatus
 
 
@@ -173,7 +176,8 @@ def test_a_duplicate_call_id_in_a_turn_is_refused(h: Harness) -> None:
     assert len(h.lines()) == 1  # one of the two ran, the other was refused
 
 
-def test_a_new_process_resumes_from_the_stored_session(h: Harness) -> None:
+def test_a_new_process_resumes_from_the_stored_session(
+        h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)]])
     agent = h.agent(client)
     session = agent.create_session()
@@ -183,8 +187,11 @@ def test_a_new_process_resumes_from_the_stored_session(h: Harness) -> None:
     requests = [c.to_dict() for c in paused.user_input_requests]
     del agent, session, client
 
+    # A human with the role decides from the command line, as an operator would.
+    monkeypatch.setenv("SIGNOFF_DB", str(h.tmp / "signoff.db"))
+    monkeypatch.chdir(h.tmp)
+    assert main(["requests", "approve", rid, "--token", h.token]) == 0
     h2 = h.reopen()  # a new gate over the same database, new agent objects
-    h2.decide(rid, Decision.approve())
     client2 = ScriptedClient([["paid after restart"]])
     agent2 = h2.agent(client2)
     done = run(agent2, wake_up([Content.from_dict(r) for r in requests]), restored(kept))
@@ -308,3 +315,18 @@ def test_a_tool_that_raises_is_reported_failed(h: Harness) -> None:
     assert "bank unreachable" in str(request.error)
     run(agent, wake_up(paused), session)  # replayed: a failed call is not run again
     assert h.gate.get_request(rid).status is RequestStatus.FAILED
+
+
+def test_an_approver_without_the_role_cannot_approve(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    assert h.gate.get_request(rid).roles == ("finance",)
+    _, token = h.gate.add_user("bob")
+    with pytest.raises(SignoffError):
+        h.gate.decide(rid, Decision.approve(), identity=h.gate.authenticate(token))
+    again = run(agent, wake_up(paused), session)  # still pending: pauses again
+    assert request_ids(again) == [rid]
+    assert h.lines() == []

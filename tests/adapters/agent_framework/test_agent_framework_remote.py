@@ -34,7 +34,8 @@ def test_an_ask_over_http_pauses_and_a_new_client_resumes_it_once(tmp_path: Path
         (rid,) = request_ids(paused)
         assert h.lines() == ["balance A"]  # the read ran, the wipe was denied
         kept, asked = stored(session), list(paused.user_input_requests)
-        remote.decide(rid, Decision.approve(), identity=remote.alice)
+        finance, _ = remote.add_user("fin", roles=["finance"])
+        remote.decide(rid, Decision.approve(), identity=finance)
 
         token = remote.http.headers["Authorization"].split()[1]  # the agent's own
         with Client(remote.server.url, token, policy=remote.policy) as fresh:
