@@ -35,10 +35,12 @@ from signoff.identity import Identity
 POLICY = """
 [policy]
 version = "maf-1"
-gated = ["pay"]
+gated = ["pay", "refund"]
 
 [tools.pay]
 risk = "high"
+[tools.refund]
+risk = "low"
 [tools.balance]
 [tools.wipe]
 [tools.delegate]
@@ -130,7 +132,14 @@ class Harness:
                 out.write(f"wipe {account}\n")
             return "wiped"
 
-        return [pay, balance, wipe]
+        @tool
+        def refund(to: str, amount: int) -> str:
+            """Refund someone."""
+            with ledger.open("a") as out:
+                out.write(f"refund {to} {amount}\n")
+            return f"refunded {amount} to {to}"
+
+        return [pay, balance, wipe, refund]
 
     def agent(self, client: ScriptedClient, **options: Any) -> Agent[Any]:
         return Agent(client=client, tools=self.tools(),

@@ -330,3 +330,39 @@ def test_an_approver_without_the_role_cannot_approve(h: Harness) -> None:
     again = run(agent, wake_up(paused), session)  # still pending: pauses again
     assert request_ids(again) == [rid]
     assert h.lines() == []
+
+
+def test_auto_approve_this_thread_applies_to_the_run_it_resumes(h: Harness) -> None:
+    """The approval card's "Auto-approve this thread", listing the pause's other call: both
+    run on the wake-up, and the run's next gated call goes to the auto reviewer."""
+    client = ScriptedClient([[call("c1", "refund", to="bob", amount=5),
+                              call("c2", "refund", to="dan", amount=6)],
+                             [call("c3", "refund", to="carol", amount=7)], ["done"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "refund them", session)
+    first, second = request_ids(paused)
+    assert session.state["signoff"]["review_mode"] == "manual"
+    h.decide(first, Decision.approve(scope="auto_thread",
+                                     listed=[(second, h.gate.get_request(second).run_hash)]))
+    done = run(agent, wake_up(paused), session)
+    assert not done.user_input_requests  # c3: approved by the auto reviewer (low risk)
+    assert done.text == "done"
+    assert sorted(h.lines()) == ["refund bob 5", "refund carol 7", "refund dan 6"]
+    assert session.state["signoff"]["review_mode"] == "auto"
+
+
+def test_a_mode_given_by_the_application_is_not_refixed(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "refund", to="bob", amount=5),
+                              call("c2", "refund", to="dan", amount=6)],
+                             [call("c3", "refund", to="carol", amount=7)], ["done"]])
+    agent = h.agent(client, review_mode="manual")
+    session = agent.create_session()
+    paused = run(agent, "refund them", session)
+    first, second = request_ids(paused)
+    h.decide(first, Decision.approve(scope="auto_thread",
+                                     listed=[(second, h.gate.get_request(second).run_hash)]))
+    again = run(agent, wake_up(paused), session)
+    assert len(request_ids(again)) == 1  # c3 asks a human: the run keeps its given mode
+    assert sorted(h.lines()) == ["refund bob 5", "refund dan 6"]
+    assert session.state["signoff"]["review_mode"] == "manual"

@@ -22,7 +22,7 @@ from typing import Any
 from agent_framework import Content, FunctionInvocationContext, FunctionMiddleware
 from pydantic import BaseModel
 
-from signoff.adapters.agent_framework import answers, child
+from signoff.adapters.agent_framework import answers, child, runs
 from signoff.adapters.agent_framework.resume import REQUEST_KEY
 from signoff.canonical import args_hash
 from signoff.errors import Conflict, NotFound
@@ -77,7 +77,7 @@ class SignoffMiddleware(FunctionMiddleware):
             context.result = answers.bad_call(f"its arguments do not read ({exc})")
             return
         resumed = context.metadata.get("approval_response") is not None
-        run = await asyncio.to_thread(self._run, context)
+        run = await asyncio.to_thread(self._run, context, resumed)
         if not resumed and self._reused(run.thread_id, call_id, occurrence):
             context.result = answers.bad_call(
                 "its call id was already used for another call of this run; call it again "
@@ -175,9 +175,10 @@ class SignoffMiddleware(FunctionMiddleware):
             return None
         return request
 
-    def _run(self, context: FunctionInvocationContext) -> RunContext:
+    def _run(self, context: FunctionInvocationContext, resumed: bool) -> RunContext:
         """The run of the call's session: started (its review mode fixed) at the session's
-        first call and kept in ``session.state``, so a resume in a new process finds it.
+        first call and kept in ``session.state``, so a resume in a new process finds it;
+        at a resume, its mode fixed again if one was chosen for it meanwhile (``runs``).
         Inside another gated call (a subagent), the parent's run (``child``)."""
         inside = child.child_run()
         if inside is not None:
@@ -190,16 +191,15 @@ class SignoffMiddleware(FunctionMiddleware):
             return run
         kept = session.state.get(STATE_KEY)
         if isinstance(kept, Mapping) and kept.get("run_id"):
-            return RunContext(
-                thread_id=session.session_id, run_id=str(kept["run_id"]),
-                review_mode=ReviewMode(kept["review_mode"]),
-                interaction_mode=InteractionMode(kept["interaction_mode"]),
-                principal=kept.get("principal"))
+            run = runs.run_of(kept, session.session_id)
+            again = runs.refixed(self.gate, run, kept) if resumed else None
+            if again is None:
+                return run
+            run, session.state[STATE_KEY] = again
+            return run
         run = self._start(session.session_id)
-        assert run.review_mode is not None
-        session.state[STATE_KEY] = {"run_id": run.run_id, "review_mode": run.review_mode.value,
-                                    "interaction_mode": run.interaction_mode.value,
-                                    "principal": run.principal}
+        session.state[STATE_KEY] = runs.entry(
+            run, mode_from="explicit" if self.review_mode is not None else "thread")
         return run
 
     def _start(self, thread: str | None) -> RunContext:
