@@ -160,6 +160,8 @@ def test_parallel_calls_pause_together_and_allowed_ones_run_once(h: Harness) -> 
     rids = request_ids(paused)
     assert len(rids) == 2
     assert h.lines() == ["balance A"]
+    runs = {h.gate.get_request(r).run_id for r in rids}
+    assert len(runs) == 1 and runs == {session.state["signoff"]["run_id"]}  # one pause
     h.decide(rids[0], Decision.approve())
     h.decide(rids[1], Decision.reject("no"))
     done = run(agent, wake_up(paused), session)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -61,6 +62,7 @@ class SignoffMiddleware(FunctionMiddleware):
         self.subagent_wait = subagent_wait
         self._runs: dict[str | None, RunContext] = {}  # sessionless runs, by thread
         self._occurrences: dict[tuple[str | None, str], str] = {}
+        self._starting = threading.Lock()
         # An in-process gate still under its default name proposes as this framework.
         if getattr(gate, "agent", None) == "agent":
             gate.agent = AGENT  # type: ignore[attr-defined]
@@ -183,6 +185,10 @@ class SignoffMiddleware(FunctionMiddleware):
         inside = child.child_run()
         if inside is not None:
             return inside
+        with self._starting:  # a turn's calls run at once: one run starts, not one each
+            return self._session_run(context, resumed)
+
+    def _session_run(self, context: FunctionInvocationContext, resumed: bool) -> RunContext:
         session = context.session
         if session is None:
             run = self._runs.get(self.thread_id)
