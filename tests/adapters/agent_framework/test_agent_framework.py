@@ -368,3 +368,24 @@ def test_a_mode_given_by_the_application_is_not_refixed(h: Harness) -> None:
     assert len(request_ids(again)) == 1  # c3 asks a human: the run keeps its given mode
     assert sorted(h.lines()) == ["refund bob 5", "refund dan 6"]
     assert session.state["signoff"]["review_mode"] == "manual"
+
+
+def test_a_tool_the_framework_asks_about_itself_is_then_judged_by_signoff(h: Harness) -> None:
+    """``approval_mode="always_require"``: the framework pauses first (no signoff request
+    yet); after the wake-up the call is proposed like any other — here allowed, and run."""
+    @tool(approval_mode="always_require")
+    def balance(account: str) -> str:
+        """Read a balance (the application wants to confirm every read)."""
+        with h.ledger.open("a") as out:
+            out.write(f"balance {account}\n")
+        return f"{account}: 100"
+
+    client = ScriptedClient([[call("c1", "balance", account="A")], ["read"]])
+    agent = Agent(client=client, tools=[balance], middleware=[SignoffMiddleware(h.gate)])
+    session = agent.create_session()
+    paused = run(agent, "read A", session)
+    assert len(paused.user_input_requests) == 1 and request_ids(paused) == []
+    assert h.lines() == []
+    done = run(agent, wake_up(paused), session)
+    assert done.text == "read"
+    assert h.lines() == ["balance A"]
