@@ -178,7 +178,7 @@ def test_a_duplicate_call_id_in_a_turn_is_refused(h: Harness) -> None:
     assert len(h.lines()) == 1  # one of the two ran, the other was refused
 
 
-def test_a_new_process_resumes_from_the_stored_session(
+def test_new_objects_over_the_same_database_resume_the_stored_session(
         h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)]])
     agent = h.agent(client)
