@@ -6,6 +6,7 @@ ran, and how often, is read from it."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from signoff.adapters.agent_framework import (
     REQUEST_KEY,
     SignoffMiddleware,
     request_ids,
+    wait_and_resume,
     wake_up,
 )
 from signoff.cli import main
@@ -389,3 +391,17 @@ def test_a_tool_the_framework_asks_about_itself_is_then_judged_by_signoff(h: Har
     done = run(agent, wake_up(paused), session)
     assert done.text == "read"
     assert h.lines() == ["balance A"]
+
+
+def test_wait_and_resume_wakes_the_run_once_a_human_decided(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "pay", to="bob", amount=5)], ["paid"]])
+    agent = h.agent(client)
+    session = agent.create_session()
+    paused = run(agent, "pay bob", session)
+    (rid,) = request_ids(paused)
+    timer = threading.Timer(0.3, h.decide, (rid, Decision.approve()))
+    timer.start()
+    done = asyncio.run(wait_and_resume(agent, h.gate, paused, session=session, timeout=20))
+    timer.join()
+    assert done.text == "paid"
+    assert h.lines() == ["pay bob 5"]
