@@ -405,3 +405,12 @@ def test_wait_and_resume_wakes_the_run_once_a_human_decided(h: Harness) -> None:
     timer.join()
     assert done.text == "paid"
     assert h.lines() == ["pay bob 5"]
+
+
+def test_a_response_that_did_not_pause_has_nothing_to_wake(h: Harness) -> None:
+    client = ScriptedClient([["hello"]])
+    agent = h.agent(client)
+    response = run(agent, "hi", agent.create_session())
+    with pytest.raises(SignoffError) as raised:
+        wake_up(response)
+    assert raised.value.code == "nothing_to_resume"

@@ -18,6 +18,7 @@ from typing import Any
 
 from agent_framework import AgentResponse, AgentSession, Content, Message, SupportsAgentRun
 
+from signoff.errors import Conflict
 from signoff.kernel.protocol import GateProtocol
 
 REQUEST_KEY = "signoff_request_id"  # in a request's additional_properties
@@ -36,10 +37,12 @@ def request_ids(source: AgentResponse | Iterable[Content]) -> list[str]:
 
 def wake_up(source: AgentResponse | Iterable[Content]) -> Message:
     """The message that resumes a paused run: every approval request answered, as a
-    wake-up only (the middleware reads each decision from the store)."""
+    wake-up only (the middleware reads each decision from the store). ``Conflict``
+    (``nothing_to_resume``) for a response that is not paused on any."""
     answers = [c.to_function_approval_response(True) for c in _approval_requests(source)]
     if not answers:
-        raise ValueError("nothing to resume: the response carries no approval request")
+        raise Conflict("nothing to resume: the response carries no approval request",
+                       code="nothing_to_resume")
     return Message(role="user", contents=answers)
 
 
