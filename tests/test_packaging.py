@@ -34,7 +34,8 @@ ROOT = Path(__file__).parents[1]
 OPTIONAL = ("fastapi", "starlette", "uvicorn", "jinja2", "multipart", "python_multipart",
             "prometheus_client", "pydantic", "psycopg", "psycopg_pool", "slack_sdk",
             "langchain", "langchain_core", "langchain_openai", "langgraph", "deepagents",
-            "mcp", "openai", "webauthn", "claude_agent_sdk", "agents", "google")
+            "mcp", "openai", "webauthn", "claude_agent_sdk", "agents", "google",
+            "agent_framework")
 SLACK = """
 [notify.slack]
 token_env = "SLACK_TOKEN"
@@ -89,6 +90,9 @@ except ModuleNotFoundError as exc:
     import signoff.adapters.google_adk
 except ModuleNotFoundError as exc:
     results["import google-adk adapter"] = [1, "", str(exc)]
+    import signoff.adapters.agent_framework
+except ModuleNotFoundError as exc:
+    results["import agent-framework adapter"] = [1, "", str(exc)]
 import signoff.remote
 import signoff.receipts  # what an executor elsewhere imports: the core alone
 exec("from signoff import *")  # the public API's star import needs no extra
@@ -136,6 +140,8 @@ def test_the_core_runs_with_every_optional_library_hidden(tmp_path: Path) -> Non
     assert "pip install 'signoff[claude-agent]'" in results["import claude-agent adapter"][2]
     assert "pip install 'signoff[openai-agents]'" in results["import openai-agents adapter"][2]
     assert "pip install 'signoff[google-adk]'" in results["import google-adk adapter"][2]
+    assert ("pip install 'signoff[agent-framework]'"
+            in results["import agent-framework adapter"][2])
     assert results["loaded"][1] == ""  # nothing optional was imported, even in part
 
 
@@ -174,13 +180,15 @@ def test_the_wheel_carries_the_license_and_its_metadata(wheel: Path) -> None:
     assert "Project-URL: Repository, https://github.com/signoff-dev/signoff" in metadata
     assert "Classifier: Typing :: Typed" in metadata
     for extra in ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review",
-                  "claude-agent", "openai-agents", "google-adk", "all", "dev"):
+                  "claude-agent", "openai-agents", "google-adk", "agent-framework",
+                  "all", "dev"):
         assert f"Provides-Extra: {extra}" in metadata
     # The core stays slim: none of the extras' libraries is a plain requirement.
     plain = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
              if line.startswith("Requires-Dist:") and "extra ==" not in line]
     for heavy in ("fastapi", "uvicorn", "psycopg", "slack-sdk", "langchain", "openai", "mcp",
-                  "claude-agent-sdk", "openai-agents", "google-adk"):
+                  "claude-agent-sdk", "openai-agents", "google-adk",
+                  "agent-framework-core"):
         assert not any(dep.startswith(heavy) for dep in plain), plain
     checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel)],
                              capture_output=True, text=True, timeout=120, check=False)
@@ -411,7 +419,8 @@ def everything(venv: Venv) -> None:
     venv.python("""
         import signoff.adapters.deepagents, signoff.adapters.langchain, signoff.adapters.mcp
         import signoff.adapters.claude_agent, signoff.adapters.pydantic_ai
-        import signoff.adapters.google_adk
+        import signoff.adapters.google_adk, signoff.adapters.openai_agents
+        import signoff.adapters.agent_framework
         import signoff.review.chat_completions, signoff.store.postgres, signoff.notify.slack
         import langchain_openai
     """)
@@ -429,6 +438,7 @@ EXAMPLES: dict[str, Callable[[Venv], None]] = {
     "claude-agent": claude_agent,
     "pydantic-ai": lambda v: v.example("pydantic_ai_agent.py", "audit verified: True"),
     "google-adk": lambda v: v.example("google_adk_agent.py", "audit verified: True"),
+    "agent-framework": lambda v: v.example("agent_framework_agent.py", "audit verified: True"),
     "all": everything,
 }
 

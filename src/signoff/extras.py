@@ -15,8 +15,7 @@ from contextlib import contextmanager
 from signoff.errors import ConfigurationError
 
 EXTRAS = ("server", "postgres", "slack", "langchain", "deepagents", "mcp", "review",
-          "claude-agent", "openai-agents", "pydantic-ai",
-          "google-adk")
+          "claude-agent", "openai-agents", "pydantic-ai", "google-adk", "agent-framework")
 
 
 def missing(extra: str, what: str, module: str | None) -> ConfigurationError:
