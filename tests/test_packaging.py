@@ -436,6 +436,7 @@ EXAMPLES: dict[str, Callable[[Venv], None]] = {
     "mcp": mcp,
     "review": review,
     "claude-agent": claude_agent,
+    "openai-agents": lambda v: v.example("openai_agents_agent.py", "audit verified: True"),
     "pydantic-ai": lambda v: v.example("pydantic_ai_agent.py", "audit verified: True"),
     "google-adk": lambda v: v.example("google_adk_agent.py", "audit verified: True"),
     "agent-framework": lambda v: v.example("agent_framework_agent.py", "audit verified: True"),
