@@ -87,9 +87,15 @@ try:
     import signoff.adapters.openai_agents
 except ModuleNotFoundError as exc:
     results["import openai-agents adapter"] = [1, "", str(exc)]
+try:
+    import signoff.adapters.pydantic_ai
+except ModuleNotFoundError as exc:
+    results["import pydantic-ai adapter"] = [1, "", str(exc)]
+try:
     import signoff.adapters.google_adk
 except ModuleNotFoundError as exc:
     results["import google-adk adapter"] = [1, "", str(exc)]
+try:
     import signoff.adapters.agent_framework
 except ModuleNotFoundError as exc:
     results["import agent-framework adapter"] = [1, "", str(exc)]
@@ -140,6 +146,7 @@ def test_the_core_runs_with_every_optional_library_hidden(tmp_path: Path) -> Non
     assert "pip install 'signoff[claude-agent]'" in results["import claude-agent adapter"][2]
     assert "pip install 'signoff[openai-agents]'" in results["import openai-agents adapter"][2]
     assert "pip install 'signoff[google-adk]'" in results["import google-adk adapter"][2]
+    assert "pip install 'signoff[pydantic-ai]'" in results["import pydantic-ai adapter"][2]
     assert ("pip install 'signoff[agent-framework]'"
             in results["import agent-framework adapter"][2])
     assert results["loaded"][1] == ""  # nothing optional was imported, even in part
