@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from signoff.adapters import telling
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import ApprovalRequest, Verdict
 
@@ -68,32 +69,17 @@ def from_outcome(outcome: Outcome) -> dict[str, Any]:
     kind = outcome.kind
     details: dict[str, Any] = {"request_id": outcome.request_id, "outcome": kind.value}
     if kind is OutcomeKind.REJECTED:
-        text = f"Rejected by a human reviewer: {outcome.reason}."
-        if outcome.alternatives:
-            text += " Alternatives you may use instead: " + "; ".join(outcome.alternatives) + "."
-        text += " Do not retry the same call."
-        return {"error": text, "signoff": {**details, "reason": outcome.reason,
+        return {"error": telling.rejected(outcome), "signoff": {**details, "reason": outcome.reason,
                                            "alternatives": list(outcome.alternatives)}}
     if kind is OutcomeKind.RESPONDED:
         return {"result": outcome.message or "", "signoff": details}
     if kind is OutcomeKind.EXECUTED:  # it ran before (a replayed resume): its stored result
         return {**result(outcome.result), "signoff": {
             **details, "note": f"{NOTE} This approved call already ran; it was not run again."}}
-    withdrawn = "The request was withdrawn before it ran"
     reasons = {
-        OutcomeKind.EXPIRED: "No reviewer decided before the request expired; it did not run.",
-        OutcomeKind.CANCELLED: f"{withdrawn}: {outcome.reason}." if outcome.reason
-        else f"{withdrawn}.",
-        OutcomeKind.INVALIDATED: f"The approved call no longer holds ({outcome.code}: "
-                                 f"{outcome.reason}); it did not run. Propose it again if it is "
-                                 "still needed.",
-        OutcomeKind.UNKNOWN: "The call started but its run died; whether it took effect is "
-                             "unknown and it will not be re-run. Check before retrying.",
-        OutcomeKind.FAILED: f"The call ran and failed: {outcome.error}",
-        OutcomeKind.EXECUTING: "The call is running elsewhere; its result is not known here.",
         OutcomeKind.PENDING: "The run was resumed before this call was decided; the request "
                              "was withdrawn and the call did not run. Propose it again if it "
                              "is still needed.",
     }
-    return {"error": reasons.get(kind, f"The call did not run ({kind.value})."),
+    return {"error": reasons.get(kind, telling.not_run(outcome)),
             "signoff": {**details, "code": outcome.code}}

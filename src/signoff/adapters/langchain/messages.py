@@ -19,6 +19,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from signoff.adapters import telling
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import Verdict
 
@@ -43,10 +44,7 @@ def from_outcome(call: Mapping[str, Any], outcome: Outcome) -> ToolMessage:
     kind = outcome.kind
     rid = outcome.request_id
     if kind is OutcomeKind.REJECTED:
-        text = f"Rejected by a human reviewer: {outcome.reason}."
-        if outcome.alternatives:
-            text += " Alternatives you may use instead: " + "; ".join(outcome.alternatives) + "."
-        text += " Do not retry the same call."
+        text = telling.rejected(outcome)
         return tool_message(call, text, error=True, request_id=rid, outcome=kind.value,
                             reason=outcome.reason, alternatives=list(outcome.alternatives))
     if kind is OutcomeKind.RESPONDED:
@@ -56,20 +54,7 @@ def from_outcome(call: Mapping[str, Any], outcome: Outcome) -> ToolMessage:
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
         return with_note(tool_message(call, text, request_id=rid, outcome=kind.value),
                          edit_note(outcome))
-    withdrawn = "The request was withdrawn before it ran"
-    reasons = {
-        OutcomeKind.EXPIRED: "No reviewer decided before the request expired; it did not run.",
-        OutcomeKind.CANCELLED: f"{withdrawn}: {outcome.reason}." if outcome.reason
-        else f"{withdrawn}.",
-        OutcomeKind.INVALIDATED: f"The approved call no longer holds ({outcome.code}: "
-                                 f"{outcome.reason}); it did not run. Propose it again if it is "
-                                 "still needed.",
-        OutcomeKind.UNKNOWN: "The call started but its run died; whether it took effect is "
-                             "unknown and it will not be re-run. Check before retrying.",
-        OutcomeKind.FAILED: f"The call ran and failed: {outcome.error}",
-        OutcomeKind.EXECUTING: "The call is running elsewhere; its result is not known here.",
-    }
-    return tool_message(call, reasons.get(kind, f"The call did not run ({kind.value})."),
+    return tool_message(call, telling.not_run(outcome),
                         error=True, request_id=rid, outcome=kind.value, code=outcome.code)
 
 

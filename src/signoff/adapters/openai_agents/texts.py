@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from signoff.adapters import telling
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import Verdict
 
@@ -29,31 +30,18 @@ def of_outcome(outcome: Outcome) -> str:
     """A decided request that does not run here: rejected, answered, withdrawn, …"""
     kind = outcome.kind
     if kind is OutcomeKind.REJECTED:
-        text = f"{NOTE} Rejected by a human reviewer: {outcome.reason or 'no reason given'}."
-        if outcome.alternatives:
-            text += " Alternatives you may use instead: " + "; ".join(outcome.alternatives) + "."
-        return text + " Do not retry the same call."
+        return f"{NOTE} {telling.rejected(outcome)}"
     if kind is OutcomeKind.RESPONDED:
         return outcome.message or ""
     if kind is OutcomeKind.EXECUTED:  # it ran before (a replayed resume): its recorded result
         return with_note(result_text(outcome.result), edit_note(outcome.reason)
                          if outcome.code == "edited" else None)
     reasons = {
-        OutcomeKind.EXPIRED: "No reviewer decided before the request expired; it did not run.",
-        OutcomeKind.CANCELLED: "The request was withdrawn before it ran"
-        + (f": {outcome.reason}." if outcome.reason else "."),
-        OutcomeKind.INVALIDATED: f"The approved call no longer holds ({outcome.code}: "
-                                 f"{outcome.reason}); it did not run. Propose it again if it "
-                                 "is still needed.",
-        OutcomeKind.UNKNOWN: "The call started but its run died; whether it took effect is "
-                             "unknown and it will not be re-run. Check before retrying.",
-        OutcomeKind.FAILED: f"The call ran and failed: {outcome.error}",
-        OutcomeKind.EXECUTING: "The call is running elsewhere; its result is not known here.",
         OutcomeKind.DENIED: f"The call was denied: {outcome.message or outcome.reason}",
         OutcomeKind.BLOCKED: f"The call needs a human and this run cannot ask one: "
                              f"{outcome.message or outcome.reason}",
     }
-    return f"{NOTE} " + reasons.get(kind, f"The call did not run ({kind.value}).")
+    return f"{NOTE} " + reasons.get(kind, telling.not_run(outcome))
 
 
 def edit_note(reason: str | None) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from signoff.adapters import telling
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 
 NOTE = "[signoff]"
@@ -32,26 +33,12 @@ def not_run(outcome: Outcome) -> str:
     """The model's answer for a decided request that does not run here."""
     kind = outcome.kind
     if kind is OutcomeKind.REJECTED:
-        text = f"Rejected by a human reviewer: {outcome.reason}."
-        if outcome.alternatives:
-            text += " Alternatives you may use instead: " + "; ".join(outcome.alternatives) + "."
-        return text + " Do not retry the same call."
-    withdrawn = "The request was withdrawn before it ran"
+        return telling.rejected(outcome)
     reasons = {
-        OutcomeKind.EXPIRED: "No reviewer decided before the request expired; it did not run.",
-        OutcomeKind.CANCELLED: f"{withdrawn}: {outcome.reason}." if outcome.reason
-        else f"{withdrawn}.",
-        OutcomeKind.INVALIDATED: f"The approved call no longer holds ({outcome.code}: "
-                                 f"{outcome.reason}); it did not run. Propose it again if it is "
-                                 "still needed.",
-        OutcomeKind.UNKNOWN: "The call started but its run died; whether it took effect is "
-                             "unknown and it will not be re-run. Check before retrying.",
-        OutcomeKind.FAILED: f"The call ran and failed: {outcome.error}",
-        OutcomeKind.EXECUTING: "The call is running elsewhere; its result is not known here.",
         OutcomeKind.DENIED: outcome.message or "The policy denied this call.",
         OutcomeKind.BLOCKED: outcome.message or "This call needs a human and none can be asked.",
     }
-    return f"{NOTE} " + reasons.get(kind, f"The call did not run ({kind.value}).")
+    return f"{NOTE} " + reasons.get(kind, telling.not_run(outcome))
 
 
 def edit_note(outcome: Outcome) -> str | None:
