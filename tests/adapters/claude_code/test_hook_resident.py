@@ -155,7 +155,8 @@ def test_a_denied_call_is_denied_with_the_policy_message(served: Live) -> None:
     assert kind == "deny" and reason
 
 
-@pytest.mark.parametrize("case", ["closed port", "bad token", "no token file", "not http"])
+@pytest.mark.parametrize("case", ["closed port", "bad token", "no token file", "not http",
+                                  "a query in the harness"])
 def test_it_refuses_with_exit_2_when_it_cannot_ask(served: Live, tmp_path: Path,
                                                    case: str) -> None:
     """Every harness blocks a call on exit 2 and shows stderr as the reason."""
@@ -168,8 +169,10 @@ def test_it_refuses_with_exit_2_when_it_cannot_ask(served: Live, tmp_path: Path,
         command = command.replace(token, str(tmp_path / "bad.token"))
     elif case == "no token file":
         command = command.replace(token, str(tmp_path / "missing.token"))
-    else:
+    elif case == "not http":
         command = command.replace(served.url, "ftp://127.0.0.1:9")
+    else:  # a pre-call event sent as a post-call one would answer nothing (no block)
+        command = command.replace("hook claude-code", "hook 'claude-code?event=post&x='")
     done = run(command.removesuffix(" || exit 2"),
                event("resident-refuse", "Bash", {"command": "git status"}))
     assert done.returncode == 2 and done.stdout == ""

@@ -39,6 +39,8 @@ class WireError(Exception):
 def send(url: str, token: str, harness: str, raw: bytes, *, event: str = "pre",
          wait: float = 45.0, ask_locally: bool = False) -> tuple[bytes, int, str]:
     """Send one event; the hook's stdout, exit status and stderr as the server answered."""
+    if not harness or not all(c in "abcdefghijklmnopqrstuvwxyz-" for c in harness):
+        raise WireError(f"no harness is called {harness!r}")  # nor a path or query in it
     scheme, _, rest = url.partition("://")
     if scheme not in ("http", "https") or not rest:
         raise WireError(f"--url must be http:// or https://, not {url!r}")

@@ -30,7 +30,7 @@ from fastapi import Path as PathParam
 from starlette.concurrency import run_in_threadpool
 
 from signoff.adapters.hooks import claims
-from signoff.adapters.hooks.harness import Harness, Reply, harness_named
+from signoff.adapters.hooks.harness import Reply, harness_named
 from signoff.adapters.hooks.judging import HookOptions
 from signoff.canonical import parse_args
 from signoff.errors import Forbidden, InvalidArguments
@@ -78,11 +78,7 @@ async def hook_event(request: Request, harness: HarnessName,
     if event == "post":
         await run_in_threadpool(face.post, gate, raw, options)
         return _reply(Reply())
-    return _reply(await run_in_threadpool(_pre, face, gate, raw, options))
-
-
-def _pre(face: Harness, gate: CallerGate, raw: bytes, options: HookOptions) -> Reply:
-    return face.pre(gate, raw, options)
+    return _reply(await run_in_threadpool(face.pre, gate, raw, options))
 
 
 def _reply(reply: Reply) -> Response:
