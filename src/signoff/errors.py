@@ -82,7 +82,8 @@ class InvalidInput(SignoffError):
     """A text field that breaks the input contract (``signoff.inputs``); ``field`` names it.
 
     Codes: ``nul_character``, ``lone_surrogate``, ``too_long``, ``invalid_identifier``,
-    ``invalid_tool_name``, ``invalid_index``, ``invalid_input`` (a value the database
+    ``invalid_tool_name``, ``invalid_index``, ``unknown_interaction_mode`` (a run context
+    claiming a mode that does not exist), ``invalid_input`` (a value the database
     refused to store, or of the wrong type).
     """
 

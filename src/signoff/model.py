@@ -152,6 +152,10 @@ class RunContext:
     # judged (``None`` with a setter: they cannot sign in now, and the mode lends nothing).
     mode_setter: str | None = None
     mode_roles: tuple[str, ...] | None = None
+    # The interaction mode was claimed by public input (an agent over HTTP), not set by a
+    # trusted caller: it restricts — asks are blocked, the clarification tool withdrawn —
+    # and never loosens (``unattended_asks = "allow"`` does not apply to it).
+    interaction_claimed: bool = False
 
     def __post_init__(self) -> None:
         # The input contract (``signoff.inputs``): ids are stored, indexed and shown.

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from signoff import ConfigurationError, InteractionMode, ReviewMode
+from signoff.errors import InvalidInput
 from signoff.policy.modes import (
+    CLAIMABLE_KEYS,
     TRUSTED_KEYS,
     clamp,
     parse_interaction_mode,
@@ -65,16 +67,32 @@ def test_legacy_hints(kwargs: dict[str, object], mode: InteractionMode) -> None:
 def test_untrusted_input_cannot_set_trusted_keys() -> None:
     context, stripped = untrusted_context({
         "thread_id": "t1", "run_id": "r1", "intent": "tidy the repo",
-        "interaction_mode": "interactive", "review_mode": "full", "principal": "admin",
+        "review_mode": "full", "principal": "admin",
         "non_interactive": False, "disable_clarification": True, "channel_name": "github",
-        "parent_call": "c0", "extra": "ignored",
+        "extra": "ignored",
     })
     assert context.thread_id == "t1" and context.run_id == "r1"
     assert context.intent == "tidy the repo"
     assert context.review_mode is None
     assert context.interaction_mode is InteractionMode.INTERACTIVE
+    assert not context.interaction_claimed
     assert context.principal is None and context.parent_call is None
-    assert set(stripped) == TRUSTED_KEYS
+    assert set(stripped) == TRUSTED_KEYS - CLAIMABLE_KEYS
+
+
+def test_untrusted_input_may_claim_only_what_restricts_it() -> None:
+    context, stripped = untrusted_context({"thread_id": "t1", "interaction_mode": "scheduled",
+                                           "parent_call": "c0", "review_mode": "full"})
+    assert stripped == ("review_mode",)
+    assert context.interaction_mode is InteractionMode.SCHEDULED
+    assert context.interaction_claimed and context.parent_call == "c0"
+    with pytest.raises(InvalidInput) as bad:
+        untrusted_context({"interaction_mode": "supervised"})
+    assert (bad.value.code, bad.value.field) == ("unknown_interaction_mode",
+                                                 "context.interaction_mode")
+    with pytest.raises(InvalidInput) as bad:
+        untrusted_context({"parent_call": "two words"})
+    assert bad.value.field == "context.parent_call"
 
 
 def test_untrusted_non_string_ids_are_dropped() -> None:
@@ -88,3 +106,21 @@ def test_trusted_context_keeps_everything() -> None:
     assert context.review_mode is ReviewMode.AUTO
     assert context.interaction_mode is InteractionMode.SCHEDULED
     assert context.principal == "svc" and context.parent_call == "c1"
+
+
+def test_a_claimed_unattended_mode_restricts_and_never_loosens() -> None:
+    """``unattended_asks = "allow"`` lets a trusted caller's unattended root run pass its
+    non-mandatory asks; the same mode claimed by public input blocks them."""
+    from signoff import Policy
+    from signoff.model import ToolCall
+
+    policy = Policy.from_toml('[policy]\ngated = ["deploy"]\nunattended_asks = "allow"\n'
+                              '[tools.deploy]\n', source="t.toml")
+    call = ToolCall(id="c1", name="deploy", args={"env": "prod"})
+    trusted = policy.evaluate(call, trusted_context(thread_id="t", interaction_mode="scheduled"))
+    claimed, _ = untrusted_context({"thread_id": "t", "interaction_mode": "scheduled"})
+    assert trusted.effect.value == "allow" and trusted.code == "unattended_allowed"
+    verdict = policy.evaluate(call, claimed)
+    assert (verdict.effect.value, verdict.code) == ("blocked", "needs_human")
+    interactive, _ = untrusted_context({"thread_id": "t"})
+    assert policy.evaluate(call, interactive).effect.value == "ask"

@@ -74,10 +74,9 @@ def test_propose_answers_allowed_denied_and_pending(served: Served) -> None:
         pending = agent.post("/api/v1/calls", json={
             "tool": "deploy", "args": {"env": "prod"}, "call_id": "c3",
             "description": "ship it", "context": {"thread_id": "t1",
-                                                   "interaction_mode": "autonomous",
                                                    "review_mode": "full"}}).json()
         assert pending["status"] == "pending"
-        assert pending["stripped"] == ["interaction_mode", "review_mode"]
+        assert pending["stripped"] == ["review_mode"]
         assert pending["wait_url"] == f"/api/v1/calls/{pending['request_id']}?wait=30"
         again = agent.post("/api/v1/calls", json={
             "tool": "deploy", "args": {"env": "prod"}, "call_id": "c3",
@@ -94,6 +93,26 @@ def test_propose_answers_allowed_denied_and_pending(served: Served) -> None:
     assert shown["description"] == "ship it"
     assert (shown["status"], shown["approvals"], shown["approvals_required"]) == \
         ("pending", 0, 2)
+
+
+def test_a_context_may_claim_an_unattended_run_and_a_parent_call(served: Served) -> None:
+    """What only restricts crosses the wire: an unattended run's ask is blocked (nobody
+    would answer it), a subagent's request carries its parent call; a mode that does not
+    exist is a typed 422, never read as interactive."""
+    with served.client(served.agent) as agent:
+        blocked = agent.post("/api/v1/calls", json={
+            "tool": "deploy", "args": {"env": "prod"}, "call_id": "u1",
+            "context": {"thread_id": "t-u", "interaction_mode": "autonomous"}}).json()
+        assert (blocked["status"], blocked["request_id"], blocked["stripped"]) == (
+            "blocked", None, [])
+        child = agent.post("/api/v1/calls", json={
+            "tool": "execute", "args": {"command": "make build"}, "call_id": "k1",
+            "context": {"thread_id": "t-u", "parent_call": "p1"}}).json()
+        assert child["status"] == "pending"
+        assert served.gate.get_request(child["request_id"]).parent_call == "p1"
+        problem(agent.post("/api/v1/calls", json={
+            "tool": "deploy", "args": {"env": "prod"}, "call_id": "u2",
+            "context": {"interaction_mode": "supervised"}}), 422, "unknown_interaction_mode")
 
 
 def test_long_poll_wakes_on_a_decision_and_times_out_otherwise(served: Served) -> None:

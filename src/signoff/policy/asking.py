@@ -156,7 +156,7 @@ class Asking:
         interaction = self.context.interaction_mode
         if interaction.unattended:
             if not mandatory and cfg.unattended_asks == "allow" and not self.context.parent_call \
-                    and not self.needs_passkey(rules):
+                    and not self.context.interaction_claimed and not self.needs_passkey(rules):
                 self.reasons.append(Reason(
                     step=Step.INTERACTION, code="unattended_allowed",
                     text=f"unattended_asks = allow lets this {interaction.value} root run pass"))

@@ -4,9 +4,16 @@ Two rules from the design live here:
 
 * a review mode that is unknown, missing or corrupt is ``manual`` (the safe
   end), and no thread may go above the operator's ceiling;
-* an interaction mode can only come from a trusted caller, and an explicit
-  value with no meaning is a ``ConfigurationError`` — never a quiet fallback to
+* an interaction mode that loosens anything can only come from a trusted caller,
+  and an explicit value with no meaning is an error — never a quiet fallback to
   ``interactive``, which would let an unattended run wait on a human forever.
+
+Public input may claim what only restricts it (``CLAIMABLE_KEYS``): an unattended
+interaction mode (its asks are blocked, its clarification tool withdrawn; the
+policy's ``unattended_asks = "allow"`` never applies to a claimed mode) and the
+parent call of a subagent's call (a label; such a request also expires sooner and
+is withdrawn when its waiter is gone). A remote agent's runs are then judged as
+the application that runs them declared.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ TRUSTED_KEYS = frozenset({
     "non_interactive", "disable_clarification", "channel_name",
 })
 UNTRUSTED_KEYS = frozenset({"thread_id", "run_id", "session_id", "intent"})
+# Trusted keys public input may still claim, because a claim can only restrict.
+CLAIMABLE_KEYS = frozenset({"interaction_mode", "parent_call"})
 
 
 def parse_review_mode(value: object) -> ReviewMode:
@@ -111,20 +120,33 @@ def trusted_context(
 
 
 def untrusted_context(data: Mapping[str, Any]) -> tuple[RunContext, tuple[str, ...]]:
-    """For public input (an HTTP body, a model-visible config): trusted keys are stripped.
+    """For public input (an HTTP body, a model-visible config): trusted keys are stripped,
+    except the ones a claim of can only restrict (``CLAIMABLE_KEYS``).
 
     Returns the context and the names of the keys that were removed, so the
     boundary can log the attempt. Unknown keys are ignored, not errors: public
-    clients send all sorts of things.
+    clients send all sorts of things. A claimed interaction mode that names no mode is
+    an error (``unknown_interaction_mode``), never read as interactive.
     """
-    stripped = tuple(sorted(k for k in data if k in TRUSTED_KEYS))
+    stripped = tuple(sorted(k for k in data if k in TRUSTED_KEYS - CLAIMABLE_KEYS))
     values: dict[str, str | None] = {}
-    for key in UNTRUSTED_KEYS:
+    for key in UNTRUSTED_KEYS | {"parent_call"}:
         value = data.get(key)
         values[key] = value if isinstance(value, str) else None
+    claimed = data.get("interaction_mode")
+    interaction = InteractionMode.INTERACTIVE
+    if claimed is not None:
+        try:
+            interaction = parse_interaction_mode(claimed)
+        except ConfigurationError as exc:
+            raise InvalidInput(f"context.interaction_mode: {exc.message}",
+                               code="unknown_interaction_mode",
+                               field="context.interaction_mode") from None
     try:
         context = RunContext(thread_id=values["thread_id"], run_id=values["run_id"],
-                             session_id=values["session_id"], intent=values["intent"])
+                             session_id=values["session_id"], intent=values["intent"],
+                             parent_call=values["parent_call"], interaction_mode=interaction,
+                             interaction_claimed=claimed is not None)
     except InvalidInput as exc:  # name the field as the caller sent it
         raise InvalidInput(f"context.{exc.message}", code=exc.code,
                            field=f"context.{exc.field}") from None

@@ -143,10 +143,15 @@ class Client:
     def _propose_call(self, call: ToolCall, context: RunContext, *,
                       evidence: Sequence[str] = ()) -> Proposal:
         args = call.args if isinstance(call.args, Mapping) else parse_args(call.args)
+        # The run's interaction mode and parent call cross the wire as claims the server
+        # honours only where they restrict (``signoff.policy.modes.CLAIMABLE_KEYS``).
+        interaction = context.interaction_mode
         data = self._post_call(call.name, args, call.id or "", description=call.description,
                                evidence=evidence, context={
             "thread_id": context.thread_id, "run_id": context.run_id,
-            "session_id": context.session_id, "intent": context.intent})
+            "session_id": context.session_id, "intent": context.intent,
+            "parent_call": context.parent_call,
+            "interaction_mode": interaction.value if interaction.unattended else None})
         request_id = data.get("request_id")
         return Proposal(kind=ProposalKind(data["status"]),
                         verdict=verdict_of(data["verdict"], call),
