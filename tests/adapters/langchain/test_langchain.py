@@ -186,7 +186,6 @@ def test_manual_mode_keeps_ask_user(h: Harness) -> None:
     assert "ask_user" in model.offered[0]
 
 
-@pytest.mark.in_process('the interaction mode is trusted context: it never crosses the wire')
 def test_a_scheduled_run_is_blocked_without_a_pause(h: Harness) -> None:
     agent, model = h.agent([calls(("execute", {"command": "make build"}, "c1")),
                             AIMessage(content="done")])
@@ -221,10 +220,11 @@ def test_bad_ids_are_stripped_with_a_note_and_the_thread_stays_usable(h: Harness
     ])
     out = agent.invoke(USER, CFG)
     assert "__interrupt__" not in out
-    assert h.ran() == ["read_file c"]
-    ai = next(m for m in out["messages"] if isinstance(m, AIMessage) and m.tool_calls)
-    assert [c["id"] for c in ai.tool_calls] == ["dup"]
-    assert ai.content.count("[signoff] removed the tool call") == 3
+    assert h.ran() == []  # both calls of the repeated id: which one was meant is unknown
+    ai = next(m for m in out["messages"] if isinstance(m, AIMessage)
+              and "[signoff] removed" in str(m.content))
+    assert ai.tool_calls == []
+    assert ai.content.count("[signoff] removed the tool call") == 4
     again = agent.invoke({"messages": [{"role": "user", "content": "and now?"}]}, CFG)
     assert again["messages"][-1].content == "still here"
 
@@ -302,7 +302,6 @@ def subagent_tool(h: Harness, *, interaction: str, wait: float) -> Any:
     return delegate
 
 
-@pytest.mark.in_process('parent_call is trusted context: it never crosses the wire')
 def test_a_subagents_ask_surfaces_labelled_and_times_out_closed(h: Harness) -> None:
     import threading
     import time
@@ -335,7 +334,6 @@ def test_a_subagents_ask_surfaces_labelled_and_times_out_closed(h: Harness) -> N
     assert h.ran() == []
 
 
-@pytest.mark.in_process('the interaction mode is trusted context: it never crosses the wire')
 def test_a_subagent_of_an_unattended_parent_is_refused(h: Harness) -> None:
     agent, _ = h.agent([calls(("delegate", {"task": "ship"}, "p2")),
                         AIMessage(content="parent done")],

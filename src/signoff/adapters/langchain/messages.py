@@ -92,19 +92,21 @@ def strip_bad_ids(message: AIMessage, used: Set[str] = frozenset()) -> tuple[AIM
     turn of the thread; say so in the message.
 
     Such calls cannot be bound to a decision (or to their ToolMessage), so they are
-    never paused on; the note tells the model (and the transcript) what was dropped."""
-    seen: set[str] = set()
+    never paused on — every call of a repeated id, not only the later ones: which of them
+    the model meant is not for the gate to guess. The note tells the model (and the
+    transcript) what was dropped."""
+    ids = [str(call.get("id")) for call in message.tool_calls if call.get("id")]
+    repeated = {call_id for call_id in ids if ids.count(call_id) > 1}
     kept: list[Any] = []
     dropped: list[str] = []
     for call in message.tool_calls:
         call_id = call.get("id")
-        if not call_id or not str(call_id).strip() or call_id in seen or call_id in used:
+        if not call_id or not str(call_id).strip() or call_id in repeated or call_id in used:
             why = "an id already used in this thread" if call_id in used else \
-                "a repeated id" if call_id in seen else "no id"
+                "a repeated id" if call_id in repeated else "no id"
             dropped.append(f"{NOTE} removed the tool call {call.get('name')!r} with {why}; "
                            "it did not run. Call it again with a unique id if it is needed.")
             continue
-        seen.add(str(call_id))
         kept.append(call)
     if not dropped:
         return message, []
