@@ -13,10 +13,6 @@ from bh_world import Driver, world
 
 FRAMEWORKS = {  # fixture id → (module, driver class)
     "langchain": ("bh_langchain", "LangChainDriver"),
-    "openai-agents": ("bh_openai_agents", "OpenAIAgentsDriver"),
-    "pydantic-ai": ("bh_pydantic_ai", "PydanticAIDriver"),
-    "google-adk": ("bh_google_adk", "GoogleADKDriver"),
-    "agent-framework": ("bh_agent_framework", "AgentFrameworkDriver"),
 }
 
 
