@@ -12,6 +12,7 @@ would."""
 from __future__ import annotations
 
 import abc
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +105,7 @@ class World:
     thread: str = THREAD
     policy_text: str = POLICY
     closing: list[Callable[[], None]] = field(default_factory=list)
+    shared: bool = False  # the gate is a server's client other tests use after this one
 
     def ran(self) -> list[str]:
         return self.ledger.read_text().splitlines() if self.ledger.exists() else []
@@ -116,8 +118,10 @@ class World:
         return list(self.gate.thread_requests(self.thread))
 
     def all_requests(self) -> list[ApprovalRequest]:
-        """Every request of the store, on any thread (a subagent may run on its own)."""
-        return list(self.gate.store.list_requests(status=None))
+        """This test's requests, on its thread or another (a subagent may run on its own
+        thread, named after this one's)."""
+        return [r for r in self.gate.store.list_requests(status=None, limit=10_000)
+                if r.thread_id is not None and r.thread_id.startswith(self.thread)]
 
     def decide(self, request_id: str, decision: Decision) -> None:
         """Alice's decision: in process, or over the API with her own token."""
@@ -143,20 +147,22 @@ class World:
     def close(self) -> None:
         for step in reversed(self.closing):
             step()
+        if self.shared:
+            return
         if self.remote:
             self.gate.close()
         else:
             self.gate.store.close()
 
 
-def world(tmp_path: Path, *, remote: bool) -> World:
+def world(tmp_path: Path, *, server: Any = None) -> World:
+    """A new world in ``tmp_path``: over a new in-process gate, or over ``server`` (a
+    ``bh_remote.SharedRemoteGate`` one worker's tests share, each on its own thread)."""
     policy = Policy.from_toml(POLICY, source="shared.toml")
     ledger = tmp_path / "ledger.txt"
-    if remote:
-        from bh_remote import SharedRemoteGate
-
-        client = SharedRemoteGate(POLICY, policy, tmp_path)
-        return World(tmp=tmp_path, remote=True, gate=client, alice=client.alice, ledger=ledger)
+    if server is not None:
+        return World(tmp=tmp_path, remote=True, gate=server, alice=server.alice, ledger=ledger,
+                     thread=f"t-{uuid.uuid4().hex[:12]}", shared=True)
     gate = Gate(policy, SqliteStore(tmp_path / "signoff.db"), agent="agent-bot")
     _, token = gate.add_user("alice")
     return World(tmp=tmp_path, remote=False, gate=gate, alice=gate.authenticate(token),
@@ -185,6 +191,9 @@ class Driver(Script, abc.ABC):
     leaves its turns for the next."""
 
     name: str = ""
+    # The framework ends a run whose model calls a tool it was not offered (the SDK's own
+    # error), rather than telling the model: nothing runs either way.
+    ends_on_unoffered_tool: bool = False
 
     def __init__(self, w: World) -> None:
         super().__init__()

@@ -9,11 +9,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bh_world import Driver, world
+from bh_remote import SharedRemoteGate
+from bh_world import POLICY, Driver, world
+
+from signoff import Policy
 
 FRAMEWORKS = {  # fixture id → (module, driver class)
     "langchain": ("bh_langchain", "LangChainDriver"),
+    "openai-agents": ("bh_openai_agents", "OpenAIAgentsDriver"),
 }
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedRemoteGate]:
+    """One real ``signoff serve`` per test process (starting one takes seconds); each test
+    runs on its own thread of it."""
+    directory = tmp_path_factory.mktemp("served")
+    made = SharedRemoteGate(POLICY, Policy.from_toml(POLICY, source="shared.toml"), directory)
+    yield made
+    made.close()
 
 
 @pytest.fixture(params=[pytest.param((f, g), id=f"{f}-{g}",
@@ -22,7 +36,8 @@ FRAMEWORKS = {  # fixture id → (module, driver class)
 def d(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
     framework, gate = request.param
     module, name = FRAMEWORKS[framework]
-    made = world(tmp_path, remote=gate == "client")
+    made = world(tmp_path, server=request.getfixturevalue("server") if gate == "client"
+                 else None)
     driver: Driver = getattr(importlib.import_module(module), name)(made)
     yield driver
     made.close()

@@ -11,7 +11,7 @@ labelled with the call that started it."""
 from __future__ import annotations
 
 import pytest
-from bh_world import THREAD, Driver
+from bh_world import Driver
 
 from signoff import Decision
 from signoff.canonical import args_hash
@@ -35,7 +35,7 @@ def test_an_ask_pauses_with_its_request_and_an_approval_runs_it_once(d: Driver) 
     [rid] = d.start([[("deploy", {"env": "prod"}, "c1")], "shipped"])
     request = d.w.request(rid)
     assert (request.tool, request.call_id, request.thread_id, request.status) == (
-        "deploy", "c1", THREAD, RequestStatus.PENDING)
+        "deploy", "c1", d.w.thread, RequestStatus.PENDING)
     assert request.args_hash == args_hash({"env": "prod"})  # frozen: what the approver sees
     assert d.w.ran() == []
     assert d.resume() == [rid]  # woken before anyone decided: still paused, nothing ran
@@ -96,39 +96,55 @@ def test_parallel_calls_pause_together_and_the_free_one_runs_once(d: Driver) -> 
     assert d.w.ran() == ["lookup k", "deploy prod"]
 
 
-def test_a_call_id_repeated_in_a_turn_or_reused_from_an_earlier_one_runs_nothing(
-        d: Driver) -> None:
-    """Which of two calls sharing an id the model meant is not for the gate to guess, and an
-    id an earlier turn used would bind a decision or a result to the wrong call."""
-    assert d.start([[("lookup", {"key": "a"}, "dup"), ("refund", {"to": "eve", "amount": 9},
-                                                         "dup"), ("lookup", {"key": "k"}, "c1")],
-                    [("lookup", {"key": "b"}, "c9")],
+def test_calls_sharing_an_id_in_one_turn_run_none(d: Driver) -> None:
+    """Which of two calls sharing an id the model meant is not for the gate to guess (a
+    framework may also end the run on such a turn: nothing runs either way)."""
+    assert d.start([[("lookup", {"key": "a"}, "dup"),
+                     ("refund", {"to": "eve", "amount": 9}, "dup")], "done"]) == []
+    assert d.w.ran() == []
+    assert [r for r in d.w.requests() if r.tool == "refund"] == []
+
+
+def test_a_call_id_an_earlier_turn_used_runs_nothing(d: Driver) -> None:
+    """A decision or a result bound to that id would be bound to the wrong call."""
+    assert d.start([[("lookup", {"key": "b"}, "c9")],
                     [("deploy", {"env": "prod"}, "c9"), ("lookup", {"key": "c"}, "c2")],
                     "done"]) == []
-    assert d.w.ran() == ["lookup k", "lookup b", "lookup c"]
-    assert [r for r in d.w.requests() if r.tool in ("refund", "deploy")] == []
+    assert "deploy prod" not in d.w.ran() and d.w.ran()[0] == "lookup b"
+    assert [r for r in d.w.requests() if r.tool == "deploy"] == []
+
+
+def forced_clarification(d: Driver) -> None:
+    """A model that calls the withdrawn clarification tool anyway: it never runs, and the
+    model is told why — unless the framework ends a run on a call of a tool it did not offer
+    (``Driver.ends_on_unoffered_tool``)."""
+    assert "ask_user which?" not in d.w.ran()
+    if d.ends_on_unoffered_tool:
+        assert "q1" not in d.told
+    else:
+        assert "no one will answer" in d.told["q1"] or "Nobody can answer" in d.told["q1"]
 
 
 def test_an_unattended_run_is_blocked_not_paused_and_has_no_clarification_tool(
         d: Driver) -> None:
-    assert d.start([[("ask_user", {"question": "which?"}, "q1"),
-                     ("deploy", {"env": "prod"}, "c1")], "BLOCKED: deploy"],
+    assert d.start([[("deploy", {"env": "prod"}, "c1")],
+                    [("ask_user", {"question": "which?"}, "q1")], "BLOCKED: deploy"],
                    interaction_mode="scheduled") == []
     assert d.w.ran() == []
     assert d.offered and all("ask_user" not in tools for tools in d.offered)
     assert "lookup" in d.offered[0]
     assert "blocked" in d.told["c1"].lower()
-    assert "no one will answer" in d.told["q1"] or "Nobody can answer" in d.told["q1"]
+    forced_clarification(d)
 
 
 def test_full_review_mode_runs_gated_calls_and_withdraws_the_clarification_tool(
         d: Driver) -> None:
     d.w.set_mode("full")
-    assert d.start([[("ask_user", {"question": "which?"}, "q1"),
-                     ("refund", {"to": "bob", "amount": 5}, "c1")], "done"]) == []
+    assert d.start([[("refund", {"to": "bob", "amount": 5}, "c1")],
+                    [("ask_user", {"question": "which?"}, "q1")], "done"]) == []
     assert d.w.ran() == ["refund bob 5"]
     assert d.offered and all("ask_user" not in tools for tools in d.offered)
-    assert "ask_user" not in d.told["q1"] or "not available" in d.told["q1"]
+    forced_clarification(d)
 
 
 def test_manual_review_mode_offers_the_clarification_tool(d: Driver) -> None:

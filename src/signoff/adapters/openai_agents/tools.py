@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import logging
 from collections import OrderedDict
@@ -32,7 +33,8 @@ from signoff.canonical import parse_args
 from signoff.errors import SignoffError
 from signoff.kernel.execution import Execution, _current
 from signoff.kernel.outcomes import Outcome, OutcomeKind, Proposal, ProposalKind
-from signoff.model import RunContext, ToolCall
+from signoff.model import ReviewMode, RunContext, ToolCall
+from signoff.policy.modes import clamp
 
 log = logging.getLogger("signoff.adapters.openai_agents")
 REMEMBERED = 4096  # verdicts kept from needs_approval for the invoker that follows
@@ -51,11 +53,36 @@ class GatedTool:
         self._found: OrderedDict[tuple[str | None, str], Proposal | str] = OrderedDict()
 
     def tool(self, tool: FunctionTool) -> FunctionTool:
-        """A copy of ``tool`` whose approval and invocation are this gate's."""
+        """A copy of ``tool`` whose approval and invocation are this gate's; the policy's
+        clarification tool is offered only to runs someone would answer."""
         gated = copy.copy(tool)
         gated.on_invoke_tool = self
         gated.needs_approval = self.needs_approval
+        if tool.name == self.scope.gate.config.clarification_tool:
+            gated.is_enabled = self.offered
         return gated
+
+    async def offered(self, wrapper: RunContextWrapper[Any], agent: Any) -> bool:
+        """The SDK's ``is_enabled`` for the clarification tool: withdrawn in full review mode
+        (the thread's, or the application's, under the policy's ceiling) and in unattended
+        runs, where no one will answer — a forced call is still refused by the policy."""
+        own = self.function_tool.is_enabled
+        if callable(own):
+            enabled = own(wrapper, agent)
+            if inspect.isawaitable(enabled):
+                enabled = await enabled
+            if not enabled:
+                return False
+        elif not own:
+            return False
+        context = self.scope.context(wrapper.context)
+        if context.interaction_mode.unattended:
+            return False
+        if context.thread_id:
+            context = await asyncio.to_thread(self.scope.gate.context_for, context)
+        mode = clamp(context.review_mode or self.scope.gate.config.default_review_mode,
+                     self.scope.gate.config.ceiling)
+        return mode is not ReviewMode.FULL
 
     # ---- judging -------------------------------------------------------------------------
 
