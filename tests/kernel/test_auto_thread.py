@@ -223,6 +223,17 @@ def test_a_mode_set_while_nothing_waits_names_no_run(store: Store) -> None:
     assert (memory.mode, memory.mode_run) == ("manual", "run-1")
 
 
+def test_the_pauses_only_request_names_its_run_as_the_one_that_takes_the_mode(
+        store: Store) -> None:
+    """Approved by the same vote, the request no longer waits: the run it paused is
+    still the one that resumes into the new mode."""
+    gate, who = _gate(store)
+    only = _ask(gate, "c1")
+    gate.decide(only, Decision.approve(scope="auto_thread"), identity=who["bob"])
+    memory = store.thread_memory("chat-1", fresh=True)
+    assert (memory.mode, memory.mode_run) == ("auto", "run-1")
+
+
 def test_racing_approvers_on_one_pause(store: Store) -> None:
     """Eight approvers each press "Auto-approve this thread" on another call of the same
     pause, at once: every call is approved exactly once (one vote each), nothing

@@ -72,7 +72,10 @@ def switch(tx: Tx, result: DecisionResult, identity: Identity, now: float,
     current = parse_review_mode(stored) if stored else default
     mode = current if current.rank >= ReviewMode.AUTO.rank else ReviewMode.AUTO
     if mode is not current or stored is None:
-        tx.set_thread_mode(thread, mode.value, at=now, by=identity.name)
+        # The run waiting is the request's own: just approved, it is no longer pending,
+        # and it may have been the pause's only request.
+        tx.set_thread_mode(thread, mode.value, at=now, by=identity.name,
+                           waiting_run=request.run_id)
         tx.append_audit(AuditKind.THREAD_MODE, at_us=to_us(now), request_id=request.id,
                         actor=identity.name, data={
                             "thread_id": thread, "review_mode": mode.value,

@@ -198,8 +198,10 @@ class Tx(GuardsUnreadTx, Protocol):
     def thread_mode(self, thread_id: str) -> str | None: ...
 
     def set_thread_mode(self, thread_id: str, mode: str, *, at: float,
-                        by: str | None = None) -> None:
-        """Store the thread's mode and who set it (``None``: trusted code)."""
+                        by: str | None = None, waiting_run: str | None = None) -> None:
+        """Store the thread's mode and who set it (``None``: trusted code), with the run
+        waiting on the thread (``waiting_run``, else the run of its oldest pending
+        request), which takes the mode when it resumes."""
         ...
 
     def thread_executing(self, thread_id: str) -> bool: ...

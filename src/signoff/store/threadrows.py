@@ -117,12 +117,14 @@ class ThreadRows:
         return row[0] if row else None
 
     def set_thread_mode(self, thread_id: str, mode: str, *, at: float,
-                        by: str | None = None) -> None:
-        """Store the mode, and the run waiting on the thread now (if any): that run takes
-        the mode when it resumes."""
+                        by: str | None = None, waiting_run: str | None = None) -> None:
+        """Store the mode, and the run waiting on the thread now (``waiting_run``, else the
+        run of its oldest pending request, if any): that run takes the mode when it
+        resumes."""
         self.memory_changed = True
-        row = self._one("SELECT run_id FROM requests WHERE thread_id = ? AND status = 'pending' "
-                        "AND run_id IS NOT NULL ORDER BY created_at LIMIT 1", (thread_id,))
+        row = (waiting_run,) if waiting_run is not None else self._one(
+            "SELECT run_id FROM requests WHERE thread_id = ? AND status = 'pending' "
+            "AND run_id IS NOT NULL ORDER BY created_at LIMIT 1", (thread_id,))
         # One upsert: two transactions setting one thread's first mode at once (nothing
         # orders them any more but this row) must not both insert it.
         self._exec("INSERT INTO threads (id, review_mode, updated_at, set_by, waiting_run) "

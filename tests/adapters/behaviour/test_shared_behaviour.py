@@ -183,3 +183,13 @@ def test_an_approval_counts_only_for_the_arguments_it_was_given_for(d: Driver) -
     assert "changed since they were shown" in str(refused.value)
     assert d.resume() == [rid]
     assert d.w.ran() == []
+
+
+def test_auto_approve_this_thread_applies_to_the_run_it_resumes(d: Driver) -> None:
+    """The approval card's second button on the pause's only request: it runs, and the
+    resumed run's next gated call goes to the auto reviewer (a low-risk one is approved)."""
+    [rid] = d.start([[("refund", {"to": "bob", "amount": 5}, "c1")],
+                     [("refund", {"to": "dan", "amount": 6}, "c2")], "done"])
+    d.w.decide(rid, Decision.approve(scope="auto_thread"))
+    assert d.resume() == []
+    assert d.w.ran() == ["refund bob 5", "refund dan 6"]
