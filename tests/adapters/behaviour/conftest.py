@@ -13,6 +13,7 @@ from bh_world import Driver, world
 
 FRAMEWORKS = {  # fixture id → (module, driver class)
     "langchain": ("bh_langchain", "LangChainDriver"),
+    "pydantic-ai": ("bh_pydantic_ai", "PydanticAIDriver"),
 }
 
 
