@@ -4,11 +4,23 @@ A rejection (with the approver's reason and alternatives) and each way a request
 without running here — expired, withdrawn, invalidated, a run that died, a failure, a run
 elsewhere — read the same to the model whichever adapter answers; each adapter wraps the
 text in its framework's tool result (an error ToolMessage, a dict, a function result).
+A run nobody will answer (full review mode, an unattended run) is told so in its system
+prompt, in the same words everywhere.
 """
 
 from __future__ import annotations
 
 from signoff.kernel.outcomes import Outcome, OutcomeKind
+
+# An unattended run uses the context it has, makes minimal reversible assumptions
+# and lists them — or returns a structured BLOCKED result naming the missing decision; it is
+# never told to carry out an ambiguous, high-risk action regardless.
+BLOCKED_OPTION = ("If high-risk or irreversible work lacks the authorization or the "
+                  "information it needs, do not do it: stop and answer "
+                  "'BLOCKED: <the missing decision>'.")
+FULL_MODE_NOTE = ("You are running without a human to ask: do not ask clarifying questions. "
+                  "Use the context you have; where something is unclear, make minimal, "
+                  "reversible assumptions and list them in your answer. " + BLOCKED_OPTION)
 
 
 def rejected(outcome: Outcome) -> str:

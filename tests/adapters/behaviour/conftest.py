@@ -17,6 +17,7 @@ from signoff import Policy
 FRAMEWORKS = {  # fixture id → (module, driver class)
     "langchain": ("bh_langchain", "LangChainDriver"),
     "openai-agents": ("bh_openai_agents", "OpenAIAgentsDriver"),
+    "pydantic-ai": ("bh_pydantic_ai", "PydanticAIDriver"),
 }
 
 

@@ -95,6 +95,7 @@ from signoff.adapters.langchain.run import (
     start,
     trusted_of,
 )
+from signoff.adapters.telling import BLOCKED_OPTION, FULL_MODE_NOTE
 from signoff.canonical import args_hash
 from signoff.errors import Conflict
 from signoff.kernel.execution import Execution, _current
@@ -109,15 +110,6 @@ from signoff.model import (
 )
 from signoff.policy.modes import clamp
 
-# An unattended run uses the context it has, makes minimal reversible assumptions
-# and lists them — or returns a structured BLOCKED result naming the missing decision; it is
-# never told to carry out an ambiguous, high-risk action regardless.
-BLOCKED_OPTION = ("If high-risk or irreversible work lacks the authorization or the "
-                  "information it needs, do not do it: stop and answer "
-                  "'BLOCKED: <the missing decision>'.")
-FULL_MODE_NOTE = ("You are running without a human to ask: do not ask clarifying questions. "
-                  "Use the context you have; where something is unclear, make minimal, "
-                  "reversible assumptions and list them in your answer. " + BLOCKED_OPTION)
 LOST_RESULT = ("[signoff] This call's answer was lost when new input was refused while the run "
                "was paused; it was not run again here (it may have run before). Call it again "
                "if you need it.")

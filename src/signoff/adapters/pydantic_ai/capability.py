@@ -8,7 +8,15 @@ AI's. A run given a new prompt starts a signoff run — refused (``thread_waitin
 the thread waits on a decision; a resume (no prompt) only reads the thread's review mode.
 Interaction mode, principal and review mode come from the application's code, never from
 the conversation. An agent started inside a gated tool call is that call's subagent
-(``parent_call``): its asks wait in place, as it cannot pause its parent's run.
+(``parent_call``): its asks wait in place, as it cannot pause its parent's run. A resume
+keeps the signoff run of the prompt that started it (the history carries that run's id;
+Pydantic AI gives every resume a new one), so its own paused requests never make its
+thread look busy with another run's.
+
+In full review mode and in unattended runs nobody answers a clarifying question: the
+policy's clarification tool is withdrawn from the tools the model is offered
+(``before_model_request``) and the system prompt says so (``get_instructions``); a call
+the model makes to it anyway still reaches the gate, which refuses it.
 
 Each model turn (``after_model_request``) loses the tool calls whose ids cannot be
 bound to a decision (``ids``). Then (``get_wrapper_toolset``) it wraps the run's
@@ -19,21 +27,24 @@ wrapped: producing the run's output runs nothing.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from signoff.adapters.pydantic_ai.ids import strip_bad_ids, used_ids
 from signoff.adapters.pydantic_ai.toolset import SignoffToolset, running_call
+from signoff.adapters.telling import FULL_MODE_NOTE
 from signoff.errors import ConfigurationError
 from signoff.extras import absent
 from signoff.kernel.protocol import GateProtocol
 from signoff.model import InteractionMode, ReviewMode, RunContext
-from signoff.policy.modes import parse_interaction_mode, parse_review_mode
+from signoff.policy.modes import clamp, parse_interaction_mode, parse_review_mode
 
 try:
     import anyio.to_thread
     from pydantic_ai import RunContext as AgentContext
     from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
-    from pydantic_ai.messages import ModelResponse
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, UserPromptPart
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.toolsets import AbstractToolset
 except ImportError as exc:
@@ -80,7 +91,8 @@ class Signoff(AbstractCapability[Any]):
         parent = running_call.get()
         prompt = ctx.prompt
         context = RunContext(
-            thread_id=self.thread_id or ctx.conversation_id, run_id=ctx.run_id,
+            thread_id=self.thread_id or ctx.conversation_id,
+            run_id=ctx.run_id if prompt is not None else started_by(ctx.messages, ctx.run_id),
             review_mode=self.review_mode, interaction_mode=self.interaction_mode,
             principal=self.principal, parent_call=parent,
             intent=prompt[:INTENT_MAX] if isinstance(prompt, str) and prompt else None)
@@ -93,6 +105,33 @@ class Signoff(AbstractCapability[Any]):
                        principal=self.principal, subagent_wait=self.subagent_wait,
                        context=fixed)
 
+    def get_instructions(self) -> str | None:
+        """The run's system prompt says nobody answers questions, when nobody does."""
+        return FULL_MODE_NOTE if self.clarification_withdrawn() else None
+
+    async def before_model_request(self, ctx: AgentContext[Any],
+                                   request_context: ModelRequestContext) -> ModelRequestContext:
+        """The clarification tool is not offered when nobody would answer it."""
+        if not self.clarification_withdrawn():
+            return request_context
+        name = self.gate.config.clarification_tool
+        parameters = request_context.model_request_parameters
+        offered = [t for t in parameters.function_tools if t.name != name]
+        if len(offered) == len(parameters.function_tools):
+            return request_context
+        return dataclasses.replace(request_context, model_request_parameters=dataclasses.replace(
+            parameters, function_tools=offered))
+
+    def clarification_withdrawn(self) -> bool:
+        """Full review mode (as the operator's ceiling lets it be) or an unattended run, in a
+        policy that names a clarification tool: nobody will answer it."""
+        context = self.context
+        if context is None or not self.gate.config.clarification_tool:
+            return False
+        config = self.gate.config
+        mode = clamp(context.review_mode or config.default_review_mode, config.ceiling)
+        return mode is ReviewMode.FULL or context.interaction_mode.unattended
+
     async def after_model_request(self, ctx: AgentContext[Any], *,
                                   request_context: ModelRequestContext,
                                   response: ModelResponse) -> ModelResponse:
@@ -104,3 +143,13 @@ class Signoff(AbstractCapability[Any]):
             return SignoffToolset(wrapped=toolset, gate=None)
         return SignoffToolset(wrapped=toolset, gate=self.gate, context=self.context,
                               subagent_wait=self.subagent_wait)
+
+
+def started_by(messages: Sequence[ModelMessage], default: str | None) -> str | None:
+    """The run id of the latest request that carried a user prompt: the signoff run a
+    resume (no prompt) goes on with; ``default`` when the history has none."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest) and any(
+                isinstance(p, UserPromptPart) for p in message.parts):
+            return message.run_id or default
+    return default
