@@ -108,7 +108,7 @@ class PydanticAIDriver(Driver):
         async def delegate(task: str) -> str:
             """Hand a task to a subagent."""
             sub = agent(script, Signoff(w.gate, subagent_wait=subagent_wait), tools(w.ledger))
-            return str((await sub.run(task)).output)
+            return str((await sub.run(task, conversation_id=f"{w.thread}-child")).output)
 
         self.extra = [delegate]
         return self.start(parent, subagent_wait=subagent_wait)
