@@ -10,7 +10,6 @@ from typing import Any
 
 from bh_world import Driver, Script, Turn, World, tools
 from langchain.agents import create_agent
-from langchain.tools import ToolRuntime
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -88,21 +87,22 @@ class LangChainDriver(Driver):
         return self._invoke(self.last)
 
     def delegating(self, parent: Sequence[Turn], child: Sequence[Turn], *,
-                   subagent_wait: float) -> list[str]:
+                   subagent_wait: float, interaction_mode: str = "interactive") -> list[str]:
         w, script = self.w, Script(child)
 
         @tool
-        def delegate(task: str, runtime: ToolRuntime[SignoffContext]) -> str:
+        def delegate(task: str) -> str:
             """Hand a task to a subagent."""
             model = QueueModel(responses=[], script=script)
             sub = create_agent(model, tools=[tool(f) for f in tools(w.ledger)],
                                middleware=[SignoffMiddleware(w.gate, subagent_wait=subagent_wait)],
                                checkpointer=InMemorySaver(), context_schema=SignoffContext)
+            # no context of its own: the middleware makes it the running call's child
             out = sub.invoke({"messages": [{"role": "user", "content": task}]},
-                             {"configurable": {"thread_id": f"{w.thread}-child"}},
-                             context=SignoffContext(parent_call=runtime.tool_call_id))
+                             {"configurable": {"thread_id": f"{w.thread}-child"}})
             results = [m for m in out["messages"] if isinstance(m, ToolMessage)]
             return f"{results[0].status}: {results[0].content}"
 
         self.extra = [delegate]
-        return self.start(parent, subagent_wait=subagent_wait)
+        return self.start(parent, subagent_wait=subagent_wait,
+                          interaction_mode=interaction_mode)

@@ -72,7 +72,8 @@ class OpenAIAgentsDriver(Driver):
             inner = gate_agent(Agent(name="helper", instructions="Help.",
                                      model=QueueModel(self.child, None),
                                      tools=[function_tool(f) for f in tools(self.w.ledger)]),
-                               self.w.gate, **self.options)
+                               self.w.gate, thread_id=self.w.thread,
+                               subagent_wait=self.options["subagent_wait"])
             extra.append(inner.as_tool("delegate", "Hand a task to a subagent.",
                                        parameters=Task))
         plain = Agent(name="ops", instructions="Operate.", model=QueueModel(self, self),
@@ -114,6 +115,7 @@ class OpenAIAgentsDriver(Driver):
         return self._resume(self.last)
 
     def delegating(self, parent: Sequence[Turn], child: Sequence[Turn], *,
-                   subagent_wait: float) -> list[str]:
+                   subagent_wait: float, interaction_mode: str = "interactive") -> list[str]:
         self.child = Script(child)
-        return self.start(parent, subagent_wait=subagent_wait)
+        return self.start(parent, subagent_wait=subagent_wait,
+                          interaction_mode=interaction_mode)

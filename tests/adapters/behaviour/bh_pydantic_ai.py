@@ -102,7 +102,7 @@ class PydanticAIDriver(Driver):
         return self._run(**Paused.loads(self.last).resume_kwargs())
 
     def delegating(self, parent: Sequence[Turn], child: Sequence[Turn], *,
-                   subagent_wait: float) -> list[str]:
+                   subagent_wait: float, interaction_mode: str = "interactive") -> list[str]:
         w, script = self.w, Script(child)
 
         async def delegate(task: str) -> str:
@@ -111,4 +111,5 @@ class PydanticAIDriver(Driver):
             return str((await sub.run(task, conversation_id=f"{w.thread}-child")).output)
 
         self.extra = [delegate]
-        return self.start(parent, subagent_wait=subagent_wait)
+        return self.start(parent, subagent_wait=subagent_wait,
+                          interaction_mode=interaction_mode)

@@ -215,7 +215,9 @@ class Driver(Script, abc.ABC):
 
     @abc.abstractmethod
     def delegating(self, parent: Sequence[Turn], child: Sequence[Turn], *,
-                   subagent_wait: float) -> list[str]:
+                   subagent_wait: float, interaction_mode: str = "interactive") -> list[str]:
         """A run whose ``delegate(task)`` tool runs a child agent of the same framework,
         gated by the same gate as the framework nests agents (an agent as a tool, a
-        subagent inside a tool call), with the child's script."""
+        subagent inside a tool call), with the child's script. ``interaction_mode`` is the
+        parent run's; the child is built as an application builds it, with no mode of its
+        own: what it has of its parent's, the adapter gives it."""

@@ -10,6 +10,8 @@ labelled with the call that started it."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from bh_world import Driver
 
@@ -172,6 +174,19 @@ def test_a_subagents_call_is_labelled_with_its_parent_and_never_runs_unapproved(
     assert asked.status is RequestStatus.CANCELLED  # withdrawn when its wait ran out
     assert d.w.ran() == []
     assert "p1" in d.told
+
+
+def test_a_subagent_of_an_unattended_run_is_unattended_too(d: Driver) -> None:
+    """A child never runs laxer than its parent: its ask is not left waiting for a human
+    who will not come (it is blocked, or refused at once), and nothing runs."""
+    started = time.monotonic()
+    assert d.delegating([[("delegate", {"task": "ship"}, "p1")], "parent done"],
+                        [[("deploy", {"env": "staging"}, "k1")], "child done"],
+                        subagent_wait=30, interaction_mode="scheduled") == []
+    assert time.monotonic() - started < 20  # it did not wait out subagent_wait
+    assert [r for r in d.w.all_requests() if r.tool == "deploy"
+            and r.status is RequestStatus.PENDING] == []
+    assert d.w.ran() == []
 
 
 def test_an_approval_counts_only_for_the_arguments_it_was_given_for(d: Driver) -> None:

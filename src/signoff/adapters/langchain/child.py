@@ -15,6 +15,7 @@ public caller cannot make a run a child. Contexts travel with LangGraph's execut
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -51,11 +52,17 @@ def running(call_id: str, run: RunContext | None) -> Iterator[ParentCall | None]
 
 def inherited(trusted: SignoffContext | None) -> SignoffContext | None:
     """The trusted context of a run starting now: the application's own, if it named a
-    parent; else, inside a gated tool call, the parent's facts; else the application's."""
+    parent (made unattended, though, inside an unattended parent's call: a child never
+    runs laxer than its parent); else, inside a gated tool call, the parent's facts;
+    else the application's."""
     parent = _PARENT.get()
-    if parent is None or (trusted is not None and trusted.parent_call):
+    if parent is None:
         return trusted
     run = parent.run
+    if trusted is not None and trusted.parent_call:
+        if run.interaction_mode.unattended:
+            return dataclasses.replace(trusted, interaction_mode=run.interaction_mode)
+        return trusted
     return SignoffContext(
         parent_call=parent.call_id,
         interaction_mode=run.interaction_mode,

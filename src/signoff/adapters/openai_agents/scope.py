@@ -23,9 +23,10 @@ from signoff.model import InteractionMode, ReviewMode, RunContext
 THREAD_KEY = "signoff_thread_id"
 RUN_KEY = "signoff_run_id"
 
-# The gated call whose tool is running now: a gated call made inside it is its child.
-PARENT_CALL: ContextVar[str | None] = ContextVar("signoff_openai_agents_parent_call",
-                                                 default=None)
+# The gated call whose tool is running now, and its run's context: a gated call made
+# inside it is its child.
+PARENT_CALL: ContextVar[tuple[str, RunContext] | None] = ContextVar(
+    "signoff_openai_agents_parent_call", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +41,25 @@ class Scope:
     review_mode: ReviewMode | None = None  # None: the thread's mode, else the policy default
 
     def context(self, app_context: Any) -> RunContext:
-        """The call's ``RunContext``: the run context's mapping keys first, then ours."""
+        """The call's ``RunContext``: the run context's mapping keys first, then ours. Inside
+        another gated call (an agent used as a tool) it is that call's child, and never
+        laxer than its parent: an unattended parent makes it unattended, and it takes the
+        parent's principal and review mode where ``gate_agent`` gave none."""
         thread, run = self.thread_id, None
         if isinstance(app_context, Mapping):
             thread = _text(app_context.get(THREAD_KEY)) or thread
             run = _text(app_context.get(RUN_KEY))
-        return RunContext(thread_id=thread, run_id=run, principal=self.principal,
-                          interaction_mode=self.interaction_mode, review_mode=self.review_mode,
-                          parent_call=PARENT_CALL.get())
+        interaction, principal, review = self.interaction_mode, self.principal, self.review_mode
+        parent = PARENT_CALL.get()
+        if parent is not None:
+            outer = parent[1]
+            if outer.interaction_mode.unattended:
+                interaction = outer.interaction_mode
+            principal = principal or outer.principal
+            review = review or outer.review_mode
+        return RunContext(thread_id=thread, run_id=run, principal=principal,
+                          interaction_mode=interaction, review_mode=review,
+                          parent_call=parent[0] if parent is not None else None)
 
 
 def _text(value: Any) -> str | None:

@@ -198,7 +198,7 @@ class GatedTool:
     async def _run(self, ctx: ToolContext[Any], raw: str, call_id: str,
                    execution: Execution | None = None, invoke: Any = None) -> Any:
         """The tool itself; a gated call made inside it (an agent as a tool) is its child."""
-        parent = PARENT_CALL.set(call_id)
+        parent = PARENT_CALL.set((call_id, self.scope.context(ctx.context)))
         running = _current.set(execution) if execution is not None else None
         try:
             return await (invoke or self.original)(ctx, raw)

@@ -88,13 +88,22 @@ class Signoff(AbstractCapability[Any]):
         return CapabilityOrdering(position="innermost")
 
     async def for_run(self, ctx: AgentContext[Any]) -> AbstractCapability[Any]:
-        parent = running_call.get()
+        running = running_call.get()
+        parent, outer = running if running is not None else (None, None)
         prompt = ctx.prompt
+        # A subagent never runs laxer than its parent: unattended inside an unattended run,
+        # and its parent's principal and review mode where it was given none.
+        interaction, principal, review = self.interaction_mode, self.principal, self.review_mode
+        if outer is not None:
+            if outer.interaction_mode.unattended:
+                interaction = outer.interaction_mode
+            principal = principal or outer.principal
+            review = review or outer.review_mode
         context = RunContext(
             thread_id=self.thread_id or ctx.conversation_id,
             run_id=ctx.run_id if prompt is not None else started_by(ctx.messages, ctx.run_id),
-            review_mode=self.review_mode, interaction_mode=self.interaction_mode,
-            principal=self.principal, parent_call=parent,
+            review_mode=review, interaction_mode=interaction,
+            principal=principal, parent_call=parent,
             intent=prompt[:INTENT_MAX] if isinstance(prompt, str) and prompt else None)
         if prompt is not None and not parent:  # new input: a run starts
             fixed = await anyio.to_thread.run_sync(self.gate.start_run, context)

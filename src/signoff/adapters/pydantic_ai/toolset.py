@@ -62,9 +62,10 @@ except ImportError as exc:
 
 METADATA_KEY = "signoff"  # DeferredToolRequests.metadata[call id][METADATA_KEY]["request_id"]
 
-# The gated call whose tool is running now: an agent started inside it is its subagent.
-running_call: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "signoff_pydantic_ai_call", default=None)
+# The gated call whose tool is running now, and its run's context: an agent started
+# inside it is its subagent.
+running_call: contextvars.ContextVar[tuple[str | None, RunContext | None] | None] = \
+    contextvars.ContextVar("signoff_pydantic_ai_call", default=None)
 
 T = TypeVar("T")
 
@@ -137,7 +138,7 @@ class SignoffToolset(WrapperToolset[Any]):
 
     async def _run(self, name: str, tool_args: dict[str, Any], ctx: AgentContext[Any],
                    tool: ToolsetTool[Any]) -> Any:
-        token = running_call.set(ctx.tool_call_id)
+        token = running_call.set((ctx.tool_call_id, self.context))
         try:
             return await super().call_tool(name, tool_args, ctx, tool)
         finally:
