@@ -139,7 +139,7 @@ class GoogleADKDriver(Driver):
         return self._run(self.last)
 
     def delegating(self, parent: Sequence[Turn], child: Sequence[Turn], *,
-                   subagent_wait: float) -> list[str]:
+                   subagent_wait: float, interaction_mode: str = "interactive") -> list[str]:
         script = Script(child)
 
         def delegate() -> list[BaseTool]:
@@ -151,4 +151,4 @@ class GoogleADKDriver(Driver):
             return [NestedAgentTool(sub)]
 
         self.extra = delegate
-        return self.start(parent, subagent_wait=subagent_wait)
+        return self.start(parent, subagent_wait=subagent_wait, interaction_mode=interaction_mode)
