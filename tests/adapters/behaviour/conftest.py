@@ -18,6 +18,7 @@ FRAMEWORKS = {  # fixture id → (module, driver class)
     "langchain": ("bh_langchain", "LangChainDriver"),
     "openai-agents": ("bh_openai_agents", "OpenAIAgentsDriver"),
     "pydantic-ai": ("bh_pydantic_ai", "PydanticAIDriver"),
+    "google-adk": ("bh_google_adk", "GoogleADKDriver"),
 }
 
 

@@ -40,6 +40,7 @@ risk = "high"
 [tools.wipe]
 [tools.transfer_to_agent]
 [tools.release]
+[tools.helper]
 
 [[rules]]
 id = "two-for-release"
@@ -57,6 +58,11 @@ tool = "lookup"
 id = "handoffs"
 effect = "allow"
 tool = "transfer_to_agent"
+
+[[rules]]
+id = "helpers"
+effect = "allow"
+tool = "helper"
 
 [[rules]]
 id = "no-wipe"

@@ -17,6 +17,15 @@ runs, before the tool; whatever it returns answers the call instead of the tool.
   cancelled, invalidated → the model is told; a claim that loses (a replayed resume, a
   second process) runs nothing.
 
+``before_model_callback`` withdraws the clarification tool (the policy's
+``clarification_tool``) from what the model is offered when nobody would answer it — full
+review mode, an unattended run — and adds a note saying so to the system instruction; the
+tool stays callable, so a call the model makes anyway reaches the gate, which refuses it.
+
+A run started inside a gated call (an ``AgentTool``: ``child``) is that call's subagent:
+its calls are labelled with the parent call, and its asks wait in place for at most
+``subagent_wait`` seconds — ADK cannot resume a nested run — then are withdrawn.
+
 ``before_run_callback`` ends a run at once (ADK's early exit, a message starting
 ``[signoff] thread_waiting``) while the session has a pause whose request is still
 undecided, or when the message does not answer every outstanding pause together: the asks
@@ -31,20 +40,25 @@ from collections import Counter
 from typing import Any
 
 from google.adk.agents.invocation_context import InvocationContext
+from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.events.event import Event
 from google.adk.flows.llm_flows.functions import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from signoff.adapters.google_adk import replies
+from signoff.adapters.google_adk import child, replies
 from signoff.adapters.google_adk.confirmations import PAYLOAD_KEY, answered_in, pauses
+from signoff.adapters.telling import FULL_MODE_NOTE
 from signoff.errors import Conflict, SignoffError
 from signoff.kernel.execution import Execution, _current
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
 from signoff.kernel.protocol import GateProtocol
-from signoff.model import ApprovalRequest, InteractionMode, RunContext, ToolCall
+from signoff.model import ApprovalRequest, InteractionMode, ReviewMode, RunContext, ToolCall
+from signoff.policy.modes import clamp
 
 HINT = ("signoff request {id}: {summary}. Decide it in signoff (the inbox, the API, or "
         "`signoff requests approve|reject {id}`); answering this confirmation only wakes "
@@ -66,12 +80,15 @@ class SignoffPlugin(BasePlugin):
 
     ``interaction_mode`` and ``principal`` are the run's, set by trusted code (never by the
     model): an unattended run's asks are blocked, not paused. The thread is the ADK session
-    (``session.id``), the run the invocation."""
+    (``session.id``), the run the invocation. ``subagent_wait``: how long a subagent's ask
+    waits in place for a decision before it is withdrawn."""
 
     def __init__(self, gate: GateProtocol, *,
                  interaction_mode: InteractionMode | str = InteractionMode.INTERACTIVE,
-                 principal: str | None = None, name: str = "signoff") -> None:
+                 principal: str | None = None, subagent_wait: float = 300.0,
+                 name: str = "signoff") -> None:
         super().__init__(name=name)
+        self.subagent_wait = subagent_wait
         self.gate = gate
         self.interaction_mode = InteractionMode(interaction_mode)
         self.principal = principal
@@ -102,6 +119,41 @@ class SignoffPlugin(BasePlugin):
             return _waiting(UNANSWERED.format(n=len(waiting)))
         return None
 
+    # ---- the model call -----------------------------------------------------------------
+
+    async def before_model_callback(self, *, callback_context: ReadonlyContext,
+                                    llm_request: LlmRequest) -> LlmResponse | None:
+        """Withdraw the clarification tool where no one would answer it (its declaration
+        only: a call the model makes anyway still reaches the gate, which refuses it)."""
+        name = self.gate.config.clarification_tool
+        if not name or not _declares(llm_request, name):
+            return None
+        run = self._run(callback_context)
+        if await self._no_human(run):
+            _withdraw(llm_request, name)
+            llm_request.append_instructions([FULL_MODE_NOTE])
+        return None
+
+    async def _no_human(self, run: RunContext) -> bool:
+        """Full review mode (the thread's, as the policy's ceiling lets it be) or an
+        unattended run: nobody will answer a clarifying question."""
+        if run.interaction_mode is not InteractionMode.INTERACTIVE:
+            return True
+        if run.review_mode is None:
+            run = await asyncio.to_thread(self.gate.context_for, run)
+        config = self.gate.config
+        mode = clamp(run.review_mode or config.default_review_mode, config.ceiling)
+        return mode is ReviewMode.FULL
+
+    def _run(self, context: ReadonlyContext) -> RunContext:
+        """The run a model or tool call belongs to: the session's thread and the
+        invocation, with the trusted facts given to the plugin — or, inside a gated call,
+        its parent's (``child``)."""
+        own = RunContext(thread_id=context.session.id, run_id=context.invocation_id,
+                         interaction_mode=self.interaction_mode, principal=self.principal)
+        held = child.parent(context.invocation_id)
+        return own if held is None else child.inherited(own, held)
+
     # ---- the tool call ------------------------------------------------------------------
 
     async def before_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
@@ -112,9 +164,8 @@ class SignoffPlugin(BasePlugin):
         bad = _bad_id(call_id, tool_context.session.events)
         if bad is not None:
             return replies.refused_id(call_id, *bad)
-        context = RunContext(thread_id=tool_context.session.id,
-                             run_id=tool_context.invocation_id,
-                             interaction_mode=self.interaction_mode, principal=self.principal)
+        assert call_id is not None  # a missing id is refused above
+        context = self._run(tool_context)
         call = ToolCall(id=call_id, name=tool.name, args=dict(tool_args))
         try:
             proposal = await asyncio.to_thread(self.gate.propose, call, context)
@@ -127,12 +178,15 @@ class SignoffPlugin(BasePlugin):
             return {"error": f"{replies.NOTE} signoff could not judge this call ({exc.code}): "
                              f"{exc}; it did not run.", "signoff": {"code": exc.code}}
         if proposal.kind is ProposalKind.ALLOWED:
+            child.hold(call_id, context)  # ADK runs it next, in this task
             return None
         if proposal.kind in (ProposalKind.DENIED, ProposalKind.BLOCKED):
             return replies.refused(proposal.verdict)
         request = proposal.request
         assert request is not None
         if proposal.kind is ProposalKind.PENDING:
+            if context.parent_call:
+                return await self._wait_in_place(tool, tool_context, request, context)
             if tool_context.tool_confirmation is None:
                 return _pause(request, tool_context)
             # Woken before a decision (the run guard was not in the way): the pause ADK
@@ -141,10 +195,35 @@ class SignoffPlugin(BasePlugin):
                 self.gate.cancel, request.id, actor=self.principal,
                 reason="the run was resumed before the call was decided")
             return replies.from_outcome(withdrawn)
-        return await self._resume(tool, tool_context, request.id)
+        return await self._resume(tool, tool_context, request.id, context)
+
+    async def after_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
+                                  tool_context: ToolContext,
+                                  result: dict[str, Any]) -> dict[str, Any] | None:
+        child.release(tool_context.function_call_id, tool_context.invocation_id)
+        return None
+
+    async def on_tool_error_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
+                                     tool_context: ToolContext,
+                                     error: Exception) -> dict[str, Any] | None:
+        child.release(tool_context.function_call_id, tool_context.invocation_id)
+        return None
+
+    async def _wait_in_place(self, tool: BaseTool, tool_context: ToolContext,
+                             request: ApprovalRequest, context: RunContext) -> dict[str, Any]:
+        """A subagent's ask: ADK cannot resume a nested run, so it waits here for a
+        decision, and is withdrawn (the call fails closed) once ``subagent_wait`` ran out."""
+        outcome = await asyncio.to_thread(self.gate.wait, request.id,
+                                          timeout=self.subagent_wait)
+        if outcome.kind is OutcomeKind.PENDING:
+            withdrawn = await asyncio.to_thread(
+                self.gate.cancel, request.id, actor=context.principal,
+                reason=f"the subagent's wait of {self.subagent_wait:g}s ran out")
+            return replies.from_outcome(withdrawn)
+        return await self._resume(tool, tool_context, request.id, context)
 
     async def _resume(self, tool: BaseTool, tool_context: ToolContext,
-                      request_id: str) -> dict[str, Any]:
+                      request_id: str, context: RunContext) -> dict[str, Any]:
         """A decided request: run exactly what was approved, once, or say why not."""
         outcome = await asyncio.to_thread(self.gate.outcome, request_id)
         if outcome.kind is not OutcomeKind.APPROVED:
@@ -152,14 +231,16 @@ class SignoffPlugin(BasePlugin):
         claimed = await asyncio.to_thread(self.gate.claim, request_id)
         if isinstance(claimed, Outcome):  # lost the compare-and-set: run nothing
             return replies.from_outcome(claimed)
-        return await self._run_claimed(tool, tool_context, claimed, outcome)
+        return await self._run_claimed(tool, tool_context, claimed, outcome, context)
 
     async def _run_claimed(self, tool: BaseTool, tool_context: ToolContext,
-                           execution: Execution, outcome: Outcome) -> dict[str, Any]:
+                           execution: Execution, outcome: Outcome,
+                           context: RunContext) -> dict[str, Any]:
         args = dict(execution.args)
         token = _current.set(execution)
         try:
-            value = await tool.run_async(args=args, tool_context=tool_context)
+            with child.running(tool_context.function_call_id or "", context):
+                value = await tool.run_async(args=args, tool_context=tool_context)
         except Exception as exc:  # the tool raised: recorded, and the model told
             await asyncio.to_thread(self.gate.report, execution,
                                     error=f"{type(exc).__name__}: {exc}")
@@ -180,6 +261,20 @@ def _pause(request: ApprovalRequest, tool_context: ToolContext) -> dict[str, Any
     # Not a result to summarize: without this ADK calls the model again at once.
     tool_context.actions.skip_summarization = True
     return replies.pending(request)
+
+
+def _declares(llm_request: LlmRequest, name: str) -> bool:
+    return any(d.name == name for t in llm_request.config.tools or []
+               if isinstance(t, types.Tool) for d in t.function_declarations or [])
+
+
+def _withdraw(llm_request: LlmRequest, name: str) -> None:
+    """``name``'s declaration taken out of what the model is offered (``tools_dict`` keeps
+    the tool, so a call to it is still answered by the gate, not by ADK's "no such tool")."""
+    for offered in llm_request.config.tools or []:
+        if isinstance(offered, types.Tool) and offered.function_declarations:
+            offered.function_declarations = [d for d in offered.function_declarations
+                                             if d.name != name]
 
 
 def _bad_id(call_id: str | None, events: list[Event]) -> tuple[str, str] | None:
