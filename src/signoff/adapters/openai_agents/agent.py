@@ -15,8 +15,10 @@ import copy
 import weakref
 from typing import Any
 
-from agents import Agent, FunctionTool, Handoff, RunContextWrapper
+from agents import Agent, FunctionTool, Handoff, HostedMCPTool, RunContextWrapper
 
+from signoff.adapters.openai_agents.hooks import GatedHooks
+from signoff.adapters.openai_agents.hosted import GatedHostedMCPTool, HostedGating
 from signoff.adapters.openai_agents.scope import Scope
 from signoff.adapters.openai_agents.tools import GatedTool
 from signoff.errors import ConfigurationError
@@ -52,9 +54,11 @@ def gate_agent(agent: Agent[Any], gate: GateProtocol, *, thread_id: str | None =
 
 def is_gated(agent: Agent[Any]) -> bool:
     """Every tool of ``agent`` runs through signoff (and it has no MCP servers)."""
+    hosted = [t for t in agent.tools if isinstance(t, HostedMCPTool)]
     return not agent.mcp_servers and all(
-        isinstance(t, FunctionTool) and isinstance(t.on_invoke_tool, GatedTool)
-        for t in agent.tools)
+        (isinstance(t, FunctionTool) and isinstance(t.on_invoke_tool, GatedTool))
+        or (isinstance(t, GatedHostedMCPTool) and t.gating is not None)
+        for t in agent.tools) and (not hosted or isinstance(agent.hooks, GatedHooks))
 
 
 class _Gating:
@@ -62,6 +66,7 @@ class _Gating:
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
+        self.hosted = HostedGating(scope)
         self.made: dict[int, Agent[Any]] = {}
 
     def agent(self, agent: Agent[Any]) -> Agent[Any]:
@@ -74,11 +79,16 @@ class _Gating:
                 "put signoff mcp-proxy in front of each server instead",
                 code="ungated_mcp_servers")
         gated = agent.clone(tools=[self.tool(agent.name, t) for t in agent.tools])
+        if any(isinstance(t, HostedMCPTool) for t in gated.tools) \
+                and not isinstance(gated.hooks, GatedHooks):
+            gated.hooks = GatedHooks(self.hosted, gated.hooks)
         self.made[id(agent)] = gated
         gated.handoffs = [self.handoff(h) for h in agent.handoffs]
         return gated
 
     def tool(self, owner: str, tool: Any) -> Any:
+        if isinstance(tool, HostedMCPTool):
+            return self.hosted.tool(owner, tool)
         if not isinstance(tool, FunctionTool):
             raise ConfigurationError(
                 f"agent {owner!r} has the tool {getattr(tool, 'name', tool)!r} "
