@@ -349,3 +349,23 @@ async def test_an_inner_agents_hosted_ask_waits_in_place(h: Harness) -> None:
     assert answers(inner_model, "mcpr_9")[0]["approve"] is True
     [request] = [r for r in h.gate.thread_requests(THREAD) if r.call_id == "mcpr_9"]
     assert request.status is RequestStatus.SUCCEEDED
+
+
+async def test_an_approval_sent_by_the_agent_handed_off_to_is_claimed_too(h: Harness) -> None:
+    from oai_helpers import call
+
+    model = ScriptedModel([[asks("mcpr_1", "create_issue", ISSUE),
+                            call("transfer_to_triage", {}, "h1")], provider()])
+    triage = Agent(name="triage", model=model)
+    plain = Agent(name="ops", model=model, tools=[hosted()], handoffs=[triage])
+    gated = gate_agent(plain, h.gate, thread_id=THREAD)
+    result = await Runner.run(gated, "file it")
+    [one] = await paused(result)
+    assert one.request_id
+    h.gate.decide(one.request_id, Decision.approve(), identity=h.alice)
+    state = result.to_state()
+    await apply_decisions(state)
+    final = await Runner.run(gated, state)
+    assert final.last_agent.name == "triage"  # its model call sent the approval
+    assert answers(model, "mcpr_1")[0]["approve"] is True
+    assert h.gate.get_request(one.request_id).status is RequestStatus.SUCCEEDED

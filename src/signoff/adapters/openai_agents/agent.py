@@ -54,11 +54,10 @@ def gate_agent(agent: Agent[Any], gate: GateProtocol, *, thread_id: str | None =
 
 def is_gated(agent: Agent[Any]) -> bool:
     """Every tool of ``agent`` runs through signoff (and it has no MCP servers)."""
-    hosted = [t for t in agent.tools if isinstance(t, HostedMCPTool)]
-    return not agent.mcp_servers and all(
+    return not agent.mcp_servers and isinstance(agent.hooks, GatedHooks) and all(
         (isinstance(t, FunctionTool) and isinstance(t.on_invoke_tool, GatedTool))
         or (isinstance(t, GatedHostedMCPTool) and t.gating is not None)
-        for t in agent.tools) and (not hosted or isinstance(agent.hooks, GatedHooks))
+        for t in agent.tools)
 
 
 class _Gating:
@@ -79,8 +78,9 @@ class _Gating:
                 "put signoff mcp-proxy in front of each server instead",
                 code="ungated_mcp_servers")
         gated = agent.clone(tools=[self.tool(agent.name, t) for t in agent.tools])
-        if any(isinstance(t, HostedMCPTool) for t in gated.tools) \
-                and not isinstance(gated.hooks, GatedHooks):
+        if not isinstance(gated.hooks, GatedHooks):
+            # Every agent of the run, not only those with hosted tools: the model call that
+            # sends an approval may be another agent's (a handoff in the same turn).
             gated.hooks = GatedHooks(self.hosted, gated.hooks)
         self.made[id(agent)] = gated
         gated.handoffs = [self.handoff(h) for h in agent.handoffs]

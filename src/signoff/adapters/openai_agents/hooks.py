@@ -1,11 +1,13 @@
-"""The agent hooks of an agent with hosted MCP tools: signoff's, then the application's.
+"""The agent hooks of a gated agent: signoff's for hosted MCP tools, then the application's.
 
 The SDK has no per-tool callback that can both answer a hosted call at once and leave it
 to pause the run, so signoff works around the model call: ``on_llm_end`` judges the
 approval requests of the response before the SDK plans its tools (``hosted``), and
 ``on_llm_start`` claims the approvals the next call sends, then ``on_llm_end`` records
-what the provider did with them (``sending``). The application's own ``hooks`` still run,
-after signoff's; every other hook is theirs alone.
+what the provider did with them (``sending``). Every gated agent has them, not only those
+with hosted tools: the model call that sends an approval may be another agent's (a
+handoff in the same turn). The application's own ``hooks`` still run, after signoff's;
+every other hook is theirs alone.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from signoff.adapters.openai_agents.sending import Sending
 
 
 class GatedHooks(AgentHooks[Any]):
-    """``Agent.hooks`` of a gated agent with hosted MCP tools."""
+    """``Agent.hooks`` of a gated agent."""
 
     def __init__(self, gating: HostedGating, inner: AgentHooks[Any] | None) -> None:
         self.gating = gating

@@ -78,9 +78,10 @@ class HostedGating:
 
     def tool(self, owner: str, tool: HostedMCPTool) -> GatedHostedMCPTool:
         """A copy of ``tool`` that asks approval for every call (its own config unchanged)."""
-        if isinstance(tool, GatedHostedMCPTool) and tool.gating is not None:
-            return tool
         label = tool.tool_config.get("server_label")
+        if isinstance(tool, GatedHostedMCPTool) and tool.gating is not None:
+            self.labels.add(str(label))  # its approvals may go out in this gating's runs
+            return tool
         if tool.on_approval_request is not None:
             raise ConfigurationError(
                 f"the hosted MCP tool {label!r} of agent {owner!r} has its own "
