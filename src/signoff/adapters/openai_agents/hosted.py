@@ -88,6 +88,9 @@ class HostedGating:
                 "on_approval_request, which the SDK would ask instead of pausing the run for "
                 "people: remove it, signoff's policy and approvers answer its calls",
                 code="hosted_approval_callback")
+        # Naming a call needs the policy's [mcp] table: a Client made without the policy
+        # fails here (no_policy), not in the middle of a run.
+        self.policy_name({"name": "", "server_label": label})
         config = dict(tool.tool_config)
         config["require_approval"] = "always"
         self.labels.add(str(label))
