@@ -130,9 +130,10 @@ class HostedGating:
         """Answer in the run's context, before the SDK plans its tools, every approval
         request of ``response`` the gate answers at once; an ask is left to pause the run."""
         for raw in response.output:
-            if not isinstance(raw, McpApprovalRequest) or gating_of(agent, raw) is not self:
+            gating = gating_of(agent, raw) if isinstance(raw, McpApprovalRequest) else None
+            if gating is None:
                 continue
-            approve, text = await self.first_answer(raw, context.context)
+            approve, text = await gating.first_answer(raw, context.context)
             item = ToolApprovalItem(agent=agent, raw_item=raw, tool_name=raw.name)
             if approve is True:
                 context.approve_tool(item)

@@ -78,8 +78,9 @@ async def apply_decisions(state: RunState[Any, Any]) -> list[Paused]:
     current = state._current_agent
     if isinstance(current, Agent) and not is_gated(current):
         raise ConfigurationError(
-            f"the run state resumes in agent {current.name!r}, whose tools are not gated: "
-            "load it with RunState.from_string(<the gated agent>, ...)", code="ungated_agent")
+            f"the run state resumes in agent {current.name!r}, whose tools (or hooks) are not "
+            "signoff's: load it with RunState.from_string(<the gated agent>, ...)",
+            code="ungated_agent")
     waiting: list[Paused] = []
     for one in await paused(state):
         if one.refusal is not None:
