@@ -130,7 +130,9 @@ class HostedGating:
         """Answer in the run's context, before the SDK plans its tools, every approval
         request of ``response`` the gate answers at once; an ask is left to pause the run."""
         for raw in response.output:
-            gating = gating_of(agent, raw) if isinstance(raw, McpApprovalRequest) else None
+            if not isinstance(raw, McpApprovalRequest):
+                continue
+            gating = gating_of(agent, raw)
             if gating is None:
                 continue
             approve, text = await gating.first_answer(raw, context.context)
