@@ -40,12 +40,20 @@ risk = "low"
 paths = ["path"]
 [tools.deploy]
 risk = "high"
+[tools.gh__list_issues]
+risk = "low"
 
 [[rules]]
 id = "no-rm"
 effect = "deny"
 tool = "execute"
 command = "rm *"
+
+[[rules]]
+id = "no-repo-delete"
+effect = "deny"
+tool = "gh__delete_repo"
+reason = "repositories are never deleted by an agent"
 """
 
 THREAD = "t-oai"

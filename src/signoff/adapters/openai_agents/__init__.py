@@ -9,7 +9,10 @@ signoff request of each, ``apply_decisions(state)`` maps what people decided in 
 onto the SDK's ``state.approve`` / ``state.reject`` before ``Runner.run(agent, state)``
 resumes it — in this process or, from ``RunState.to_string()``, in a new one. An approved
 call runs under the gate's claim: exactly the approved arguments (an approver's edit
-included), at most once. See docs/openai-agents.md.
+included), at most once. A hosted MCP tool's calls (``HostedMCPTool``) go the same way
+through the provider's approval requests: judged, paused, and approved once for exactly
+the proposed arguments (an edit cannot be carried there, so it is refused). See
+docs/openai-agents.md.
 """
 
 from __future__ import annotations

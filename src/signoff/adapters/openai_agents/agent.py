@@ -15,8 +15,10 @@ import copy
 import weakref
 from typing import Any
 
-from agents import Agent, FunctionTool, Handoff, RunContextWrapper
+from agents import Agent, FunctionTool, Handoff, HostedMCPTool, RunContextWrapper
 
+from signoff.adapters.openai_agents.hooks import GatedHooks
+from signoff.adapters.openai_agents.hosted import GatedHostedMCPTool, HostedGating
 from signoff.adapters.openai_agents.scope import Scope
 from signoff.adapters.openai_agents.tools import GatedTool
 from signoff.errors import ConfigurationError
@@ -52,8 +54,9 @@ def gate_agent(agent: Agent[Any], gate: GateProtocol, *, thread_id: str | None =
 
 def is_gated(agent: Agent[Any]) -> bool:
     """Every tool of ``agent`` runs through signoff (and it has no MCP servers)."""
-    return not agent.mcp_servers and all(
-        isinstance(t, FunctionTool) and isinstance(t.on_invoke_tool, GatedTool)
+    return not agent.mcp_servers and isinstance(agent.hooks, GatedHooks) and all(
+        (isinstance(t, FunctionTool) and isinstance(t.on_invoke_tool, GatedTool))
+        or (isinstance(t, GatedHostedMCPTool) and t.gating is not None)
         for t in agent.tools)
 
 
@@ -62,6 +65,7 @@ class _Gating:
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
+        self.hosted = HostedGating(scope)
         self.made: dict[int, Agent[Any]] = {}
 
     def agent(self, agent: Agent[Any]) -> Agent[Any]:
@@ -74,11 +78,17 @@ class _Gating:
                 "put signoff mcp-proxy in front of each server instead",
                 code="ungated_mcp_servers")
         gated = agent.clone(tools=[self.tool(agent.name, t) for t in agent.tools])
+        if not isinstance(gated.hooks, GatedHooks):
+            # Every agent of the run, not only those with hosted tools: the model call that
+            # sends an approval may be another agent's (a handoff in the same turn).
+            gated.hooks = GatedHooks(self.hosted, gated.hooks)
         self.made[id(agent)] = gated
         gated.handoffs = [self.handoff(h) for h in agent.handoffs]
         return gated
 
     def tool(self, owner: str, tool: Any) -> Any:
+        if isinstance(tool, HostedMCPTool):
+            return self.hosted.tool(owner, tool)
         if not isinstance(tool, FunctionTool):
             raise ConfigurationError(
                 f"agent {owner!r} has the tool {getattr(tool, 'name', tool)!r} "

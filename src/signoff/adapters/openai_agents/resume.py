@@ -15,6 +15,11 @@ One the gate has not judged yet (the SDK asks for approval without calling
 ``needs_approval`` when it cannot inspect the arguments) is proposed here; one whose tool
 is not gated cannot be judged and is rejected: what the gate cannot see, a human decides,
 and no human saw it in signoff.
+
+A hosted MCP tool's approval request is answered by its request too (``hosted.answer``):
+approved → ``state.approve`` (the approval is claimed when it is sent), an edit or other
+arguments → rejected, one already answered (a replayed state) → rejected, never approved
+twice. Its ``tool`` is the policy's name, ``<server_label>__<tool>``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from agents import Agent, FunctionTool, RunState, ToolApprovalItem
 
 from signoff.adapters.openai_agents import texts
 from signoff.adapters.openai_agents.agent import is_gated
+from signoff.adapters.openai_agents.hosted import field_of, gating_of, is_hosted_request
 from signoff.adapters.openai_agents.tools import GatedTool
 from signoff.errors import ConfigurationError
 from signoff.kernel.outcomes import Outcome, OutcomeKind, ProposalKind
@@ -48,6 +54,7 @@ class Paused:
     request_id: str | None  # the signoff request people decide (None: never one)
     outcome: Outcome | None  # the request's outcome now
     refusal: str | None = None  # why it is not run, when it has no request to decide
+    hosted: bool = False  # a hosted MCP tool's approval request (call_id: its id)
 
     @property
     def pending(self) -> bool:
@@ -71,12 +78,21 @@ async def apply_decisions(state: RunState[Any, Any]) -> list[Paused]:
     current = state._current_agent
     if isinstance(current, Agent) and not is_gated(current):
         raise ConfigurationError(
-            f"the run state resumes in agent {current.name!r}, whose tools are not gated: "
-            "load it with RunState.from_string(<the gated agent>, ...)", code="ungated_agent")
+            f"the run state resumes in agent {current.name!r}, whose tools (or hooks) are not "
+            "signoff's: load it with RunState.from_string(<the gated agent>, ...)",
+            code="ungated_agent")
     waiting: list[Paused] = []
     for one in await paused(state):
         if one.refusal is not None:
             state.reject(one.item, rejection_message=one.refusal)
+        elif one.hosted:
+            approve, text = await _answer_hosted(one)
+            if approve is None:
+                waiting.append(one)
+            elif approve:
+                state.approve(one.item)
+            else:
+                state.reject(one.item, rejection_message=text)
         elif one.outcome is None or one.outcome.kind in RUNS:
             state.approve(one.item)  # the tool's claim decides what runs
         elif one.outcome.kind is OutcomeKind.PENDING:
@@ -88,6 +104,8 @@ async def apply_decisions(state: RunState[Any, Any]) -> list[Paused]:
 
 async def _read(item: ToolApprovalItem, app_context: Any) -> Paused:
     raw = item.raw_item
+    if is_hosted_request(raw):
+        return await _read_hosted(item, app_context)
     call_id = _field(raw, "call_id") or _field(raw, "id")
     name = item.tool_name
     gated = _gated_tool(item)
@@ -107,6 +125,39 @@ async def _read(item: ToolApprovalItem, app_context: Any) -> Paused:
         return Paused(item, call_id, name, None, None, texts.refused(found.verdict))
     outcome = await asyncio.to_thread(gated.scope.gate.outcome, found.request_id)
     return Paused(item, call_id, name, found.request_id, outcome)
+
+
+async def _read_hosted(item: ToolApprovalItem, app_context: Any) -> Paused:
+    raw = item.raw_item
+    call_id, gating = field_of(raw, "id"), gating_of(item.agent, raw)
+    if gating is None or not isinstance(call_id, str):
+        return Paused(item, call_id, item.tool_name, None, None, UNGATED, hosted=True)
+    name = gating.policy_name(raw)
+    context = gating.scope.context(app_context)
+    request_id = await gating.request_of(raw, context)
+    if request_id is None:  # never judged (the SDK paused before signoff saw it)
+        found = await gating.propose(raw, context)
+        if isinstance(found, str):
+            return Paused(item, call_id, name, None, None, found, hosted=True)
+        if found.kind is ProposalKind.ALLOWED:
+            return Paused(item, call_id, name, None, None, hosted=True)
+        if found.request_id is None:
+            return Paused(item, call_id, name, None, None, texts.refused(found.verdict),
+                          hosted=True)
+        request_id = found.request_id
+    outcome = await asyncio.to_thread(gating.scope.gate.outcome, request_id)
+    return Paused(item, call_id, name, request_id, outcome, hosted=True)
+
+
+async def _answer_hosted(one: Paused) -> tuple[bool | None, str | None]:
+    gating = gating_of(one.item.agent, one.item.raw_item)
+    if gating is None:
+        return False, UNGATED
+    if one.request_id is None:  # allowed now: approved at once
+        return True, None
+    if one.pending:
+        return None, None
+    return await gating.answer(one.request_id, one.item.raw_item)
 
 
 def _gated_tool(item: ToolApprovalItem) -> GatedTool | None:

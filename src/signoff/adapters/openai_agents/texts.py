@@ -55,3 +55,22 @@ def with_note(text: str, note: str | None) -> str:
 
 def result_text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+# A hosted MCP tool's approval carries no arguments: the provider runs the ones it proposed.
+HOSTED_OTHER_ARGS = (f"{NOTE} This call was not approved: the arguments of its approval request "
+                     "in the run state are not the ones people approved.")
+
+
+def hosted_edit(reason: str | None) -> str:
+    """An approver's edit of a hosted MCP call: it cannot be applied, so nothing runs."""
+    why = f" ({reason})" if reason else ""
+    return (f"{NOTE} A human reviewer edited this call's arguments{why}, but a hosted MCP tool "
+            "can only run the arguments its provider proposed, so the edit could not be "
+            "applied and the call was not run. Propose the edited call if it is still needed.")
+
+
+def hosted_answered(outcome: Outcome) -> str:
+    """A hosted MCP call whose approval signoff already sent once (a replayed run state)."""
+    return (f"{NOTE} This call was already answered through signoff (request "
+            f"{outcome.request_id}, {outcome.kind.value}); it is not approved a second time.")
