@@ -245,6 +245,36 @@ async def test_an_approval_set_only_in_the_run_state_is_not_sent(h: Harness) -> 
     assert request.status is RequestStatus.PENDING  # people can still decide it
 
 
+async def test_a_paused_call_older_than_the_threads_newest_requests_is_still_claimed(
+        h: Harness) -> None:
+    """The request of an approval is found by the gate, not only among the newest requests
+    a thread read returns: a hand-set approval of a call buried under 500 newer requests is
+    refused as well, and the approval people gave is sent once."""
+    from signoff.model import ToolCall
+    from signoff.policy.modes import trusted_context
+
+    gated, model = agent(h, [[asks("mcpr_old", "create_issue", ISSUE)], provider()])
+    result = await Runner.run(gated, "file it")
+    [one] = await paused(result)
+    assert one.request_id
+    other = trusted_context(thread_id=THREAD, run_id="another-run")
+    for n in range(500):
+        h.gate.propose(ToolCall(id=f"newer-{n}", name="deploy", args={"env": f"e{n}"}), other)
+    assert one.request_id not in {r.id for r in h.gate.thread_requests(THREAD)}
+    state = result.to_state()
+    for item in state.get_interruptions():
+        state.approve(item)  # by hand, not in signoff
+    with pytest.raises(Conflict) as refused:
+        await Runner.run(gated, state)
+    assert refused.value.code == "hosted_approval_refused" and len(model.calls) == 1
+    h.gate.decide(one.request_id, Decision.approve(), identity=h.alice)
+    state = result.to_state()
+    await apply_decisions(state)
+    assert (await Runner.run(gated, state)).final_output == "Done."
+    assert approvals_sent([model], "mcpr_old") == 1
+    assert h.gate.get_request(one.request_id).status is RequestStatus.SUCCEEDED
+
+
 @pytest.mark.parametrize(("step", "status"), [
     (provider(error=HTTPError(code=429, message="rate limited", type="http_error")),
      RequestStatus.FAILED),

@@ -29,7 +29,8 @@ from agents.items import ModelResponse
 from signoff.adapters.openai_agents.hosted import HostedGating, field_of, proposed_hash
 from signoff.errors import Conflict
 from signoff.kernel.execution import Execution
-from signoff.kernel.outcomes import Outcome
+from signoff.kernel.outcomes import Outcome, Proposal, ProposalKind
+from signoff.model import ApprovalRequest, RunContext
 
 # Items a model answers with: whatever follows one of them was sent before the last answer.
 _MODEL_ITEMS = frozenset({"mcp_approval_request", "mcp_list_tools", "reasoning", "compaction"})
@@ -59,6 +60,10 @@ class Sending:
         requests = await asyncio.to_thread(scope.gate.thread_requests, run.thread_id)
         by_call = {r.call_id: r for r in requests
                    if r.call_id in answers and self.gating.names(r.tool)}
+        for call_id in answers - by_call.keys():  # not among the thread's newest requests
+            request = await self._judged_again(items, call_id, run)
+            if request is not None:
+                by_call[call_id] = request
         claimed: list[tuple[str, Execution]] = []
         for call_id, request in by_call.items():
             asked = _request_item(items, call_id)
@@ -77,6 +82,25 @@ class Sending:
             claimed.append((call_id, got))
         if claimed:
             self._sent[id(context)] = claimed
+
+    async def _judged_again(self, items: Sequence[Any], call_id: str,
+                            run: RunContext) -> ApprovalRequest | None:
+        """An approval whose request the thread's newest requests did not show: the call is
+        proposed again (the gate finds its request by its call id, or judges it afresh), so
+        an approval is sent unclaimed only for a call the policy allows now. A call of these
+        tools the input does not show, or one the gate refuses, stops the run."""
+        asked = _request_item(items, call_id)
+        if asked is None:
+            return None  # no approval request of ours in the input: another gating's
+        if not self.gating.names(self.gating.policy_name(asked)):
+            return None
+        found = await self.gating.propose(asked, run)
+        if isinstance(found, Proposal) and found.kind is ProposalKind.ALLOWED:
+            return None
+        if isinstance(found, Proposal) and found.request is not None:
+            return found.request
+        raise Conflict(f"the run state approves hosted call {call_id}, which signoff does not "
+                       "approve: nothing was sent", code="hosted_approval_refused")
 
     async def record(self, context: RunContextWrapper[Any], response: ModelResponse) -> None:
         """Report what the provider did with each approval the call sent."""
