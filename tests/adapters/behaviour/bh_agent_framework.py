@@ -132,9 +132,10 @@ class AgentFrameworkDriver(Driver):
         return self._wake(self.last)
 
     def delegating(self, parent: Sequence[Turn], child: Sequence[Turn], *,
-                   subagent_wait: float) -> list[str]:
+                   subagent_wait: float, interaction_mode: str = "interactive") -> list[str]:
+        # the child has no mode of its own: the middleware makes it the running call's child
         sub = Agent(client=QueueClient(Script(child), self), name="worker",
                     tools=[tool(f) for f in tools(self.w.ledger)],
                     middleware=[SignoffMiddleware(self.w.gate, subagent_wait=subagent_wait)])
         self.extra = [sub.as_tool(name="delegate", description="Hand a task to a subagent.")]
-        return self.start(parent, subagent_wait=subagent_wait)
+        return self.start(parent, subagent_wait=subagent_wait, interaction_mode=interaction_mode)
