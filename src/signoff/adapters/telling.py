@@ -3,9 +3,10 @@
 A rejection (with the approver's reason and alternatives) and each way a request can end
 without running here — expired, withdrawn, invalidated, a run that died, a failure, a run
 elsewhere — read the same to the model whichever adapter answers; each adapter wraps the
-text in its framework's tool result (an error ToolMessage, a dict, a function result).
-A run nobody will answer (full review mode, an unattended run) is told so in its system
-prompt, in the same words everywhere.
+text in its framework's tool result (an error ToolMessage, a dict, a function result), and
+so does an approver's edit beside the edited call's result. A run nobody will answer (full
+review mode, an unattended run) is told so in its system prompt, in the same words
+everywhere.
 """
 
 from __future__ import annotations
@@ -48,3 +49,9 @@ def not_run(outcome: Outcome) -> str:
         OutcomeKind.EXECUTING: "The call is running elsewhere; its result is not known here.",
     }
     return reasons.get(kind, f"The call did not run ({kind.value}).")
+
+
+def edited(reason: str | None) -> str:
+    """Beside an edited call's result: the approver changed its arguments, and why."""
+    return "A human reviewer edited this call's arguments before it ran" + (
+        f": {reason}" if reason else ".")

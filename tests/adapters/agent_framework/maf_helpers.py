@@ -65,12 +65,16 @@ def call(call_id: str, name: str, **args: Any) -> Content:
 class ScriptedClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any],
                      BaseChatClient[Any]):
     """Answers each model turn with the next scripted contents (function calls or text);
-    records the messages it was sent."""
+    records the messages it was sent, the tools it was offered and its instructions.
+    ``middleware``: the client's own (chat and function middleware only)."""
 
-    def __init__(self, turns: Sequence[Sequence[Content | str]]) -> None:
-        super().__init__()
+    def __init__(self, turns: Sequence[Sequence[Content | str]],
+                 middleware: Sequence[Any] | None = None) -> None:
+        super().__init__(middleware=middleware)
         self.turns = [list(t) for t in turns]
         self.prompts: list[list[Message]] = []
+        self.offered: list[list[str]] = []
+        self.instructions: list[Any] = []
 
     def _next(self, messages: Sequence[Message]) -> list[Content]:
         self.prompts.append(list(messages))
@@ -85,6 +89,8 @@ class ScriptedClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any],
 
     def _inner_get_response(self, *, messages: Sequence[Message], stream: bool,
                             options: Any, **kwargs: Any) -> Any:
+        self.offered.append([t.name for t in (options or {}).get("tools") or ()])
+        self.instructions.append((options or {}).get("instructions"))
         if stream:  # an agent run as a tool (``as_tool``) streams
             return self._build_response_stream(self._updates(messages))
         return self._respond(messages)

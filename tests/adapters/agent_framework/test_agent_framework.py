@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 import pytest
-from agent_framework import Agent, Content, tool
+from agent_framework import Agent, AgentSession, Content, tool
 from maf_helpers import Harness, ScriptedClient, call, restored, stored
 
 from signoff.adapters.agent_framework import (
@@ -20,14 +20,27 @@ from signoff.adapters.agent_framework import (
     wait_and_resume,
     wake_up,
 )
+from signoff.adapters.telling import FULL_MODE_NOTE
 from signoff.cli import main
 from signoff.decisions import Decision
-from signoff.errors import SignoffError
+from signoff.errors import Conflict, SignoffError
 from signoff.model import RequestStatus
 
 
 def run(agent: Any, message: Any, session: Any) -> Any:
     return asyncio.run(agent.run(message, session=session))
+
+
+def ask_user(h: Harness) -> Any:
+    """The policy's clarification tool (its default name)."""
+    @tool
+    def ask_user(question: str) -> str:
+        """Ask the user a clarifying question."""
+        with h.ledger.open("a") as out:
+            out.write(f"ask_user {question}\n")
+        return "main"
+
+    return ask_user
 
 
 def test_allowed_call_runs_and_denied_one_is_told(h: Harness) -> None:
@@ -96,25 +109,21 @@ def test_rejection_is_told_to_the_model(h: Harness) -> None:
     assert "pay in January" in told
 
 
-def test_an_edit_comes_back_as_the_frameworks_replacement_and_runs_as_edited(
-        h: Harness) -> None:
+def test_an_edit_runs_as_edited_at_the_wake_up_and_the_model_reads_why(h: Harness) -> None:
     client = ScriptedClient([[call("c1", "pay", to="bob", amount=500)], ["paid 50"]])
     agent = h.agent(client)
     session = agent.create_session()
     paused = run(agent, "pay bob", session)
     (rid,) = request_ids(paused)
     h.decide(rid, Decision.edit({"to": "bob", "amount": 50}, reason="too much"))
-    edited = run(agent, wake_up(paused), session)
-    assert h.lines() == []  # nothing claimed yet: the edit is shown first
-    (replacement,) = edited.user_input_requests
-    assert replacement.function_call.parse_arguments() == {"to": "bob", "amount": 50}
-    assert replacement.additional_properties[REQUEST_KEY] == rid
-    assert h.gate.get_request(rid).status is RequestStatus.APPROVED
-    done = run(agent, wake_up(edited), session)
+    done = run(agent, wake_up(paused), session)
+    assert not done.user_input_requests
     assert done.text == "paid 50"
     assert h.lines() == ["pay bob 50"]
+    told = client.results()["c1"]
+    assert "paid 50 to bob" in str(told) and "too much" in str(told)
     assert h.gate.get_request(rid).status is RequestStatus.SUCCEEDED
-    run(agent, wake_up(edited), session)  # replayed: nothing runs again
+    run(agent, wake_up(paused), session)  # replayed: nothing runs again
     assert h.lines() == ["pay bob 50"]
 
 
@@ -171,13 +180,28 @@ def test_parallel_calls_pause_together_and_allowed_ones_run_once(h: Harness) -> 
     assert sorted(h.lines()) == ["balance A", "pay bob 5"]
 
 
-def test_a_duplicate_call_id_in_a_turn_is_refused(h: Harness) -> None:
+def test_every_call_of_an_id_repeated_in_a_turn_is_refused(h: Harness) -> None:
     client = ScriptedClient([[call("c1", "balance", account="A"),
                               call("c1", "balance", account="B")], ["done"]])
     agent = h.agent(client)
     session = agent.create_session()
     run(agent, "go", session)
-    assert len(h.lines()) == 1  # one of the two ran, the other was refused
+    assert h.lines() == []  # which one the model meant is not for the gate to guess
+    assert "repeated in its turn" in str(client.results()["c1"])
+
+
+def test_an_id_an_earlier_turn_used_is_refused_in_a_streaming_run(h: Harness) -> None:
+    client = ScriptedClient([[call("c1", "balance", account="A")],
+                             [call("c1", "balance", account="B")], ["done"]])
+    agent = h.agent(client)
+
+    async def streamed() -> Any:
+        return await agent.run("go", session=agent.create_session(), stream=True) \
+            .get_final_response()
+
+    asyncio.run(streamed())
+    assert h.lines() == ["balance A"]
+    assert "used by an earlier turn" in str(client.results()["c1"])
 
 
 def test_new_objects_over_the_same_database_resume_the_stored_session(
@@ -235,6 +259,44 @@ def test_full_review_mode_runs_without_asking(h: Harness) -> None:
     response = run(agent, "pay bob", session)
     assert not response.user_input_requests
     assert h.lines() == ["pay bob 5"]
+
+
+def test_an_unattended_run_is_not_offered_the_clarification_tool(h: Harness) -> None:
+    """Nobody will answer: the tool is withdrawn and the instructions say to go on; a call
+    the model makes anyway is refused by the policy, never run."""
+    client = ScriptedClient([[call("q1", "ask_user", question="which?")], ["done"]])
+    agent = Agent(client=client, tools=[*h.tools(), ask_user(h)], instructions="Be brief.",
+                  middleware=[SignoffMiddleware(h.gate, interaction_mode="scheduled")])
+    run(agent, "go", agent.create_session())
+    assert client.offered and all("ask_user" not in names for names in client.offered)
+    assert "balance" in client.offered[0]
+    assert all(i.startswith("Be brief.") and FULL_MODE_NOTE in i for i in client.instructions)
+    assert "no one will answer" in str(client.results()["q1"])
+    assert h.lines() == []
+
+
+def test_the_parts_on_a_chat_client_gate_as_the_agent_middleware_does(h: Harness) -> None:
+    """A chat client's own middleware list takes no agent middleware: ``parts`` are the
+    function and chat middleware ``SignoffMiddleware`` hands to each run."""
+    signoff = SignoffMiddleware(h.gate, review_mode="full")
+    client = ScriptedClient([[call("q1", "ask_user", question="which?"),
+                              call("c1", "wipe", account="A")], ["done"]],
+                            middleware=signoff.parts)
+    agent = Agent(client=client, tools=[*h.tools(), ask_user(h)])
+    run(agent, "go", agent.create_session())
+    assert client.offered and all("ask_user" not in names for names in client.offered)
+    assert "no one will answer" in str(client.results()["q1"])
+    assert "[signoff] deny" in str(client.results()["c1"])
+    assert h.lines() == []
+
+
+def test_a_new_session_on_a_waiting_thread_is_refused(h: Harness) -> None:
+    agent = h.agent(ScriptedClient([[call("c1", "pay", to="bob", amount=5)]]))
+    asyncio.run(agent.run("pay bob", session=AgentSession(session_id="billing")))
+    other = h.agent(ScriptedClient([["hello"]]))
+    with pytest.raises(Conflict) as refused:
+        asyncio.run(other.run("anything else?", session=AgentSession(session_id="billing")))
+    assert refused.value.code == "thread_waiting"
 
 
 def test_a_call_without_a_session_uses_the_configured_thread(h: Harness) -> None:

@@ -19,6 +19,7 @@ FRAMEWORKS = {  # fixture id → (module, driver class)
     "openai-agents": ("bh_openai_agents", "OpenAIAgentsDriver"),
     "pydantic-ai": ("bh_pydantic_ai", "PydanticAIDriver"),
     "google-adk": ("bh_google_adk", "GoogleADKDriver"),
+    "agent-framework": ("bh_agent_framework", "AgentFrameworkDriver"),
 }
 
 

@@ -1,5 +1,7 @@
 """A session's run as ``session.state`` keeps it (plain values: the framework serialises
-the session), and its review mode fixed again at a resume.
+the session), and its review mode fixed again at a resume. ``Runs`` finds the run of a
+model turn or a call: both parts of ``SignoffMiddleware`` need it, the model turn to know
+whether a human may be asked (what the model is offered), the call to propose it.
 
 The mode is fixed per run. One exception, as in the LangChain middleware: a mode chosen
 for the thread *while this run waited on it* ("auto-approve this thread" on the approval
@@ -8,11 +10,68 @@ card) applies to the run it resumes — unless the application gave the run its 
 from __future__ import annotations
 
 import dataclasses
+import threading
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from agent_framework import AgentSession
+
+from signoff.adapters.agent_framework import child
 from signoff.kernel.protocol import GateProtocol
 from signoff.model import InteractionMode, ReviewMode, RunContext
+
+STATE_KEY = "signoff"  # session.state[STATE_KEY]: the run the session's calls belong to
+
+
+class Runs:
+    """The run of a session (or, without one, of the configured thread), started at its
+    first model turn or call with the application's context; inside another gated call
+    (a subagent), the parent's run (``child``)."""
+
+    def __init__(self, gate: GateProtocol, *, principal: str | None,
+                 interaction_mode: InteractionMode, review_mode: ReviewMode | None,
+                 thread_id: str | None) -> None:
+        self.gate = gate
+        self.principal = principal
+        self.interaction_mode = interaction_mode
+        self.review_mode = review_mode
+        self.thread_id = thread_id
+        self._sessionless: dict[str | None, RunContext] = {}  # by thread
+        self._starting = threading.Lock()
+
+    def of(self, session: AgentSession | None, *, resumed: bool = False) -> RunContext:
+        """The run, kept in ``session.state`` so a resume in a new process finds it; at a
+        resume (``resumed``), its mode fixed again if one was chosen for it meanwhile."""
+        inside = child.child_run()
+        if inside is not None:
+            return inside
+        with self._starting:  # a turn's calls run at once: one run starts, not one each
+            return self._of(session, resumed)
+
+    def _of(self, session: AgentSession | None, resumed: bool) -> RunContext:
+        if session is None:
+            run = self._sessionless.get(self.thread_id)
+            if run is None:
+                run = self._sessionless[self.thread_id] = self._start(self.thread_id)
+            return run
+        kept = session.state.get(STATE_KEY)
+        if isinstance(kept, Mapping) and kept.get("run_id"):
+            run = run_of(kept, session.session_id)
+            again = refixed(self.gate, run, kept) if resumed else None
+            if again is None:
+                return run
+            run, session.state[STATE_KEY] = again
+            return run
+        run = self._start(session.session_id)
+        session.state[STATE_KEY] = entry(
+            run, mode_from="explicit" if self.review_mode is not None else "thread")
+        return run
+
+    def _start(self, thread: str | None) -> RunContext:
+        return self.gate.start_run(RunContext(
+            thread_id=thread, run_id="run_" + uuid.uuid4().hex, review_mode=self.review_mode,
+            interaction_mode=self.interaction_mode, principal=self.principal))
 
 
 def entry(run: RunContext, *, mode_from: str, mode_at: float | None = None) -> dict[str, Any]:
