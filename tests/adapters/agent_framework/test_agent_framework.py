@@ -275,13 +275,14 @@ def test_an_unattended_run_is_not_offered_the_clarification_tool(h: Harness) -> 
     assert h.lines() == []
 
 
-def test_the_parts_on_a_chat_client_gate_as_the_agent_middleware_does(h: Harness) -> None:
-    """A chat client's own middleware list takes no agent middleware: ``parts`` are the
-    function and chat middleware ``SignoffMiddleware`` hands to each run."""
+@pytest.mark.parametrize("given", ["bundle", "parts"])
+def test_on_a_chat_client_it_gates_as_on_the_agent(h: Harness, given: str) -> None:
+    """A chat client's own middleware list installs the bundle whole (an agent middleware
+    there would be dropped with a logged warning, the calls ungated), or its parts."""
     signoff = SignoffMiddleware(h.gate, review_mode="full")
     client = ScriptedClient([[call("q1", "ask_user", question="which?"),
                               call("c1", "wipe", account="A")], ["done"]],
-                            middleware=signoff.parts)
+                            middleware=[signoff] if given == "bundle" else signoff.parts)
     agent = Agent(client=client, tools=[*h.tools(), ask_user(h)])
     run(agent, "go", agent.create_session())
     assert client.offered and all("ask_user" not in names for names in client.offered)

@@ -5,16 +5,19 @@ signoff needs two hooks of the framework: one around each function call (``calls
 gate's verdict, the pause, the claimed run) and one around each model call (``turns``:
 the clarification tool withdrawn when nobody would answer, the turn's call ids checked).
 The framework files a middleware object under one kind only, so ``SignoffMiddleware`` is
-an agent middleware that hands both to every run it wraps, in the run's own chat-client
-middleware (``AgentContext.client_kwargs``), after any the application gave.
+the framework's ``MiddlewareBundle`` of the two: an indivisible unit, installed whole on an
+agent or a chat client, and refused loudly (``MiddlewareException``) by a seam that could
+install only part of it — never dropped with a warning, leaving calls ungated. The
+framework marks bundles experimental; that notice is silenced for signoff's own bundle
+only (the warning filter is scoped to the class statement and the constructor).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+import warnings
 
-from agent_framework import AgentContext, AgentMiddleware
+from agent_framework import MiddlewareBundle
+from agent_framework._feature_stage import ExperimentalWarning
 
 from signoff.adapters.agent_framework.calls import CallGate
 from signoff.adapters.agent_framework.ids import CallIds
@@ -26,7 +29,14 @@ from signoff.model import InteractionMode, ReviewMode
 AGENT = "agent-framework"
 
 
-class SignoffMiddleware(AgentMiddleware):
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", ExperimentalWarning)
+
+    class _Bundle(MiddlewareBundle):
+        """The framework's bundle, subclassed once here, under the filter."""
+
+
+class SignoffMiddleware(_Bundle):
     """``Agent(..., middleware=[SignoffMiddleware(gate)])``: allow / deny / ask per call.
 
     ``thread_id``: the signoff thread of calls made without a session (with one, its
@@ -34,9 +44,8 @@ class SignoffMiddleware(AgentMiddleware):
     context, fixed when the session's run starts (its first model call or call).
     ``subagent_wait``: how long an ask of a subagent (an agent run inside a gated call)
     waits in place. ``clarification_tool``: the tool withdrawn when nobody would answer
-    (the policy's ``clarification_tool`` by default). ``parts``: the function and chat
-    middleware, for a chat client's own middleware list (which takes no agent
-    middleware)."""
+    (the policy's ``clarification_tool`` by default). The same object goes in a chat
+    client's own middleware list; ``parts`` are its function and chat middleware."""
 
     def __init__(self, gate: GateProtocol, *, principal: str | None = None,
                  interaction_mode: InteractionMode | str = InteractionMode.INTERACTIVE,
@@ -52,15 +61,9 @@ class SignoffMiddleware(AgentMiddleware):
         self.turns = ModelTurns(gate, runs, ids,
                                 clarification_tool or gate.config.clarification_tool)
         self.parts: tuple[CallGate, ModelTurns] = (self.calls, self.turns)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ExperimentalWarning)
+            super().__init__(self.parts)
         # An in-process gate still under its default name proposes as this framework.
         if getattr(gate, "agent", None) == "agent":
             gate.agent = AGENT  # type: ignore[attr-defined]
-
-    async def process(self, context: AgentContext,
-                      call_next: Callable[[], Awaitable[None]]) -> None:
-        given: Any = context.client_kwargs.get("middleware")
-        given = [] if given is None else list(given) if isinstance(given, (list, tuple)) \
-            else [given]
-        context.client_kwargs["middleware"] = [
-            *given, *(part for part in self.parts if not any(part is g for g in given))]
-        await call_next()
