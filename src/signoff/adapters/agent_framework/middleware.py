@@ -23,6 +23,7 @@ from typing import Any
 from agent_framework import Content, FunctionInvocationContext, FunctionMiddleware
 from pydantic import BaseModel
 
+from signoff.adapters import proposing
 from signoff.adapters.agent_framework import answers, child, runs
 from signoff.adapters.agent_framework.resume import REQUEST_KEY
 from signoff.canonical import args_hash
@@ -79,7 +80,9 @@ class SignoffMiddleware(FunctionMiddleware):
             context.result = answers.bad_call(f"its arguments do not read ({exc})")
             return
         resumed = context.metadata.get("approval_response") is not None
-        run = await asyncio.to_thread(self._run, context, resumed)
+        run = self._known_run(context, resumed)
+        if run is None:
+            run = await asyncio.to_thread(self._run, context, resumed)
         if not resumed and self._reused(run.thread_id, call_id, occurrence):
             context.result = answers.bad_call(
                 "its call id was already used for another call of this run; call it again "
@@ -88,7 +91,7 @@ class SignoffMiddleware(FunctionMiddleware):
         call = ToolCall(id=call_id, name=context.function.name, args=args,
                         description=context.function.description or None)
         try:
-            proposal = await asyncio.to_thread(self.gate.propose, call, run)
+            proposal = await proposing.propose(self.gate, call, run)
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise
@@ -177,6 +180,22 @@ class SignoffMiddleware(FunctionMiddleware):
             return None
         return request
 
+    def _known_run(self, context: FunctionInvocationContext, resumed: bool
+                   ) -> RunContext | None:
+        """The call's run when nothing need be read or written for it (a subagent's, or a
+        run already started and not being resumed), found on the event loop; ``None``:
+        ``_run`` in a worker thread. Most calls of a run take this way, and a thread hop
+        would cost more than the rest of the call's judging."""
+        inside = child.child_run()
+        if inside is not None:
+            return inside
+        if resumed:  # a mode chosen meanwhile may have to be fixed again (``runs``)
+            return None
+        session = context.session
+        if session is None:
+            return self._runs.get(self.thread_id)
+        return _kept(session.state.get(STATE_KEY), session.session_id)
+
     def _run(self, context: FunctionInvocationContext, resumed: bool) -> RunContext:
         """The run of the call's session: started (its review mode fixed) at the session's
         first call and kept in ``session.state``, so a resume in a new process finds it;
@@ -196,8 +215,9 @@ class SignoffMiddleware(FunctionMiddleware):
                 run = self._runs[self.thread_id] = self._start(self.thread_id)
             return run
         kept = session.state.get(STATE_KEY)
-        if isinstance(kept, Mapping) and kept.get("run_id"):
-            run = runs.run_of(kept, session.session_id)
+        run = _kept(kept, session.session_id)
+        if run is not None:
+            assert isinstance(kept, Mapping)
             again = runs.refixed(self.gate, run, kept) if resumed else None
             if again is None:
                 return run
@@ -225,6 +245,13 @@ class SignoffMiddleware(FunctionMiddleware):
         while len(self._occurrences) > CALLS_REMEMBERED:
             self._occurrences.pop(next(iter(self._occurrences)))
         return False
+
+
+def _kept(kept: Any, session_id: str) -> RunContext | None:
+    """The run a session's state holds, if it holds one."""
+    if isinstance(kept, Mapping) and kept.get("run_id"):
+        return runs.run_of(kept, session_id)
+    return None
 
 
 def _pause(context: FunctionInvocationContext, call_id: str, occurrence: Any,
