@@ -52,6 +52,13 @@ class GateProtocol(Protocol):
         The call is passed by position (``Client.propose`` names it ``tool``)."""
         ...
 
+    def propose_now(self, call: ToolCall, context: RunContext | None = None) -> Proposal | None:
+        """``propose`` for a call answerable from memory alone (an allowed quick verdict on
+        a thread already read), with the same verdict and audit event; else ``None`` and
+        nothing done. An event loop calls it before sending ``propose`` to a worker thread:
+        an allowed call then costs no thread hop."""
+        ...
+
     def outcome(self, request_id: str) -> Outcome:
         """The request's outcome now (``PENDING`` while undecided)."""
         ...

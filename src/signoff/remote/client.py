@@ -157,6 +157,11 @@ class Client:
                         verdict=verdict_of(data["verdict"], call),
                         request=self.get_request(request_id) if request_id else None)
 
+    def propose_now(self, call: ToolCall, context: RunContext | None = None) -> Proposal | None:
+        """Always ``None``: only the server judges a call, so there is no answer without
+        asking it (``propose``)."""
+        return None
+
     def outcome(self, request_id: str, *, wait: float = 0.0) -> Outcome:
         data = self._call("GET", f"/api/v1/calls/{_segment(request_id)}", params={"wait": wait})
         return outcome_of(data)

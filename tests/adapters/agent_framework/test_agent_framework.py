@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agent_framework import Agent, AgentSession, Content, tool
 from maf_helpers import Harness, ScriptedClient, call, restored, stored
+from quick_helpers import audited, quick_gate
 
 from signoff.adapters.agent_framework import (
     REQUEST_KEY,
@@ -477,3 +479,27 @@ def test_a_response_that_did_not_pause_has_nothing_to_wake(h: Harness) -> None:
     with pytest.raises(SignoffError) as raised:
         wake_up(response)
     assert raised.value.code == "nothing_to_resume"
+
+
+def test_allowed_calls_are_each_judged_and_audited_memory_answering_after_the_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate, worker = quick_gate(tmp_path, monkeypatch)
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"found {query}"
+
+    client = ScriptedClient([*([call(f"c{i}", "lookup", query=f"q{i}")] for i in range(3)),
+                             ["done"]])
+    agent = Agent(client=client, tools=[lookup], middleware=[SignoffMiddleware(gate)])
+    session = agent.create_session()
+    try:
+        assert run(agent, "look them up", session).text == "done"
+        assert client.results() == {f"c{i}": f"found q{i}" for i in range(3)}
+        assert audited(gate) == [(f"c{i}", session.session_id) for i in range(3)]
+        # The session's run started (reading its thread) in a worker at the first call; the
+        # run kept in the session and the thread's memory answered every call after it.
+        assert worker == ["start_run"]
+    finally:
+        gate.close()

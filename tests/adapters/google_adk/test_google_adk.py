@@ -6,9 +6,14 @@ parallel calls in one turn, and refused call ids."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from adk_helpers import (
+    APP,
+    SESSION,
     Harness,
+    ScriptedLlm,
     calls,
     responses,
     run,
@@ -16,8 +21,13 @@ from adk_helpers import (
     text,
     user,
 )
+from google.adk.agents import LlmAgent
+from google.adk.apps import App
 from google.adk.flows.llm_flows.functions import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
 from google.genai import types
+from quick_helpers import audited, quick_gate
 
 from signoff.adapters.google_adk import SignoffPlugin, pauses, resume_message
 from signoff.decisions import Decision
@@ -379,3 +389,28 @@ def test_two_processes_resuming_at_once_run_the_call_once(h: Harness) -> None:
     # or — the loser claiming while the winner ran — that it is running elsewhere.
     assert answers and all(a.get("sent") == 5 or a["signoff"]["outcome"] == "executing"
                            for a in answers)
+
+
+def test_allowed_calls_are_each_judged_and_audited_memory_answering_after_the_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate, worker = quick_gate(tmp_path, monkeypatch)
+
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"found {query}"
+
+    model = ScriptedLlm(turns=[*(calls(("lookup", {"query": f"q{i}"}, f"c{i}"))
+                                 for i in range(3)), text("done")])
+    agent = LlmAgent(name="assistant", model=model, instruction="Help.", tools=[lookup])
+    runner = Runner(app=App(name=APP, root_agent=agent, plugins=[SignoffPlugin(gate)]),
+                    session_service=InMemorySessionService())  # type: ignore[no-untyped-call]
+    try:
+        events = run(runner, user("look them up"), create=True)
+        assert events[-1].content is not None and events[-1].content.parts is not None
+        assert events[-1].content.parts[0].text == "done"
+        assert {k: v["result"] for turn in (1, 2, 3) for k, v in responses(model, turn).items()
+                } == {f"c{i}": f"found q{i}" for i in range(3)}
+        assert audited(gate) == [(f"c{i}", SESSION) for i in range(3)]
+        assert worker == ["propose"]  # the first call read the session's thread, in a worker
+    finally:
+        gate.close()

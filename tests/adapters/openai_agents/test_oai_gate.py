@@ -4,10 +4,14 @@ file as the oracle of what ran."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from agents import Agent, RunState, function_tool
 from agents.exceptions import ModelBehaviorError
+from agents.testing import ScriptedModel
 from oai_helpers import THREAD, Harness, Runner, call, done, outputs
+from quick_helpers import audited, quick_gate
 
 from signoff import Decision
 from signoff.adapters.openai_agents import THREAD_KEY, apply_decisions, gate_agent, paused
@@ -506,3 +510,25 @@ async def test_arguments_the_sdk_cannot_inspect_are_judged_when_paused(h: Harnes
     assert await apply_decisions(state) == []
     final = await Runner.run(agent, state)
     assert h.ran() == [] and outputs(final)["c1"] == one.refusal
+
+
+async def test_allowed_calls_are_each_judged_and_audited_memory_answering_after_the_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate, worker = quick_gate(tmp_path, monkeypatch)
+
+    @function_tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"found {query}"
+
+    model = ScriptedModel([*([call("lookup", {"query": f"q{i}"}, f"c{i}")] for i in range(3)),
+                           done()])
+    agent = gate_agent(Agent(name="ops", instructions="Operate.", model=model, tools=[lookup]),
+                       gate, thread_id=THREAD)
+    try:
+        result = await Runner.run(agent, "look them up")
+        assert outputs(result) == {f"c{i}": f"found q{i}" for i in range(3)}
+        assert audited(gate) == [(f"c{i}", THREAD) for i in range(3)]
+        assert worker == ["propose"]  # the first call read the thread, in a worker
+    finally:
+        gate.close()

@@ -5,6 +5,7 @@ restarts, replays, parallel calls and bad ids — a real ``Agent`` with a script
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
+from quick_helpers import audited, quick_gate
 
 from signoff import Gate, Policy, SqliteStore
 from signoff.adapters.pydantic_ai import Paused, Signoff, request_ids, undecided, wake
@@ -344,3 +346,27 @@ def test_typed_errors_for_what_cannot_be_used(h: Harness) -> None:
     with pytest.raises(InvalidInput) as corrupt:
         Paused.loads('{"messages": 3}')
     assert corrupt.value.code == "invalid_pause"
+
+
+def test_allowed_calls_are_each_judged_and_audited_memory_answering_after_the_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate, worker = quick_gate(tmp_path, monkeypatch)
+    script = Script([calls(("lookup", {"query": f"q{i}"}, f"c{i}")) for i in range(3)]
+                    + [text("done")])
+    agent: Agent[None, Any] = Agent(FunctionModel(script), output_type=[str, DeferredToolRequests],
+                                    capabilities=[Signoff(gate)])
+
+    @agent.tool_plain
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"found {query}"
+
+    try:
+        result = agent.run_sync("look them up", conversation_id="conv-q")
+        assert result.output == "done"
+        assert {k: v for turn in (1, 2, 3) for k, v in script.returns(turn).items()} == {
+            f"c{i}": f"found q{i}" for i in range(3)}
+        assert audited(gate) == [(f"c{i}", "conv-q") for i in range(3)]
+        assert worker == ["start_run"]  # the run's start read the thread, in a worker
+    finally:
+        gate.close()

@@ -28,7 +28,7 @@ from typing import Any
 from agent_framework import Content, FunctionInvocationContext, FunctionMiddleware
 from pydantic import BaseModel
 
-from signoff.adapters import telling
+from signoff.adapters import proposing, telling
 from signoff.adapters.agent_framework import answers, child
 from signoff.adapters.agent_framework.ids import CallIds
 from signoff.adapters.agent_framework.resume import REQUEST_KEY
@@ -66,7 +66,9 @@ class CallGate(FunctionMiddleware):
             context.result = answers.bad_call(f"its arguments do not read ({exc})")
             return
         resumed = context.metadata.get("approval_response") is not None
-        run = await asyncio.to_thread(self.runs.of, context.session, resumed=resumed)
+        run = self.runs.known(context.session, resumed=resumed)
+        if run is None:
+            run = await asyncio.to_thread(self.runs.of, context.session, resumed=resumed)
         if not resumed:
             why = self.ids.unbindable(run.thread_id, call_id)
             if why is None and self.ids.reused(run.thread_id, call_id, occurrence):
@@ -79,7 +81,7 @@ class CallGate(FunctionMiddleware):
         call = ToolCall(id=call_id, name=context.function.name, args=args,
                         description=context.function.description or None)
         try:
-            proposal = await asyncio.to_thread(self.gate.propose, call, run)
+            proposal = await proposing.propose(self.gate, call, run)
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise

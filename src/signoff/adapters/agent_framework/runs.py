@@ -49,6 +49,24 @@ class Runs:
         with self._starting:  # a turn's calls run at once: one run starts, not one each
             return self._of(session, resumed)
 
+    def known(self, session: AgentSession | None, *, resumed: bool = False
+              ) -> RunContext | None:
+        """The run when nothing need be read or written for it (a subagent's, or a run
+        already started and not being resumed), found on the event loop; ``None``: ``of``
+        in a worker thread. Most calls of a run take this way, and a thread hop would cost
+        more than the rest of the call's judging."""
+        inside = child.child_run()
+        if inside is not None:
+            return inside
+        if resumed:  # a mode chosen meanwhile may have to be fixed again (``refixed``)
+            return None
+        if session is None:
+            return self._sessionless.get(self.thread_id)
+        kept = session.state.get(STATE_KEY)
+        if isinstance(kept, Mapping) and kept.get("run_id"):
+            return run_of(kept, session.session_id)
+        return None
+
     def _of(self, session: AgentSession | None, resumed: bool) -> RunContext:
         if session is None:
             run = self._sessionless.get(self.thread_id)

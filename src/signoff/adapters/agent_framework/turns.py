@@ -41,7 +41,9 @@ class ModelTurns(ChatMiddleware):
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]
                       ) -> None:
-        run = await asyncio.to_thread(self.runs.of, context.session)
+        run = self.runs.known(context.session)
+        if run is None:
+            run = await asyncio.to_thread(self.runs.of, context.session)
         if self.clarification and no_human(run, self.gate.config.ceiling):
             context.options = withdrawn(context.options or {}, self.clarification)
         history = list(context.messages)

@@ -50,6 +50,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from signoff.adapters import proposing
 from signoff.adapters.google_adk import child, replies
 from signoff.adapters.google_adk.confirmations import PAYLOAD_KEY, answered_in, pauses
 from signoff.adapters.telling import FULL_MODE_NOTE
@@ -168,7 +169,7 @@ class SignoffPlugin(BasePlugin):
         context = self._run(tool_context)
         call = ToolCall(id=call_id, name=tool.name, args=dict(tool_args))
         try:
-            proposal = await asyncio.to_thread(self.gate.propose, call, context)
+            proposal = await proposing.propose(self.gate, call, context)
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise

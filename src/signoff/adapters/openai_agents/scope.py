@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from signoff.kernel.protocol import GateProtocol
 from signoff.model import InteractionMode, ReviewMode, RunContext
 
 THREAD_KEY = "signoff_thread_id"
+CONTEXTS_KEPT = 256
 RUN_KEY = "signoff_run_id"
 
 # The gated call whose tool is running now, and its run's context: a gated call made
@@ -39,6 +40,10 @@ class Scope:
     principal: str | None
     subagent_wait: float = 300.0
     review_mode: ReviewMode | None = None  # None: the thread's mode, else the policy default
+    # (thread, run, parent call) → the context last built for them: a run's calls share one
+    # (both hooks of every call ask for it), so it is checked and built once, not per call.
+    _made: dict[tuple[str | None, str | None, tuple[str, RunContext] | None], RunContext] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def context(self, app_context: Any) -> RunContext:
         """The call's ``RunContext``: the run context's mapping keys first, then ours. Inside
@@ -49,17 +54,25 @@ class Scope:
         if isinstance(app_context, Mapping):
             thread = _text(app_context.get(THREAD_KEY)) or thread
             run = _text(app_context.get(RUN_KEY))
-        interaction, principal, review = self.interaction_mode, self.principal, self.review_mode
         parent = PARENT_CALL.get()
-        if parent is not None:
-            outer = parent[1]
-            if outer.interaction_mode.unattended:
-                interaction = outer.interaction_mode
-            principal = principal or outer.principal
-            review = review or outer.review_mode
-        return RunContext(thread_id=thread, run_id=run, principal=principal,
-                          interaction_mode=interaction, review_mode=review,
-                          parent_call=parent[0] if parent is not None else None)
+        key = (thread, run, parent)
+        made = self._made.get(key)
+        if made is None:
+            interaction, principal = self.interaction_mode, self.principal
+            review = self.review_mode
+            if parent is not None:
+                outer = parent[1]
+                if outer.interaction_mode.unattended:
+                    interaction = outer.interaction_mode
+                principal = principal or outer.principal
+                review = review or outer.review_mode
+            made = RunContext(thread_id=thread, run_id=run, principal=principal,
+                              interaction_mode=interaction, review_mode=review,
+                              parent_call=parent[0] if parent is not None else None)
+            if len(self._made) >= CONTEXTS_KEPT:
+                self._made.clear()
+            self._made[key] = made
+        return made
 
 
 def _text(value: Any) -> str | None:

@@ -27,6 +27,7 @@ from agents import FunctionTool, RunContextWrapper
 from agents.tool import maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 
+from signoff.adapters import proposing
 from signoff.adapters.openai_agents import texts
 from signoff.adapters.openai_agents.scope import PARENT_CALL, Scope
 from signoff.canonical import parse_args
@@ -92,7 +93,7 @@ class GatedTool:
             return texts.NO_THREAD
         call = ToolCall(id=call_id, name=self.name, args=args)
         try:
-            return await asyncio.to_thread(self.scope.gate.propose, call, context)
+            return await proposing.propose(self.scope.gate, call, context)
         except SignoffError as exc:  # a reused call id, arguments that do not read, …
             return f"{texts.NOTE} The call was not run ({exc.code}): {exc}"
 

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from signoff.adapters import proposing
 from signoff.adapters.pydantic_ai.answers import (
     ARGS_CHANGED,
     BAD_ID,
@@ -97,8 +98,8 @@ class SignoffToolset(WrapperToolset[Any]):
             context = dataclasses.replace(context, thread_id=ctx.conversation_id,
                                           run_id=ctx.run_id)
         try:
-            proposal = await self._gate(gate.propose, ToolCall(id=call_id, name=name, args=shown),
-                                        context)
+            proposal = await proposing.propose(gate, ToolCall(id=call_id, name=name, args=shown),
+                                               context, hop=anyio.to_thread.run_sync)
         except Conflict as exc:
             if exc.code != "call_id_reused":
                 raise
