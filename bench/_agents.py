@@ -24,7 +24,8 @@ PROMPT = "look it up"
 
 @dataclass
 class Agents:
-    """One framework's three variants: ``runs[variant]`` is one timed run."""
+    """One framework's variants: ``runs[variant]`` is one timed run (``hooks``, where
+    given: the hooks signoff uses, doing nothing — the framework's own charge for them)."""
 
     framework: str
     dist: str  # the distribution whose version the bench prints
@@ -135,6 +136,7 @@ def google_adk(turns: int, gate: Any) -> Agents:
     from google.adk.agents import LlmAgent
     from google.adk.apps import App
     from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+    from google.adk.plugins.base_plugin import BasePlugin
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
     from google.adk.tools import FunctionTool
@@ -184,10 +186,31 @@ def google_adk(turns: int, gate: Any) -> Agents:
             await service.delete_session(app_name="bench", user_id="u", session_id=session.id)
         return run
 
+    class Hooks(BasePlugin):
+        """The callbacks ``SignoffPlugin`` registers, each doing nothing: what ADK charges
+        any plugin for them (its plugin manager runs each around every model and tool
+        call), the floor under signoff's own work."""
+
+        async def before_run_callback(self, **_: Any) -> None:
+            return None
+
+        async def before_model_callback(self, **_: Any) -> None:
+            return None
+
+        async def before_tool_callback(self, **_: Any) -> None:
+            return None
+
+        async def after_tool_callback(self, **_: Any) -> None:
+            return None
+
+        async def on_tool_error_callback(self, **_: Any) -> None:
+            return None
+
     made.runs = {
         "bare": runner(FunctionTool(lookup), []),
         "native": runner(FunctionTool(lookup, require_confirmation=no_confirmation), []),
         "signoff": runner(FunctionTool(lookup), [SignoffPlugin(gate)]),
+        "hooks": runner(FunctionTool(lookup), [Hooks(name="hooks")]),
     }
     return made
 
