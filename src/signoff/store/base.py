@@ -21,7 +21,8 @@ reads) and ``sqltx`` (their shared transaction: ``dialect``, the ``auditlog`` it
 ``groupcommit`` and ``fifo`` (SQLite's writers), ``pgbatch``, ``sealer`` and ``outage``
 (PostgreSQL's round trips, chain and outages); ``thread_memory`` (thread memory read in
 one statement and kept between reads), ``pages`` (keyset pages), ``faults`` (typed
-errors), ``insights`` (the history aggregated in SQL), ``retention`` and ``backup`` (``signoff db purge`` and ``backup``).
+errors), ``insights`` (the history aggregated in SQL), ``retention`` and ``backup``
+(``signoff db purge`` and ``backup``).
 """
 
 from __future__ import annotations
