@@ -4,16 +4,13 @@ SQLite file (docs/insights.md)."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from histories import DAY, POLICY, T0, history
 from signoff.cli import main
 from signoff.store.sqlite import SqliteStore
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "kernel"))
-from test_insights import DAY, POLICY, T0, history  # noqa: E402
 
 
 @pytest.fixture
