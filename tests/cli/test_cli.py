@@ -13,7 +13,7 @@ import pytest
 from signoff.cli import build_parser, main
 
 COMMANDS = ["init", "check", "demo", "requests", "users", "audit", "recover", "db", "serve",
-            "mcp-proxy", "webhooks", "doctor", "keys", "receipts", "hook"]
+            "mcp-proxy", "webhooks", "doctor", "keys", "receipts", "hook", "insights"]
 LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["requests", "reject"], ["users", "add"], ["users", "list"], ["users", "disable"],
           ["users", "enable"], ["users", "remove"], ["users", "rotate"], ["users", "roles"],
@@ -23,7 +23,7 @@ LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["webhooks", "deliveries"], ["webhooks", "replay"],
           ["serve"], ["doctor"], ["keys", "list"], ["keys", "rotate"],
           ["receipts", "verify"], ["receipts", "show"], ["hook", "claude-code"],
-          ["hook", "gemini"], ["hook", "install"]]
+          ["hook", "gemini"], ["hook", "install"], ["insights"]]
 
 
 @pytest.fixture

@@ -94,6 +94,7 @@ def build_parser(only: str | None = None, argv: Sequence[str] = ()) -> argparse.
     from signoff.cli.db import add_db  # noqa: PLC0415
     from signoff.cli.doctor import add_doctor  # noqa: PLC0415
     from signoff.cli.hook import add_hook  # noqa: PLC0415
+    from signoff.cli.insights import add_insights  # noqa: PLC0415
     from signoff.cli.kernel import add_commands  # noqa: PLC0415
     from signoff.cli.keys import add_keys  # noqa: PLC0415
     from signoff.cli.mcp import add_mcp_proxy  # noqa: PLC0415
@@ -169,6 +170,7 @@ def build_parser(only: str | None = None, argv: Sequence[str] = ()) -> argparse.
     demo.add_argument("--json", action="store_true", help="print JSON lines")
     demo.set_defaults(handler=cmd_demo)
     add_commands(commands)
+    add_insights(commands)
     add_db(commands)
     add_keys(commands)
     add_receipts(commands)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from signoff.audit import AuditEvent, Verification
 from signoff.identity import Account, Identity, IdentityKind, Session
+from signoff.insights import Insights
 from signoff.kernel.accounts import Accounts
 from signoff.kernel.auditing import Trust
 from signoff.kernel.cancelling import Canceller
@@ -360,6 +361,11 @@ class Gate:
 
     def count_users(self) -> int:
         return self.records.count_users()
+
+    def insights(self, *, since: float | None = None, until: float | None = None,
+                 top: int = 20) -> Insights:  # the history's figures (docs/insights.md)
+        return self.records.insights(since=since, until=until, top=top,
+                                     rules=[rule.id for rule in self.config.rules])
 
     def live_sessions(self) -> dict[str, list[Session]]:
         return self.records.live_sessions()

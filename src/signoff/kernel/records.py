@@ -11,11 +11,13 @@ transaction with its audit event.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from signoff.audit import AuditEvent, AuditKind, Verification, to_us
+from signoff.errors import InvalidInput
 from signoff.identity import Identity, Session
+from signoff.insights import Insights
 from signoff.kernel.auditing import Trust, verify_audit
 from signoff.kernel.verdicts import VerdictLog
 from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus
@@ -105,6 +107,18 @@ class Records:
 
     def count_users(self) -> int:
         return self.store.count_users()
+
+    def insights(self, *, since: float | None, until: float | None, top: int,
+                 rules: Sequence[str]) -> Insights:
+        """The figures of the requests created in ``[since, until)``, aggregated by the
+        store; ``rules``: the policy's rule ids (those nothing named are never matched)."""
+        if since is not None and until is not None and since >= until:
+            raise InvalidInput("the window is empty: since must be before until",
+                               code="invalid_window", field="since")
+        if not 1 <= top <= 1000:
+            raise InvalidInput("top must be between 1 and 1000", code="invalid_limit",
+                               field="top")
+        return self.store.insights(since=since, until=until, rules=rules, top=top)
 
     def live_sessions(self) -> dict[str, list[Session]]:
         """Every user's sessions that have not ended, by user name."""

@@ -21,7 +21,8 @@ reads) and ``sqltx`` (their shared transaction: ``dialect``, the ``auditlog`` it
 ``groupcommit`` and ``fifo`` (SQLite's writers), ``pgbatch``, ``sealer`` and ``outage``
 (PostgreSQL's round trips, chain and outages); ``thread_memory`` (thread memory read in
 one statement and kept between reads), ``pages`` (keyset pages), ``faults`` (typed
-errors), ``retention`` and ``backup`` (``signoff db purge`` and ``backup``).
+errors), ``insights`` (the history aggregated in SQL), ``retention`` and ``backup``
+(``signoff db purge`` and ``backup``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from signoff.audit import AuditEvent, AuditKind, Verification
 from signoff.identity import Account, Identity, Session
+from signoff.insights import Insights
 from signoff.model import (
     ApprovalRequest,
     DecisionRecord,
@@ -417,6 +419,11 @@ class Store(GuardsUnread, Protocol):
 
     def count_requests(self) -> dict[str, int]:
         """Requests per status."""
+        ...
+
+    def insights(self, *, since: float | None = None, until: float | None = None,
+                 rules: Sequence[str] = (), top: int = 20) -> Insights:
+        """The history's figures, aggregated in the database (``signoff.store.insights``)."""
         ...
 
     def count_users(self) -> int: ...

@@ -45,6 +45,11 @@ _CHANNEL = ("CASE WHEN TG_TABLE_SCHEMA = 'public' THEN 'signoff_requests' ELSE "
             "'signoff_requests_' || left(encode(sha256(convert_to(TG_TABLE_SCHEMA, 'UTF8')), "
             "'hex'), 16) END")
 
+# How a decision settled a request ``{r}``, from its status and its decisions.
+_DECIDED = ("CASE {r}.status WHEN 'rejected' THEN 'reject' WHEN 'responded' THEN 'respond' "
+            "ELSE CASE WHEN EXISTS (SELECT 1 FROM decisions e WHERE e.request_id = {r}.id "
+            "AND e.kind = 'edit') THEN 'edit' ELSE 'approve' END END")
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         name="approval kernel",
@@ -470,6 +475,78 @@ MIGRATIONS: tuple[Migration, ...] = (
                 kid <TEXT> NOT NULL,
                 created_at <REAL> NOT NULL
             )<WITHOUT_ROWID>""",
+        ),
+    ),
+    Migration(
+        name="insights",
+        # ``signoff insights`` aggregates the history in SQL (signoff.store.insights) over
+        # one covering index, without reading any row's JSON: the rules that made each ask
+        # (``asked_by``, written with the row; computed here for the rows before), and when
+        # and how a decision settled it (``decided_at``, ``decided``: stamped by a trigger
+        # as the row leaves pending for approved, rejected or responded). The rules verdict
+        # events name are indexed in the events without a request (allowed, denied, blocked).
+        statements=(
+            "ALTER TABLE requests ADD COLUMN asked_by <TEXT>",
+            "ALTER TABLE requests ADD COLUMN decided_at <REAL>",
+            "ALTER TABLE requests ADD COLUMN decided <TEXT>",
+            f"UPDATE requests SET decided_at = (SELECT MAX(d.created_at) FROM decisions d "
+            f"WHERE d.request_id = requests.id), decided = {_DECIDED.format(r='requests')} "
+            f"WHERE status NOT IN ('pending', 'expired', 'cancelled') "
+            f"AND EXISTS (SELECT 1 FROM decisions d WHERE d.request_id = requests.id)",
+        ),
+        sqlite_only=(
+            """UPDATE requests SET asked_by = COALESCE(
+                 (SELECT group_concat(rule, ' ') FROM (
+                    SELECT DISTINCT value ->> 'rule' AS rule FROM json_each(requests.reasons)
+                    WHERE value ->> 'effect' = 'ask' AND value ->> 'rule' IS NOT NULL
+                    ORDER BY rule)),
+                 '(' || COALESCE(reasons ->> '$[#-1].step', 'none') || ')')""",
+            f"""CREATE TRIGGER requests_decided AFTER UPDATE OF status ON requests
+               WHEN OLD.status = 'pending' AND NEW.status IN ('approved', 'rejected', 'responded')
+               BEGIN UPDATE requests SET decided_at = NEW.updated_at,
+                 decided = {_DECIDED.format(r='NEW')} WHERE id = NEW.id; END""",
+            # Each figure's GROUP BY walks an index in its own order: SQLite aggregates
+            # without sorting (it has no hash aggregation); the window is filtered inside.
+            "CREATE INDEX requests_insights ON requests (tool, asked_by, status, decided, "
+            "CAST(created_at / 86400 AS INTEGER), created_at)",
+            "CREATE INDEX requests_repeats ON requests (tool, args_hash, created_at)",
+            "CREATE INDEX requests_thread_asks ON requests (thread_id, created_at)",
+            "CREATE INDEX requests_waits ON requests (risk, decided_at - created_at, created_at, "
+            "decided_at) WHERE decided_at IS NOT NULL",
+            "CREATE INDEX audit_verdict_rules ON audit (kind, (data ->> '$.rules'), at_us) "
+            "WHERE request_id IS NULL",
+        ),
+        postgres_only=(
+            # PostgreSQL aggregates by hashing: one index serves the window.
+            "CREATE INDEX requests_insights ON requests (created_at, tool, status, asked_by, "
+            "decided)",
+            """UPDATE requests SET asked_by = COALESCE(
+                 (SELECT string_agg(rule, ' ' ORDER BY rule COLLATE "C") FROM (
+                    SELECT DISTINCT e ->> 'rule' AS rule
+                    FROM jsonb_array_elements(requests.reasons::jsonb) e
+                    WHERE e ->> 'effect' = 'ask' AND e ->> 'rule' IS NOT NULL) listed),
+                 '(' || COALESCE(requests.reasons::jsonb -> -1 ->> 'step', 'none') || ')')""",
+            # The decisions table is named by the trigger's own schema, never by whatever
+            # search_path the writing session has.
+            """CREATE FUNCTION signoff_request_decided() RETURNS trigger
+               LANGUAGE plpgsql AS $$
+               DECLARE edited BOOLEAN;
+               BEGIN
+                 EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.decisions WHERE request_id '
+                                '= $1 AND kind = ''edit'')', TG_TABLE_SCHEMA)
+                   INTO edited USING NEW.id;
+                 NEW.decided_at := NEW.updated_at;
+                 NEW.decided := CASE NEW.status WHEN 'rejected' THEN 'reject'
+                   WHEN 'responded' THEN 'respond'
+                   ELSE CASE WHEN edited THEN 'edit' ELSE 'approve' END END;
+                 RETURN NEW;
+               END $$""",
+            """CREATE TRIGGER requests_decided BEFORE UPDATE OF status ON requests
+               FOR EACH ROW WHEN (OLD.status = 'pending'
+                 AND NEW.status IN ('approved', 'rejected', 'responded'))
+               EXECUTE FUNCTION signoff_request_decided()""",
+            "CREATE INDEX audit_verdict_rules ON audit (kind, ((data::jsonb) ->> 'rules'), at_us) "
+            "WHERE request_id IS NULL",
         ),
     ),
 )

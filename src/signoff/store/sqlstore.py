@@ -23,6 +23,7 @@ from signoff.store.accounts import AccountReads
 from signoff.store.capabilities import Capability, SealsAfterCommit
 from signoff.store.checkpoints import CheckpointReads
 from signoff.store.deliveries import DeliveryReads
+from signoff.store.insights import InsightReads
 from signoff.store.pages import RequestQuery, after_key
 from signoff.store.passkeys import PasskeyReads
 from signoff.store.receipts import ReceiptReads
@@ -48,7 +49,7 @@ _NO_MEMORY = ThreadMemory(mode=None, rejected=frozenset(), grants=())
 
 
 class SqlStore(AccountReads, DeliveryReads, SignatureReads, PasskeyReads, CheckpointReads,
-               ReceiptReads, abc.ABC):
+               ReceiptReads, InsightReads, abc.ABC):
     """Read helpers over a short read from ``_reader()``, which each backend supplies
     (accounts and sessions: ``AccountReads``; notifications: ``DeliveryReads``)."""
 

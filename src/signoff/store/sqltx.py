@@ -25,6 +25,7 @@ from signoff.store.auditlog import AuditLog
 from signoff.store.checkpoints import CheckpointRows
 from signoff.store.deliveries import DeliveryRows
 from signoff.store.dialect import Dialect, typed
+from signoff.store.insights import asked_by
 from signoff.store.passkeys import PasskeyRows
 from signoff.store.receipts import ReceiptRows
 from signoff.store.records import Approvals, Event
@@ -75,8 +76,9 @@ _AS_KNOWN = ("AND requests.status = 'pending' " + _ARGS_AS_WRITTEN
              "AND users.roles = ? AND users.disabled = 0)")
 
 
-_INSERT_REQUEST = (f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}) "
-                   f"VALUES ({', '.join('?' for _ in REQUEST_COLUMNS)})")
+# ``asked_by`` is written with the row, from its reasons (``signoff.store.insights``).
+_INSERT_REQUEST = (f"INSERT INTO requests ({', '.join(REQUEST_COLUMNS)}, asked_by) "
+                   f"VALUES ({', '.join('?' for _ in REQUEST_COLUMNS)}, ?)")
 
 _INSERT_DECISION = (f"INSERT INTO decisions ({', '.join(DECISION_COLUMNS)}) "
                     f"VALUES ({', '.join('?' for _ in DECISION_COLUMNS)})")
@@ -239,8 +241,8 @@ class SqlTx(AccountRows, ThreadRows, DeliveryRows, SignatureRows, PasskeyRows,
 
     def insert_request(self, request: ApprovalRequest) -> None:
         self._defer(_INSERT_REQUEST, [
-            get(request) if encode is None else encode(get(request))
-            for get, encode in ENCODERS])
+            *(get(request) if encode is None else encode(get(request))
+              for get, encode in ENCODERS), asked_by(request.reasons)])
 
     def update_request(self, request: ApprovalRequest, **changes: Any) -> ApprovalRequest | None:
         changes["version"] = request.version + 1
