@@ -99,6 +99,7 @@ def build_parser(only: str | None = None, argv: Sequence[str] = ()) -> argparse.
     from signoff.cli.mcp import add_mcp_proxy  # noqa: PLC0415
     from signoff.cli.receipts import add_receipts  # noqa: PLC0415
     from signoff.cli.server import add_serve  # noqa: PLC0415
+    from signoff.cli.suggest import add_insights  # noqa: PLC0415
     from signoff.cli.users import add_users  # noqa: PLC0415
     from signoff.cli.webhooks import add_webhooks  # noqa: PLC0415
     from signoff.policy.starter import PRESETS  # noqa: PLC0415
@@ -174,6 +175,7 @@ def build_parser(only: str | None = None, argv: Sequence[str] = ()) -> argparse.
     add_receipts(commands)
     add_users(commands)
     add_webhooks(commands)
+    add_insights(commands)
     add_serve(commands)
     add_mcp_proxy(commands)
     add_hook(commands)

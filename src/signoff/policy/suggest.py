@@ -391,13 +391,8 @@ def _candidates(group: _Group, used: set[str]) -> Iterator[Suggestion]:
         yield make("shape", commands, writes)
     if len(found) >= MIN_SAVED and globbed != exact:
         yield make("paths", (s.paths for _, s, _ in found), writes)
-    counts: dict[tuple[str, tuple[str, ...]], int] = {}
-    for _, s, w in found:
-        key = (s.exact, tuple(e for _, e in w))
-        counts[key] = counts.get(key, 0) + 1
-    repeated = [key for key in sorted(exact) if counts[key] >= MIN_SAVED]
-    if repeated:
-        yield make("exact", (c for c, _ in repeated), (e for _, w in repeated for e in w))
+    if len(found) >= MIN_SAVED:
+        yield make("exact", (c for c, _ in exact), (e for _, w in exact for e in w))
 
 
 def _arg_candidates(group: _Group, rule_id: str) -> Iterator[Suggestion]:
