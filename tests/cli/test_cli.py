@@ -13,14 +13,14 @@ import pytest
 from signoff.cli import build_parser, main
 
 COMMANDS = ["init", "check", "demo", "requests", "users", "audit", "recover", "db", "serve",
-            "mcp-proxy", "webhooks", "doctor", "keys", "receipts", "hook"]
+            "mcp-proxy", "webhooks", "doctor", "keys", "receipts", "hook", "insights"]
 LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["requests", "reject"], ["users", "add"], ["users", "list"], ["users", "disable"],
           ["users", "enable"], ["users", "remove"], ["users", "rotate"], ["users", "roles"],
           ["users", "login"], ["users", "sessions"], ["users", "revoke"], ["audit", "verify"],
           ["audit", "export"], ["recover"], ["db", "migrate"], ["init"], ["check"], ["demo"],
           ["mcp-proxy"], ["webhooks", "list"], ["webhooks", "add"], ["webhooks", "remove"],
-          ["webhooks", "deliveries"], ["webhooks", "replay"],
+          ["webhooks", "deliveries"], ["webhooks", "replay"], ["insights", "suggest"],
           ["serve"], ["doctor"], ["keys", "list"], ["keys", "rotate"],
           ["receipts", "verify"], ["receipts", "show"], ["hook", "claude-code"],
           ["hook", "gemini"], ["hook", "install"]]
