@@ -20,7 +20,7 @@ LEAVES = [["requests", "list"], ["requests", "show"], ["requests", "approve"],
           ["users", "login"], ["users", "sessions"], ["users", "revoke"], ["audit", "verify"],
           ["audit", "export"], ["recover"], ["db", "migrate"], ["init"], ["check"], ["demo"],
           ["mcp-proxy"], ["webhooks", "list"], ["webhooks", "add"], ["webhooks", "remove"],
-          ["webhooks", "deliveries"], ["webhooks", "replay"],
+          ["webhooks", "deliveries"], ["webhooks", "replay"], ["insights", "suggest"],
           ["serve"], ["doctor"], ["keys", "list"], ["keys", "rotate"],
           ["receipts", "verify"], ["receipts", "show"], ["hook", "claude-code"],
           ["hook", "gemini"], ["hook", "install"], ["insights"]]

@@ -31,6 +31,9 @@ def add_insights(commands: Any) -> None:
     parser.add_argument("--top", type=int, default=10,
                         help="how many threads and repeated calls to rank (10)")
     parser.set_defaults(handler=cmd_insights)
+    from signoff.cli.suggest import add_suggest  # noqa: PLC0415
+
+    add_suggest(parser.add_subparsers(title="insights commands", metavar="COMMAND"))
 
 
 def cmd_insights(args: argparse.Namespace) -> int:
