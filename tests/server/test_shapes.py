@@ -84,6 +84,8 @@ def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
             ("post", "/api/v1/requests/{request_id}/decisions"): (boss, {"kind": "reject",
                                                                          "reason": "no"}),
             ("post", "/api/v1/requests/{request_id}/cancel"): (boss, {"reason": "r"}),
+            ("post", "/api/v1/requests/bulk-decisions"): (boss, {"calls": [
+                {"request_id": "req_unknown", "args_hash": "sha256:" + "0" * 64}]}),
             ("put", "/api/v1/threads/{thread_id}"): (boss, {"review_mode": "manual"}),
             ("post", "/api/v1/calls"): (bot, {"tool": "deploy", "args": {"env": "b"},
                                               "call_id": "fz-1",

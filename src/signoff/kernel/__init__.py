@@ -8,6 +8,7 @@ events. Every public method is on ``Gate`` and says which part does it:
   builds it); ``verdicts`` batches the audit of calls that changed nothing;
 * ``deciding.Decider`` — approve, reject, edit, respond; ``ownership`` says who may not
   (no self-approval by any route); ``grants`` the standing approvals a decision gives;
+  ``bulk.BulkDecider`` approves many calls of one shape, each by its own decision;
 * ``cancelling.Canceller`` — withdrawing a request on its asker's or an admin's word;
 * ``reading.Reader`` — a request as it stands (expired when overdue), and waiting on it;
 * ``execution.Executor`` — re-validate, claim with a fencing token, run once, record;

@@ -26,6 +26,7 @@ from signoff.identity import Account, Identity, IdentityKind, Session
 from signoff.insights import Insights
 from signoff.kernel.accounts import Accounts
 from signoff.kernel.auditing import Trust
+from signoff.kernel.bulk import BulkDecider, BulkResult, Shape, shape_of
 from signoff.kernel.cancelling import Canceller
 from signoff.kernel.deciding import Decider, DecisionResult
 from signoff.kernel.execution import Execution, Executor
@@ -118,6 +119,7 @@ class Gate:
         self.recoverer = Recoverer(store, self.executor, tools=self.tools, clock=clock,
                                    worker_id=self.worker_id)
         self.once = OnceDecider(self.decider)
+        self.bulk = BulkDecider(store, self.decider, config)
         self.canceller = Canceller(store, clock=clock, agent=agent)
         self.accounts = Accounts(store, self.policy, clock=clock)
         self.signin = SignIn(store, clock=clock, authenticate=self.accounts.authenticate)
@@ -186,6 +188,16 @@ class Gate:
                     via: str, precheck: Callable[[], None] | None = None) -> Once:
         return self.once.decide_once(request_id, decision, user=user, key=key, via=via,
                                      precheck=precheck)
+
+    def approve_many(self, listed: Sequence[tuple[str, str]], *,
+                     identity: Identity) -> BulkResult:
+        """Approve once each listed (request id, arguments hash shown), each its own
+        decision (signoff.kernel.bulk)."""
+        return self.bulk.approve_many(listed, identity=identity)
+
+    def shape_of(self, request: ApprovalRequest) -> Shape:
+        """What calls approved together share: tool, argument names, commands."""
+        return shape_of(request, self.policy.config)
 
     def withdraw(self, request_id: str, *, identity: Identity, reason: str,
                  pending_only: bool = False) -> ApprovalRequest:

@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 
 from signoff.identity import Identity
+from signoff.kernel.bulk import BulkResult
 from signoff.kernel.deciding import approvers_of
 from signoff.kernel.gate import Gate
 from signoff.kernel.visibility import principal_filter, visible
@@ -107,6 +108,33 @@ async def decide(request: Request, request_id: RequestId,
     body = await read_body(request, schemas.DecisionIn)
     return (await decide_as(state, request_id, to_decision(body), identity,
                             idempotency_key)).to_dict()
+
+
+@router.post("/requests/bulk-decisions", response_model=schemas.BulkDecisionResult,
+             openapi_extra=body_doc(schemas.BulkDecisionIn),
+             summary="Approve once each listed call of one shape, each by its own decision")
+async def bulk_decide(request: Request) -> Any:
+    """One confirmation, many approvals (``signoff.kernel.bulk``): each listed call with
+    the arguments hash shown; what was not approved is in ``refused``, with its code."""
+    state = state_of(request)
+    identity = await authenticate(state.gate, request)
+    require_decider(identity)
+    body = await read_body(request, schemas.BulkDecisionIn)
+    return (await approve_many(state, [(c.request_id, c.args_hash) for c in body.calls],
+                               identity)).to_dict()
+
+
+async def approve_many(state: Any, listed: list[tuple[str, str]],
+                       identity: Identity) -> BulkResult:
+    """``Gate.approve_many``, counted in the metrics like one-by-one approvals."""
+    result: BulkResult = await run_in_threadpool(
+        lambda: state.gate.approve_many(listed, identity=identity))
+    now = state.gate.clock()
+    for decided in result.decided:
+        state.metrics.decisions.labels("approve").inc()
+        if decided.transitioned:
+            state.metrics.latency.observe(max(0.0, now - decided.request.created_at))
+    return result
 
 
 @router.post("/requests/{request_id}/cancel", response_model=schemas.Request,

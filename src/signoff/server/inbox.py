@@ -26,6 +26,7 @@ from signoff.canonical import parse_args
 from signoff.errors import InvalidDecision, InvalidInput, SignoffError, Unauthenticated
 from signoff.identity import Identity, IdentityKind, Session
 from signoff.kernel.auto_thread import same_pause
+from signoff.kernel.bulk import excluded
 from signoff.kernel.cancelling import CANCELLABLE
 from signoff.kernel.deciding import approvers_of
 from signoff.kernel.ownership import asked, decision_refusal, refusal
@@ -74,7 +75,13 @@ def _age(seconds: float) -> str:
 
 
 class Row:
-    """A request as a list row: the request's fields plus display text."""
+    """A request as a list row: the request's fields plus display text; in the inbox,
+    whether the reader may tick it for a bulk approval (``bulk``: its shape's key) or why
+    not (``bulk_why``)."""
+
+    bulk: str | None = None
+    bulk_shape: str = ""
+    bulk_why: str = ""
 
     def __init__(self, request: ApprovalRequest, now: float) -> None:
         self.r = request
@@ -174,7 +181,7 @@ async def logout(request: Request) -> Response:
     return response
 
 
-def inbox_data(state: AppState) -> dict[str, Any]:
+def inbox_data(state: AppState, identity: Identity | None = None) -> dict[str, Any]:
     gate = state.gate
     after = gate.audit_head()[0]  # read first: the page's live stream replays what follows
     now = gate.clock()
@@ -190,7 +197,16 @@ def inbox_data(state: AppState) -> dict[str, Any]:
             threads[r.thread_id] = threads.get(r.thread_id, 0) + 1
     order = {"critical": 0, "high": 1, "medium": 2, "low": 3}
     pending.sort(key=lambda r: (order.get(r.risk.value, 4), r.created_at))
-    return {"pending": [Row(r, now) for r in pending], "recent": [Row(r, now) for r in recent[:15]],
+    rows = [Row(r, now) for r in pending]
+    if identity is not None:
+        for row in rows:
+            why = excluded(row.r, identity, now)
+            if why is None:
+                shape = gate.shape_of(row.r)
+                row.bulk, row.bulk_shape = shape.key, shape.describe()
+            else:
+                row.bulk_why = why.message
+    return {"pending": rows, "recent": [Row(r, now) for r in recent[:15]],
             "threads": [{"id": t, "count": n} for t, n in sorted(threads.items())],
             "more_pending": more, "after": after}
 
@@ -200,7 +216,7 @@ async def inbox(request: Request, fragment: bool = False) -> Response:
     who = await signed_in(request)
     if isinstance(who, Response):
         return who
-    data = await run_in_threadpool(inbox_data, state_of(request))
+    data = await run_in_threadpool(inbox_data, state_of(request), who)
     return render(request, "_list.html" if fragment else "inbox.html", **data)
 
 

@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 from signoff import inputs
 from signoff.decisions import LISTED_MAX
 from signoff.errors import InvalidInput
+from signoff.kernel.bulk import BULK_MAX
 from signoff.shown import PATTERN as SHOWN_HASH
 from signoff.shown import shown_hash
 
@@ -97,10 +98,20 @@ class CheckIn(Strict):
 
 
 class ListedCall(Strict):
-    """One call an auto-approve card showed: its request id and the arguments hash shown."""
+    """One call an approver was shown (an auto-approve card, a bulk confirmation): its
+    request id and the arguments hash shown."""
 
     request_id: Identifier
-    args_hash: str = Field(max_length=100, description="sha256:<hex>, as the card showed it")
+    args_hash: str = Field(max_length=100, description="sha256:<hex>, as it was shown")
+
+
+class BulkDecisionIn(Strict):
+    """Approve once each call listed, as the confirmation showed it (docs/insights.md)."""
+
+    kind: Literal["approve"] = Field("approve", description="only approvals go in bulk")
+    calls: list[ListedCall] = Field(
+        max_length=BULK_MAX, description="the calls the confirmation listed, each with the "
+        "arguments hash it showed; all of one shape (tool, argument names, commands)")
 
 
 class DecisionIn(Strict):
@@ -258,6 +269,22 @@ class DecisionResult(BaseModel):
     also_approved: list[str] = Field(default_factory=list,
                                      description="auto_thread: the pause's other requests "
                                      "approved by this decision")
+
+
+class BulkRefused(BaseModel):
+    request_id: str
+    code: str = Field(description="why it was not approved: mandatory, passkey_required, "
+                      "args_changed, not_found, self_approval, role_missing, expired, "
+                      "already_decided, already_voted, …")
+    message: str
+
+
+class BulkDecisionResult(BaseModel):
+    shape: str | None = Field(description="what the approved calls share")
+    approved: list[str] = Field(description="now approved")
+    recorded: list[str] = Field(description="this vote counted; more approvals are needed")
+    decisions: list[DecisionResult] = Field(description="each decision, as one-by-one")
+    refused: list[BulkRefused] = Field(description="listed, not approved, and why")
 
 
 class Outcome(BaseModel):

@@ -35,10 +35,13 @@
         var target = document.getElementById(targetId);
         if (html !== null && target) {
           var open = Array.prototype.map.call(target.querySelectorAll("details[open]"), function (d) { return d.id; });
-          var focused = document.activeElement && target.contains(document.activeElement);
+          var focused = document.activeElement && target.contains(document.activeElement)
+            && !isPick(document.activeElement);
           if (focused) return;  // never yank a form from under someone typing
+          var ticked = picked(target);
           target.innerHTML = html;
           open.forEach(function (id) { var d = document.getElementById(id); if (d) d.open = true; });
+          pickAgain(target, ticked);
           tick();
         }
       });
@@ -63,6 +66,28 @@
         tick();
       });
   }
+
+  // Bulk approval (the inbox): only calls of one shape can be ticked together, and what is
+  // ticked stays ticked when the list is refreshed (a row that left the list is dropped; a
+  // new one is never ticked for you). The confirmation page lists what is sent.
+  function isPick(el) { return el.matches && el.matches("input[name=id][data-shape]"); }
+  function picks(root) { return Array.prototype.slice.call(root.querySelectorAll("input[name=id][data-shape]")); }
+  function picked(root) { return picks(root).filter(function (b) { return b.checked; }).map(function (b) { return b.value; }); }
+  function pickSync() {
+    var ticked = picks(document).filter(function (b) { return b.checked; });
+    var shape = ticked.length ? ticked[0].getAttribute("data-shape") : null;
+    picks(document).forEach(function (b) { b.disabled = shape !== null && b.getAttribute("data-shape") !== shape; });
+    var button = document.getElementById("bulk-review");
+    if (button) {
+      button.disabled = ticked.length === 0;
+      button.textContent = ticked.length ? "Review " + ticked.length + " selected…" : "Review selected…";
+    }
+  }
+  function pickAgain(root, ids) {
+    picks(root).forEach(function (b) { b.checked = ids.indexOf(b.value) >= 0; });
+    pickSync();
+  }
+  document.addEventListener("change", function (e) { if (isPick(e.target)) pickSync(); });
 
   var pending = null;
   function schedule(fn) {  // coalesce bursts of events into one refresh
@@ -184,6 +209,7 @@
       .catch(function (err) { passkeyProblem(document, err); });
   });
 
+  pickSync();
   tick();
   setInterval(tick, 1000);
 })();
