@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bulk_policy import POLICY
 from signoff.audit import AuditKind
 from signoff.errors import Forbidden, InvalidDecision, InvalidInput
 from signoff.identity import Identity
@@ -17,38 +18,6 @@ from signoff.kernel.gate import Gate
 from signoff.model import Decision, RequestStatus, RunContext, ToolCall
 from signoff.policy import Policy
 from signoff.store.base import Store
-
-POLICY = """
-[policy]
-version = "bulk-1"
-gated = ["execute", "deploy", "refund", "sign"]
-default_expires = "1h"
-
-[tools.execute]
-shell = "command"
-[tools.deploy]
-[tools.refund]
-[tools.sign]
-
-[[rules]]
-id = "deploy-two"
-effect = "ask"
-tool = "deploy"
-roles = ["ops"]
-approvals = 2
-
-[[rules]]
-id = "refunds"
-effect = "ask"
-tool = "refund"
-mandatory = true
-
-[[rules]]
-id = "signing"
-effect = "ask"
-tool = "sign"
-signature = "passkey"
-"""
 
 
 class Rig:

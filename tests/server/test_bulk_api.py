@@ -12,43 +12,13 @@ from typing import Any
 import httpx
 import pytest
 
+from bulk_policy import POLICY
 from signoff import Gate, Policy
 from signoff.server import create_app
 from signoff.server.running import ServerThread
 from signoff.server.settings import ServerSettings
 from signoff.store.base import Store
 
-POLICY = """
-[policy]
-version = "bulk-api-1"
-gated = ["execute", "deploy", "refund", "sign"]
-default_expires = "1h"
-
-[tools.execute]
-shell = "command"
-[tools.deploy]
-[tools.refund]
-[tools.sign]
-
-[[rules]]
-id = "deploy-two"
-effect = "ask"
-tool = "deploy"
-roles = ["ops"]
-approvals = 2
-
-[[rules]]
-id = "refunds"
-effect = "ask"
-tool = "refund"
-mandatory = true
-
-[[rules]]
-id = "signing"
-effect = "ask"
-tool = "sign"
-signature = "passkey"
-"""
 ZERO = "sha256:" + "0" * 64
 URL = "/api/v1/requests/bulk-decisions"
 
