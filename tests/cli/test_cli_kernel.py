@@ -136,6 +136,7 @@ def test_recover_and_migrate(setup: dict[str, str], capsys: pytest.CaptureFixtur
     assert code == 0 and json.loads(out) == {"version": len(MIGRATIONS), "backend": "sqlite"}
 
 
+@pytest.mark.slow  # a PostgreSQL database made and dropped: seconds
 def test_an_unmigrated_postgres_database_is_refused_until_migrated(
         postgres_database: str, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

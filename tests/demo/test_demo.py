@@ -96,6 +96,7 @@ def _read_events(proc: subprocess.Popen[str]) -> Any:
         yield json.loads(line)
 
 
+@pytest.mark.slow  # the demo and a server as real processes
 def test_decisions_over_http_while_the_demo_waits(tmp_path: Path) -> None:
     """A human answers through the HTTP API (as the inbox does): one rejection with a reason,
     two approvals. The demo never approves on its own here; the port it asked for is taken."""

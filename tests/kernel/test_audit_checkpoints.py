@@ -221,6 +221,7 @@ def test_retention_keeps_the_checkpoints_below_its_anchor(
     assert {f.code for f in past.verify_audit(trust(key)).findings} == {"checkpoint_mismatch"}
 
 
+@pytest.mark.slow  # two real servers: seconds
 def test_two_servers_on_one_postgres_each_sign_with_their_own_key(
         policy: Policy, postgres_store: Store) -> None:
     first_key, second_key = keys.SigningKey.generate(), keys.SigningKey.generate()

@@ -34,6 +34,7 @@ def _shape(verdict: Verdict) -> tuple[object, ...]:
             sorted((r.step.value, r.rule or "") for r in verdict.reasons))
 
 
+@pytest.mark.slow  # every corpus command, per preset and mode: seconds each
 @pytest.mark.parametrize("preset", sorted(SHELLS))
 @pytest.mark.parametrize("mode", [ReviewMode.MANUAL, ReviewMode.AUTO, ReviewMode.FULL])
 def test_the_shell_tool_is_judged_as_the_starters_execute(tmp_path: Path, preset: str,

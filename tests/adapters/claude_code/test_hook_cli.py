@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # real hook processes, seconds each
+
 SIGNOFF = [sys.executable, "-m", "signoff.cli"]
 ENV = dict(os.environ)
 

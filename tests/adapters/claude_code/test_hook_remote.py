@@ -18,6 +18,8 @@ from procs import Live, live_server
 
 from signoff.policy.starter import starter_toml
 
+pytestmark = pytest.mark.slow  # a real server and hook processes
+
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Live]:

@@ -21,6 +21,8 @@ from procs import Live, live_server
 
 from signoff.policy.starter import starter_toml
 
+pytestmark = pytest.mark.slow  # real hook processes and a real server, seconds each
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
