@@ -115,6 +115,24 @@ def test_a_context_may_claim_an_unattended_run_and_a_parent_call(served: Served)
             "context": {"interaction_mode": "supervised"}}), 422, "unknown_interaction_mode")
 
 
+@pytest.mark.parametrize("context", [
+    {"parent_call": "p" * 8192}, {"parent_call": "p1\x00"}, {"parent_call": "p1\n"},
+    {"interaction_mode": 5}, {"interaction_mode": ["autonomous"]},
+    {"interaction_mode": "interactive\x00"}])
+def test_a_claimed_context_the_input_contract_refuses_writes_nothing(
+        served: Served, context: dict[str, object]) -> None:
+    """A claim is public input: an id the store could not hold, or a mode that names no
+    mode, is a typed 422 and no request is written (never read as "no claim")."""
+    with served.client(served.agent) as agent:
+        answer = agent.post("/api/v1/calls", json={
+            "tool": "deploy", "args": {"env": "prod"}, "call_id": "bad-claim",
+            "context": {"thread_id": "t-bad", **context}})
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["code"] in {"invalid_identifier", "too_long", "nul_character",
+                                          "unknown_interaction_mode"}
+    assert served.gate.thread_requests("t-bad") == []
+
+
 def test_long_poll_wakes_on_a_decision_and_times_out_otherwise(served: Served) -> None:
     request_id = propose_make(served, "t-wait")
     with served.client(served.agent) as agent:
