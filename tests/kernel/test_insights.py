@@ -14,6 +14,7 @@ from signoff.insights import Count, Day, Repeat, RuleRates, Thread, Wait
 from signoff.kernel.gate import Gate
 from signoff.policy import Policy
 from signoff.store.base import Store
+from signoff.store.postgres import PostgresStore
 
 
 def test_the_figures_of_a_known_history(store: Store) -> None:
@@ -44,6 +45,19 @@ def test_the_figures_of_a_known_history(store: Store) -> None:
     data = found.to_dict()
     assert data["rules"][1]["approve_rate"] == 0.5
     assert data["rules"][2]["approve_rate"] is None  # nothing decided: no rate
+
+
+def test_verdicts_not_yet_sealed_count_as_matches(postgres_store: Store,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL chains audit events after commit: a rule whose verdict is still waiting in
+    ``audit_pending`` has matched all the same."""
+    assert isinstance(postgres_store, PostgresStore)
+    monkeypatch.setattr(postgres_store.sealer, "poke", lambda: None)
+    gate = history(postgres_store)
+    assert postgres_store.unsealed()[0] > 0
+    assert gate.insights().never_matched == ("never-used",)
+    assert gate.insights(since=T0 + DAY).never_matched == (
+        "no-rm", "allow-ls", "deploy-prod", "never-used")
 
 
 def test_a_window_counts_only_what_it_holds(store: Store) -> None:

@@ -101,16 +101,21 @@ def test_a_commit_is_sealed_in_the_background_and_wakes_other_stores(
     try:
         other.change_token()
         time.sleep(0.3)  # the listener is up (its connecting wakes waiters once)
-        since = other.change_token()
-        started = time.monotonic()
-        append(store, "request.created", request_id="req_bg")
-        other.wait("req_bg", timeout=3.0, since=since)
-        woke = time.monotonic() - started
-        assert woke < 0.9  # by the seal's NOTIFY, not the 1 s re-read
-        deadline = time.monotonic() + 2
-        while sealed_kinds(store) != ["request.created"] and time.monotonic() < deadline:
+        # By the seal's NOTIFY, not the 1 s re-read. The shared server's oldest running
+        # transaction holds every seal back while it runs (another suite's, a parallel
+        # worker's): one of three tries must wake early.
+        woke: list[float] = []
+        while len(woke) < 3 and not any(w < 0.9 for w in woke):
+            since = other.change_token()
+            started = time.monotonic()
+            append(store, "request.created", request_id=f"req_bg{len(woke)}")
+            other.wait(f"req_bg{len(woke)}", timeout=3.0, since=since)
+            woke.append(time.monotonic() - started)
+        assert min(woke) < 0.9, woke
+        deadline = time.monotonic() + 30
+        while len(sealed_kinds(store)) < len(woke) and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert sealed_kinds(store) == ["request.created"]
+        assert sealed_kinds(store) == ["request.created"] * len(woke)
         assert store.unsealed() == (0, None)
     finally:
         other.close()
@@ -317,6 +322,9 @@ def test_audit_verify_reports_events_a_running_transaction_holds_back(
     from signoff.cli import main
 
     monkeypatch.chdir(tmp_path)
+    # The verify below seals first, and waits on the held transaction: briefly, since that
+    # holds the whole shared server's horizon (every other test's sealing) while it waits.
+    monkeypatch.setattr(PostgresStore.seal, "__kwdefaults__", {"wait": 0.3})
     store = PostgresStore(postgres_database, setup=True)
     try:
         append(store, "before")

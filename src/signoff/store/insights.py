@@ -44,6 +44,9 @@ _RULES = {"sqlite": "(data ->> '$.rules')", "postgres": "((data::jsonb) ->> 'rul
 _BY = {"sqlite": {"insights": " INDEXED BY requests_insights",
                   "verdicts": " INDEXED BY audit_verdict_rules"},
        "postgres": {"insights": "", "verdicts": ""}}
+# Where verdict events are read: the chain, and on PostgreSQL the events not sealed yet.
+_VERDICT_TABLES = {"sqlite": ("audit" + _BY["sqlite"]["verdicts"],),
+                   "postgres": ("audit", "audit_pending")}
 _RISKS = ("low", "medium", "high", "critical")
 
 
@@ -111,11 +114,14 @@ class InsightReads:
                 "GROUP BY tool")
             at = [int(v * 1_000_000) for v in params]
             kinds = ", ".join(f"'{k}'" for k in VERDICT_KINDS)
-            verdicts = rows(
-                f"SELECT DISTINCT {_RULES[dialect]} FROM audit{_BY[dialect]['verdicts']} "
+            # PostgreSQL seals after commit: a verdict still in ``audit_pending`` counts too,
+            # read in the same statement (one snapshot: a seal pass moves none out of sight).
+            verdicts = rows(" UNION ".join(
+                f"SELECT {_RULES[dialect]} FROM {table} "
                 f"WHERE request_id IS NULL AND kind IN ({kinds})"
                 + (" AND at_us >= ?" if since is not None else "")
-                + (" AND at_us < ?" if until is not None else ""), given=at)
+                + (" AND at_us < ?" if until is not None else "")
+                for table in _VERDICT_TABLES[dialect]), given=at * len(_VERDICT_TABLES[dialect]))
         return _assembled(since, until, rules, {
             "cube": cube, "threads": threads, "top_threads": top_threads,
             "thread_days": thread_days, "repeated": repeated, "waits": waits,
