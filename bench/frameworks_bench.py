@@ -7,7 +7,8 @@ N model turns, each calling ``lookup`` once (a tool the policy allows), then a f
 answer, timed bare, with the native hook (``bench/_agents.py`` says which, per
 framework) and with signoff over an in-process ``Gate`` on SQLite (WAL,
 synchronous=FULL). Runs are interleaved in short blocks over every framework and
-variant; added time per call = (the variant's median run − the bare agent's) ÷ N. The
+variant; added time per call = the median, over rounds, of (the variant's run − the bare
+agent's run in the same round) ÷ N. The
 target (issue 47): signoff's added time ≤ max(0.5 × the native hook's, 200 µs).
 
     python bench/frameworks_bench.py             # 300 runs per agent, 10 calls each
@@ -193,14 +194,17 @@ def measure(loop: asyncio.AbstractEventLoop, work: Path, names: list[str], runs:
         gate.close()
 
     def added(data: dict[tuple[str, str], list[float]], name: str, variant: str) -> float:
-        return (statistics.median(data[name, variant])
-                - statistics.median(data[name, "bare"])) / turns
+        # Paired by round (each round runs every case once, close together in time): the
+        # machine's drift over the minutes of the bench falls out of each difference.
+        return statistics.median(ours - bare for ours, bare in
+                                 zip(data[name, variant], data[name, "bare"])) / turns
 
     print(f"signoff {version('signoff')}, Python {platform.python_version()}, "
           f"{platform.platform()}, {os.cpu_count()} cores, load {load:.1f} at the start and "
           f"{os.getloadavg()[0]:.1f} at the end")
     print(f"{done} runs per agent, {turns} model turns each calling lookup (allowed, not "
-          "gated) then a final answer; medians per run, interleaved one run at a time; "
+          "gated) then a final answer; interleaved one run at a time; added = median of "
+          "per-round differences from the bare run; "
           "signoff on SQLite (WAL, synchronous=FULL)\n")
     print(f"{'framework':<26} {'bare run':>9} {'native/call':>12} {'signoff/call':>13} "
           f"{'ratio':>6} {'target':>8}  result   {'CPU native':>10} {'CPU signoff':>11} "
