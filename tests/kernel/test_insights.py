@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from backdoor import raw
 from histories import DAY, POLICY, T0, history
 from signoff.canonical import args_hash
 from signoff.errors import InvalidInput
@@ -15,6 +16,7 @@ from signoff.kernel.gate import Gate
 from signoff.policy import Policy
 from signoff.store.base import Store
 from signoff.store.postgres import PostgresStore
+from signoff.store.schema import MIGRATIONS
 
 
 def test_the_figures_of_a_known_history(store: Store) -> None:
@@ -58,6 +60,32 @@ def test_verdicts_not_yet_sealed_count_as_matches(postgres_store: Store,
     assert gate.insights().never_matched == ("never-used",)
     assert gate.insights(since=T0 + DAY).never_matched == (
         "no-rm", "allow-ls", "deploy-prod", "never-used")
+
+
+def test_the_upgrade_computes_the_figures_of_the_requests_stored_before(store: Store) -> None:
+    """A store from before the insights columns: the migration that adds them computes the
+    rules that made each ask and how each was decided, and the figures come out the same."""
+    gate = history(store)
+    before = gate.insights()
+    version = [m.name for m in MIGRATIONS].index("insights") + 1
+    sqlite = store.backend == "sqlite"
+    with raw(store) as conn:  # back to the schema before: no columns, trigger nor indexes
+        if sqlite:
+            conn.execute("DROP TRIGGER requests_decided")
+            for index in ("requests_insights", "requests_repeats", "requests_thread_asks",
+                          "requests_waits", "audit_verdict_rules"):
+                conn.execute(f"DROP INDEX {index}")
+        else:
+            conn.execute("DROP TRIGGER requests_decided ON requests")
+            conn.execute("DROP FUNCTION signoff_request_decided()")
+            conn.execute("DROP INDEX audit_verdict_rules")
+        for column in ("asked_by", "decided_at", "decided"):
+            conn.execute(f"ALTER TABLE requests DROP COLUMN {column}"
+                         + ("" if sqlite else " CASCADE"))
+        conn.execute(f"DELETE FROM signoff_migrations WHERE version = {version}")
+    assert store.migrate() == len(MIGRATIONS)
+    assert gate.insights() == before
+    assert before.rules and before.waits  # there were asks made by rules, and decisions
 
 
 def test_a_window_counts_only_what_it_holds(store: Store) -> None:
