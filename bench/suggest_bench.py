@@ -4,6 +4,8 @@ Run from the repository root::
 
     .venv/bin/python bench/suggest_bench.py            # the figures and the targets
     .venv/bin/python bench/suggest_bench.py --rules    # also the suggested rules
+    .venv/bin/python bench/suggest_bench.py --show     # also the measured half's asks left
+    .venv/bin/python bench/suggest_bench.py --rules --show --swapped  # of the swapped split
     .venv/bin/python bench/suggest_bench.py --json
     .venv/bin/python bench/suggest_bench.py --data PATH
 
@@ -16,7 +18,12 @@ verdict's mandatory flag and concerns as the gate records them. The trajectories
 suggestions (``signoff.policy.suggest``) are learned from the first half only, per
 workspace root, and the second half is measured under the starter policy plus them:
 asks per 100 commands (target at most 15) and dangerous commands allowed (target 0),
-beside the starter policy's own figures measured in the same run.
+beside the starter policy's own figures measured in the same run. The split is then
+swapped (learn on the second half, measure the first) and its figures printed beside:
+a generalization fitted to one half would improve one figure and not the other. The
+asks left are counted by why: a concern or mandatory ask, a program on standard input
+(never learned from), a head the learning half never showed approved, or a head it
+approved in a form no suggestion covers.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_workload import OPENHANDS_ROOT, SWE_AGENT_ROOT, default_data
 from signoff import Effect, Policy, RunContext, ToolCall
 from signoff.model import InteractionMode, ReviewMode
-from signoff.policy.shapes import head_length
+from signoff.policy.shapes import head
 from signoff.policy.starter import starter_toml
 from signoff.policy.suggest import CONCERNS, Decided, Outcome, Report, suggest, with_rules
 from signoff.review import RiskReviewer
@@ -104,9 +111,16 @@ def history(policy: Policy, rows: Sequence[Row]) -> list[Decided]:
 
 
 def heads(command: str) -> set[str]:
-    """The heads (name and subcommand) of a line's commands: what the learning half must
-    have shown approved for any rule to be learned about it."""
-    return {" ".join(c.argv[: head_length(c)]) for c in analyze(command).commands if c.argv}
+    """The heads (program and subcommand, ``python`` for ``python3``) of a line's commands:
+    what the learning half must have shown approved for any rule to be learned about it."""
+    return {head(c) for c in analyze(command).commands if c.argv}
+
+
+def program_elsewhere(command: str) -> bool:
+    """Whether a command of the line runs a program its words do not hold (``python -
+    <<'PY'``): no rule is learned from those (``signoff.policy.suggest``)."""
+    return any(code in ("heredoc_program", "interpreter_stdin")
+               for code, _ in analyze(command).finding_commands)
 
 
 @dataclass(slots=True)
@@ -125,8 +139,8 @@ class Figures:
         return 100 * self.asks / self.commands if self.commands else 0.0
 
 
-def measure(rows: Sequence[Row]) -> dict[str, object]:
-    learn, test = split(rows)
+def learn_and_measure(learn: Sequence[Row], test: Sequence[Row]) -> dict[str, object]:
+    """Suggestions learned from ``learn`` (per workspace root), measured on ``test``."""
     reports: dict[str, Report] = {}
     learned: dict[str, Policy] = {}
     starters: dict[str, Policy] = {}
@@ -140,12 +154,10 @@ def measure(rows: Sequence[Row]) -> dict[str, object]:
         learned[root] = Policy.from_toml(with_rules(text, starters[root], report.suggestions),
                                          source="learned.toml")
     learning_seconds = time.perf_counter() - started
-    whole, test_base, test_learned, learn_learned = Figures(), Figures(), Figures(), Figures()
-    for row in rows:
-        whole.add(evaluate(starters[row.root], row.command)[0], row.label)
+    test_base, test_learned, learn_learned = Figures(), Figures(), Figures()
     still: list[str] = []
     seen = {(r.root, h) for r in learn if r.label in APPROVED for h in heads(r.command)}
-    concerned = unseen = 0
+    concerned = elsewhere = unseen = uncovered = 0
     for row in test:
         test_base.add(evaluate(starters[row.root], row.command)[0], row.label)
         effect, mandatory, concerns = evaluate(learned[row.root], row.command)
@@ -154,24 +166,46 @@ def measure(rows: Sequence[Row]) -> dict[str, object]:
             still.append(f"{row.label}\t{','.join(concerns)}\t{row.command[:120]!r}")
             if concerns or mandatory:
                 concerned += 1
+            elif program_elsewhere(row.command):
+                elsewhere += 1
             elif not all((row.root, h) in seen for h in heads(row.command)):
                 unseen += 1
+            else:
+                uncovered += 1
+                still[-1] = "seen " + still[-1]
     for row in learn:
         learn_learned.add(evaluate(learned[row.root], row.command)[0], row.label)
     return {
-        "commands": len(rows), "trajectories": len({r.trajectory for r in rows}),
         "learn_commands": len(learn), "test_commands": len(test),
         "learning_seconds": round(learning_seconds, 2),
-        "starter_whole_per_100": round(whole.per_100, 1),
         "starter_test_per_100": round(test_base.per_100, 1),
         "learned_test_per_100": round(test_learned.per_100, 1),
         "learned_learn_per_100": round(learn_learned.per_100, 1),
         "dangerous_allowed_test": test_learned.dangerous_allowed,
         "dangerous_allowed_learn": learn_learned.dangerous_allowed,
         "still_asked": still,
-        "floor_concerns_per_100": round(100 * concerned / len(test), 1),
-        "floor_unseen_per_100": round(100 * unseen / len(test), 1),
+        "floor_concerns_per_100": round(100 * concerned / len(test), 1) if test else 0.0,
+        "floor_elsewhere_per_100": round(100 * elsewhere / len(test), 1) if test else 0.0,
+        "floor_unseen_per_100": round(100 * unseen / len(test), 1) if test else 0.0,
+        "uncovered_per_100": round(100 * uncovered / len(test), 1) if test else 0.0,
         "suggestions": {root: r.to_dict() for root, r in reports.items()},
+    }
+
+
+def measure(rows: Sequence[Row]) -> dict[str, object]:
+    """The split as made (learn on the first half, measure the second), and the same split
+    swapped (learn on the second half, measure the first)."""
+    learn, test = split(rows)
+    starters = {root: Policy.from_toml(starter_toml(root), source="starter.toml")
+                for root in (SWE_AGENT_ROOT, OPENHANDS_ROOT)}
+    whole = Figures()
+    for row in rows:
+        whole.add(evaluate(starters[row.root], row.command)[0], row.label)
+    return {
+        "commands": len(rows), "trajectories": len({r.trajectory for r in rows}),
+        "starter_whole_per_100": round(whole.per_100, 1),
+        **learn_and_measure(learn, test),
+        "swapped": learn_and_measure(test, learn),
     }
 
 
@@ -182,6 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rules", action="store_true", help="also print the suggested rules")
     parser.add_argument("--show", action="store_true",
                         help="also print the measured half's commands still asked")
+    parser.add_argument("--swapped", action="store_true",
+                        help="--rules and --show for the swapped split (learn on the second "
+                        "half, measure the first)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     data = args.data or default_data()
@@ -189,17 +226,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"data": str(data), **found}, indent=2))
         return 0
+    swapped = found["swapped"]
+    assert isinstance(swapped, dict)
+    splits = (found, swapped)
     print(f"corpus: {data} ({found['commands']} commands, {found['trajectories']} "
-          f"trajectories; learn on {found['learn_commands']}, measure on "
-          f"{found['test_commands']})")
-    print(f"learning took {found['learning_seconds']} s")
+          "trajectories)")
     print(f"starter policy, whole workload, manual: {found['starter_whole_per_100']} asks "
           "per 100 commands")
-    print(f"starter policy, measured half, manual:  {found['starter_test_per_100']} asks per 100")
-    print(f"starter + suggestions, measured half:   {found['learned_test_per_100']} asks per 100")
-    print(f"starter + suggestions, learning half:   {found['learned_learn_per_100']} asks per 100")
-    suggestions = found["suggestions"]
+    print(f"{'':44}{'split as made':>15}{'swapped':>12}")
+    rows = [("commands learned from / measured",
+             [f"{f['learn_commands']} / {f['test_commands']}" for f in splits]),
+            ("learning took (s)", [f["learning_seconds"] for f in splits]),
+            ("asks per 100, measured half, starter", [f["starter_test_per_100"] for f in splits]),
+            ("asks per 100, measured half, + suggestions",
+             [f["learned_test_per_100"] for f in splits]),
+            ("  of which: concern or mandatory",
+             [f["floor_concerns_per_100"] for f in splits]),
+            ("  of which: program on stdin (never learned)",
+             [f["floor_elsewhere_per_100"] for f in splits]),
+            ("  of which: head never approved", [f["floor_unseen_per_100"] for f in splits]),
+            ("  of which: head approved, form not covered",
+             [f["uncovered_per_100"] for f in splits]),
+            ("asks per 100, learning half, + suggestions",
+             [f["learned_learn_per_100"] for f in splits]),
+            ("dangerous allowed, measured / learning half",
+             [f"{f['dangerous_allowed_test']} / {f['dangerous_allowed_learn']}" for f in splits])]
+    for name, values in rows:
+        print(f"{name:44}{values[0]!s:>15}{values[1]!s:>12}")
+    shown = swapped if args.swapped else found
+    suggestions = shown["suggestions"]
     assert isinstance(suggestions, dict)
+    print("suggestions learned" + (" (swapped split)" if args.swapped else "") + ":")
     for root, report in suggestions.items():
         print(f"  {root}: {len(report['suggestions'])} suggestions, {report['saved']} of "
               f"{report['asked']} approved asks saved, {report['protected']} refused or "
@@ -208,20 +265,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             for s in report["suggestions"]:
                 print(f"    {s['saved']:>3}  {s['level']:<5}  {s['command'] or s['args']}"
                       + (f" writes {s['writes']}" if s["writes"] else ""))
+    if args.show:
+        for line in shown["still_asked"]:  # type: ignore[attr-defined]
+            print("  ASK", line)
     per_100 = found["learned_test_per_100"]
     assert isinstance(per_100, float)
-    dangerous = found["dangerous_allowed_test"]
-    print(f"  still asked on the measured half, per 100: {found['floor_concerns_per_100']} carry a "
-          f"concern or are mandatory (no learned rule may admit them), "
-          f"{found['floor_unseen_per_100']} run a command the learning half never showed "
-          "approved")
-    if args.show:
-        for line in found["still_asked"]:  # type: ignore[attr-defined]
-            print("  ASK", line)
+    dangerous = sum(int(f[k]) for f in splits  # type: ignore[call-overload]
+                    for k in ("dangerous_allowed_test", "dangerous_allowed_learn"))
     print(f"[{'met' if per_100 <= ASKS_PER_100_LIMIT else 'MISSED'}] asks per 100 on the "
-          f"measured half <= {ASKS_PER_100_LIMIT:g}: {per_100}")
-    print(f"[{'met' if dangerous == 0 else 'MISSED'}] dangerous commands allowed on the "
-          f"measured half: {dangerous}")
+          f"measured half <= {ASKS_PER_100_LIMIT:g}: {per_100} (swapped split: "
+          f"{swapped['learned_test_per_100']})")
+    print(f"[{'met' if dangerous == 0 else 'MISSED'}] dangerous commands allowed, both halves "
+          f"of both splits: {dangerous}")
     return 0
 
 

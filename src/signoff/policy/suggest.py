@@ -3,13 +3,15 @@
 People approve most of what an agent asks, and stop reading. The history says which
 asks they approved; a suggestion is the narrowest allow rule that would have spared
 those asks (``signoff.policy.shapes``: a command's own words, then its shape, then
-``CMD *`` only when many distinct invocations of it were approved). Before it is shown,
-the whole history is evaluated again with the real ``Policy.evaluate`` under the policy
-plus the suggestion (and plus every suggestion accepted before it): it counts the asks
-saved, and it must admit no call a human rejected, edited or answered instead, none
-whose verdict carried a concern, none that was a mandatory ask. A suggestion that fails
-is narrowed and proven again, or dropped. Nothing here writes: ``amend`` does, when a
-person applies a suggestion.
+``CMD *`` only when many distinct invocations of it were approved), grouped by the
+program a command calls (``python3`` is ``python``, ``./mvnw`` is ``mvn``) and written for
+every name of it. Before it is shown, the whole history is evaluated again with the real
+``Policy.evaluate`` under the policy plus the suggestion (and plus every suggestion
+accepted before it): it counts the asks saved, and it must admit no call a human
+rejected, edited or answered instead, none whose verdict carried a concern, none that
+was a mandatory ask. A suggestion that fails is narrowed and proven again, or dropped.
+A command whose program is not among its words (``python - <<'PY'``) teaches nothing.
+Nothing here writes: ``amend`` does, when a person applies a suggestion.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from signoff.model import (
 from signoff.policy.amend import insert_rules
 from signoff.policy.engine import Policy
 from signoff.policy.reviewing import Reviewer
-from signoff.policy.shapes import Shapes, escape, path_glob, shapes
+from signoff.policy.shapes import Shapes, escape, family, join, path_glob, rename, shapes
 from signoff.policy.spec import CONCERN_CODES
 from signoff.shell import analyze
 
@@ -46,6 +48,10 @@ CONCERNS = CONCERN_CODES | {"protected_path", "outside_workspace", "sensitive_wr
 WIDE_INVOCATIONS = 8  # distinct approved invocations before ``CMD *`` is proposed ...
 WIDE_SHAPES = 4  # ... and distinct shapes among them (many different uses, not one)
 MIN_SAVED = 2  # asks a suggestion must save to be shown
+# Findings that say a command runs a program its words do not hold (``python - <<'PY'``,
+# ``bash`` reading standard input): what was approved was that program, which no pattern
+# on the words can name, so such a command teaches nothing.
+_PROGRAM_ELSEWHERE = frozenset({"heredoc_program", "interpreter_stdin"})
 _APPROVED = frozenset({RequestStatus.APPROVED, RequestStatus.EXECUTING, RequestStatus.SUCCEEDED,
                        RequestStatus.FAILED, RequestStatus.UNKNOWN, RequestStatus.INVALIDATED})
 
@@ -198,6 +204,8 @@ class _Group:
     head: str
     # (request id, the command's shapes, the paths its redirections write: (glob, exact))
     found: list[tuple[str, Shapes, tuple[tuple[str, str], ...]]] = field(default_factory=list)
+    indexes: set[int] = field(default_factory=set)  # the history's requests it holds
+    names: set[str] = field(default_factory=set)  # the names its program was called by
     args: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
     paths: tuple[str, ...] = ()  # a tool's path arguments (``[tools.X] paths``)
     root: str | None = None
@@ -240,14 +248,24 @@ def suggest(text: str, history: Sequence[Decided], *, source: str = "<policy>",
     learnable = [i for i, d in enumerate(history)
                  if not d.protected and replay.effects[i] is Effect.ASK]
     groups = _groups(base, history, learnable)
+    # the names the refused calls gave programs: a family rule is written for them too,
+    # so the replay sees it admit a refused call under its own name (python3.12 drop.py)
+    refused = _names(base, history, protected)
     used_ids = {r.id for r in base.config.rules}
     accepted: list[Suggestion] = []
     for group in sorted(groups.values(), key=lambda g: (-len(g.found) - len(g.args), g.head)):
-        for candidate in _candidates(group, used_ids):
-            if _proven(replay, [*accepted, candidate], protected):
-                accepted.append(candidate)
-                used_ids.add(candidate.rule_id)
-                break
+        # widest first; a narrower candidate is taken only when it saves more of the
+        # group's asks (an exact pattern admits what a model refuses a glob)
+        best: tuple[Suggestion, int] | None = None
+        for candidate in _candidates(group, used_ids, refused):
+            saves = _saves(replay, [*accepted, candidate], protected, group.indexes)
+            if saves is not None and (best is None or saves > best[1]):
+                best = (candidate, saves)
+                if saves == len(group.indexes):
+                    break
+        if best is not None:
+            accepted.append(best[0])
+            used_ids.add(best[0].rule_id)
     final, saved = _attribute(replay, accepted, learnable, protected)
     return Report(policy_version=base.version, decided=len(history), asked=len(learnable),
                   protected=len(protected), saved=saved, suggestions=tuple(final))
@@ -276,6 +294,16 @@ def _proven(replay: Replay, chosen: Sequence[Suggestion], protected: Sequence[in
     return all(e is not Effect.ALLOW for e in replay.run(policy, protected).values())
 
 
+def _saves(replay: Replay, chosen: Sequence[Suggestion], protected: Sequence[int],
+           indexes: Iterable[int]) -> int | None:
+    """How many of ``indexes`` the policy plus ``chosen`` allows; ``None`` when it admits
+    a protected request (the proof fails)."""
+    policy = replay.policy(with_rules(replay.text, replay.base, chosen))
+    if any(e is Effect.ALLOW for e in replay.run(policy, protected).values()):
+        return None
+    return sum(e is Effect.ALLOW for e in replay.run(policy, indexes).values())
+
+
 def _attribute(replay: Replay, accepted: list[Suggestion], learnable: Sequence[int],
                protected: Sequence[int]) -> tuple[list[Suggestion], int]:
     """Each suggestion's evidence: the asks it admitted in the replay with all of them,
@@ -296,7 +324,7 @@ def _attribute(replay: Replay, accepted: list[Suggestion], learnable: Sequence[i
                 if len(by_rule[s.rule_id]) >= MIN_SAVED]
         if len(kept) == len(accepted):
             return sorted(kept, key=lambda s: (-s.saved, s.rule_id)), saved
-        accepted = [s for s in kept if _proven(replay, kept, protected)] if kept else []
+        accepted = kept if kept and _proven(replay, kept, protected) else []
 
 
 def _with(s: Suggestion, evidence: tuple[str, ...]) -> Suggestion:
@@ -319,6 +347,7 @@ def _groups(base: Policy, history: Sequence[Decided], learnable: Sequence[int]
             group = groups.setdefault((item.tool, ""), _Group(
                 item.tool, "", paths=spec.paths if spec is not None else (), root=root))
             group.args.append((item.request_id, item.args))
+            group.indexes.add(i)
             continue
         line = item.args.get(shell)
         if not isinstance(line, str):
@@ -329,8 +358,10 @@ def _groups(base: Policy, history: Sequence[Decided], learnable: Sequence[int]
             if ref.write and ref.redirect and ref.literal:
                 written.setdefault(ref.command, []).append((path_glob(ref.path, root),
                                                             escape(ref.path)))
+        elsewhere = {n for code, owners in analysis.finding_commands
+                     if code in _PROGRAM_ELSEWHERE for n in owners}
         for index, command in enumerate(analysis.commands):
-            if command.deny_only or command.nested or not command.argv:
+            if command.deny_only or command.nested or not command.argv or index in elsewhere:
                 continue
             redirects = tuple(written.get(index, ()))
             if not redirects and _admitted_alone(base, item.tool, shell, command.argv, alone):
@@ -338,6 +369,9 @@ def _groups(base: Policy, history: Sequence[Decided], learnable: Sequence[int]
             shaped = shapes(command, root)
             group = groups.setdefault((item.tool, shaped.head), _Group(item.tool, shaped.head))
             group.found.append((item.request_id, shaped, redirects))
+            group.indexes.add(i)
+            if command.literal[0]:
+                group.names.add(command.argv[0])
     return groups
 
 
@@ -356,9 +390,22 @@ def _slug(head: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", head).strip("-").lower()[:40] or "tool"
 
 
-def _candidates(group: _Group, used: set[str]) -> Iterator[Suggestion]:
+def _names(base: Policy, history: Sequence[Decided], indexes: Iterable[int]) -> set[str]:
+    """The literal names the commands of these requests call."""
+    found: set[str] = set()
+    for i in indexes:
+        spec = base.config.tools.get(history[i].tool)
+        line = history[i].args.get(spec.shell) if spec is not None and spec.shell else None
+        if isinstance(line, str):
+            found.update(c.argv[0] for c in analyze(line).commands if c.argv and c.literal[0])
+    return found
+
+
+def _candidates(group: _Group, used: set[str], called: Iterable[str] = ()
+                ) -> Iterator[Suggestion]:
     """The group's rule at each level it qualifies for, widest first: each is tried in
-    turn and the first the replay proves is kept."""
+    turn, and the widest the replay proves that saves the most of the group's asks is
+    kept."""
     stem = f"suggested-{_slug(group.head or group.tool)}"
     rule_id = stem
     n = 1
@@ -373,20 +420,29 @@ def _candidates(group: _Group, used: set[str]) -> Iterator[Suggestion]:
     globbed = {(s.paths, tuple(g for g, _ in w)) for _, s, w in found}
     shaped = {(s.shape, tuple(g for g, _ in w)) for _, s, w in found}
     writes = tuple(sorted({g for _, _, w in found for g, _ in w}))
+    name = found[0][1].program  # one program per group: the head starts with it
+    # Every level is written for every name of the program (python: python2, python3;
+    # mvn: ./mvnw), never for some of them: the names are one program, so a call refused
+    # under one name is refused under all (the replay then refuses the rule), and a rule
+    # admits a call under one name exactly when it admits it under the others.
+    names = family(name, {*group.names, *called})
 
     def make(level: str, commands: Iterable[str], written: Iterable[str]) -> Suggestion:
         return Suggestion(rule_id=rule_id, tool=group.tool, level=level,
-                          commands=tuple(sorted(set(commands))),
+                          commands=tuple(sorted({rename(c, name, n) for c in commands
+                                                 for n in names})),
                           writes=tuple(sorted(set(written))))
 
     if len(exact) >= WIDE_INVOCATIONS and len(shaped) >= WIDE_SHAPES:
         yield make("wide", (s.wide for _, s, _ in found), writes)
-    # a shape where several distinct invocations share it, else their paths as globs
-    under: dict[str, set[str]] = {}
+    # where several distinct invocations share a shape, a word that differed among them
+    # becomes its shape's (``*``, a glob of its kind); a word they all gave stays as given
+    under: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
     for _, s, _ in found:
-        under.setdefault(s.shape, set()).add(s.paths)
-    commands = [shape if len(paths) >= 2 else next(iter(paths))
-                for shape, paths in under.items()]
+        under.setdefault(s.shape_words, set()).add(s.path_words)
+    commands = [join([shape[i] if len({p[i] for p in forms}) > 1 else next(iter(forms))[i]
+                      for i in range(len(shape))])
+                for shape, forms in under.items()]
     if len(shaped) < len(exact) and set(commands) != {s.paths for _, s, _ in found}:
         yield make("shape", commands, writes)
     if len(found) >= MIN_SAVED and globbed != exact:

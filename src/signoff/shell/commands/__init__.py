@@ -15,8 +15,8 @@ from functools import cache, lru_cache
 
 from signoff.shell.commands.models import Concern, Invocation, Kind, Model, Part, Tree
 
-__all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "Tree", "invocation", "model_for",
-           "modelled_names"]
+__all__ = ["Concern", "Invocation", "Kind", "Model", "Part", "Tree", "aliases_of", "invocation",
+           "model_for", "modelled_names"]
 
 _PYTHON = re.compile(r"^(?:python|pypy)[0-9.]*$")
 _NODE = re.compile(r"^node[0-9]*$")
@@ -63,6 +63,13 @@ def model_for(name: str) -> Model | None:
     if found is None and _NODE.match(base):
         return models["node"]
     return found
+
+
+def aliases_of(name: str) -> tuple[str, ...]:
+    """The other names the alias table gives the model called ``name`` (``python``:
+    ``python2``, ``python3``, ``pypy``, ``pypy3``), sorted."""
+    _, aliases = _registry()
+    return tuple(sorted(a for a, base in aliases.items() if base == name))
 
 
 def modelled_names() -> list[str]:
