@@ -197,7 +197,7 @@ def measure(loop: asyncio.AbstractEventLoop, work: Path, names: list[str], runs:
         # Paired by round (each round runs every case once, close together in time): the
         # machine's drift over the minutes of the bench falls out of each difference.
         return statistics.median(ours - bare for ours, bare in
-                                 zip(data[name, variant], data[name, "bare"])) / turns
+                                 zip(data[name, variant], data[name, "bare"], strict=True)) / turns
 
     print(f"signoff {version('signoff')}, Python {platform.python_version()}, "
           f"{platform.platform()}, {os.cpu_count()} cores, load {load:.1f} at the start and "

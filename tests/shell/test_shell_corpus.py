@@ -220,7 +220,7 @@ ROWS: list[Row] = [
     deny("dot-slash-rm", "./rm x", "path_name"),
     ask("dot-slash-ls", "./ls", "path_name", code="not_allowed"),
     ask("usr-bin-ls", "/usr/bin/ls", "path_name", code="not_allowed"),
-    ask("parent-ls", "../ls", "path_name", code="not_allowed"),
+    ask("parent-ls", "../ls", "path_name", code="outside_workspace"),
     ask("tilde-ls", "~/bin/ls", "path_name"),
     # --- unbalanced quotes and syntax errors -----------------------------------------------------
     ask("unbalanced-single", "echo 'x", "unparseable", code="unparseable"),

@@ -320,7 +320,8 @@ class Evaluation(Asking):
                     forced.append(reason)
         if analysis is not None:  # a command with no model may write any file it names
             for ref in analysis.paths:
-                if ref.write or not ref.literal or not 0 <= ref.command < len(analysis.commands):
+                if ref.write or ref.program or not ref.literal or not 0 <= ref.command < len(
+                        analysis.commands):
                     continue
                 inv = analysis.commands[ref.command].invocation
                 if (inv is not None and inv.modelled) or ref.path in seen:

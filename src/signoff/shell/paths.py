@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 _AT_FILE = re.compile(r"(?:[\w.-]*(?::=|=)?)@(?P<file>[^@\s]+)")
 # git's global options that make it work on another tree than the current directory's
 _ELSEWHERE = frozenset({"-C", "--work-tree", "--git-dir"})
+# Where PATH finds programs: /usr/bin/python3 runs what python3 runs, judged by its name.
+# A program named by any other path is a file it reads and runs, judged by the workspace.
+_PATH_DIRS = frozenset({"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin",
+                        "/bin"})
 PATH_MAX = 4096  # a longer word cannot name a file (ENAMETOOLONG), so it is no path reference
 
 
@@ -47,6 +51,7 @@ class PathRef:
     redirect: bool = False  # a redirection target, not an argument
     tree: Tree | None = None  # read file by file, as a directory (grep -r): which files
     stat: bool = False  # only looked at (ls, stat): not a read of its content
+    program: bool = False  # the file the command runs: named by a path, not on PATH
 
 
 class PathSink(Protocol):
@@ -65,6 +70,12 @@ def paths_of(cmd: SimpleCommand, words: list[sw.WordValue], walk: PathSink) -> N
         track_cd(name, args, walk)
         return
     cds = tuple(walk.cds)
+    head = words[0] if words else None
+    if head is not None and "/" in head.text and not (  # ./x.sh, ../../tmp/x: the file run
+            head.literal and head.text.rpartition("/")[0] in _PATH_DIRS):
+        for text in (_value_path(head.text) if head.literal else [head.text]):
+            walk.add_path(PathRef(path=text, literal=head.literal, write=False, cds=cds,
+                                  command=walk.current, program=True))
     directory = served(cmd.argv, cmd.literal)
     if directory is not None:  # python -m http.server: every file, to whoever asks
         walk.add_path(PathRef(path=directory, literal=directory != SERVED_UNKNOWN,
