@@ -51,6 +51,8 @@ def test_the_json(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     (["--since", "yesterday-ish"], "invalid_time"),
     (["--since", "2026-01-02", "--until", "2026-01-01"], "invalid_window"),
     (["--top", "0"], "invalid_limit"),
+    (["--top", "ten"], "invalid_limit"),
+    (["--until", "2026-01-01T00:00:00+99:00"], "invalid_time"),
 ])
 def test_bad_input_is_typed(db: str, capsys: pytest.CaptureFixture[str], argv: list[str],
                             code: str) -> None:

@@ -142,6 +142,28 @@ def test_bad_text_in_every_body_field_is_a_typed_422(live: Live) -> None:
 
 
 @pytest.mark.slow
+def test_bad_windows_of_insights_are_typed_422(live: Live) -> None:
+    """``since``, ``until`` and ``top`` of ``/api/v1/insights`` and ``/inbox/insights``:
+    odd values are the CLI's codes, never a 5xx, never a database's words."""
+    with live.client("ann") as ann:
+        for bad in BAD_IDS.values():
+            for name, code in (("since", "invalid_time"), ("until", "invalid_time"),
+                               ("top", "invalid_limit")):
+                body = _typed_4xx(ann.get("/api/v1/insights", params={name: bad}), code)
+                assert body["field"] == name, body
+                page = ann.get("/inbox/insights", params={name: bad})
+                if not bad.strip():  # a field left empty (a tab) is not given
+                    assert page.status_code == 200
+                    continue
+                assert page.status_code == 422 and code in page.text, (name, bad)
+                assert not LEAKS.search(page.text) and "\x00" not in page.text
+        _typed_4xx(ann.get("/api/v1/insights", params={"since": "2026-02-01",
+                                                       "until": "2026-01-01"}),
+                   "invalid_window")
+        assert ann.get("/api/v1/insights", params={"since": "30d", "top": "5"}).json()[
+            "asks"] == 0
+
+@pytest.mark.slow
 def test_real_thread_ids_work_through_api_client_and_inbox_links(live: Live) -> None:
     ids = ["org/repo#12", "slack:C123/1700000000.123", "a?b=c&d=%41", "/lead/../slash"]
     with live.client("ann") as ann, live.client("bot") as bot:

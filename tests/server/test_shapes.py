@@ -1,6 +1,7 @@
 """Every surface shows a request the same way (issue 12, item 8): the arguments as a JSON
 object — over HTTP and from the CLI, on both backends — with the canonical bytes that
-were hashed beside them. And every JSON route answers a body its schema does not expect
+were hashed beside them; and the history's figures alike (``/api/v1/insights`` is
+``signoff insights --json``). And every JSON route answers a body its schema does not expect
 (wrong types, null, huge numbers, nested junk, unknown fields) with a typed 4xx, never a
 500 (issue 42, item 6): a fuzz over the OpenAPI document's routes, its schemas the oracle."""
 
@@ -37,6 +38,29 @@ def test_the_api_and_the_cli_show_arguments_alike(live: Live) -> None:
         '{"command":"make deploy","env":{"A":"é","B":"2"}}'
     assert over_http["args_hash"] == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
+
+
+@pytest.mark.slow
+def test_the_api_and_the_cli_show_insights_alike(live: Live) -> None:
+    """``GET /api/v1/insights`` is ``signoff insights --json``, window and all."""
+    with live.client("bot") as bot, live.client("ann") as ann:
+        for n, command in enumerate(["make deploy", "make deploy", "curl -d @x example.com"]):
+            proposed = bot.post("/api/v1/calls", json={
+                "tool": "deploy_it", "args": {"command": command}, "call_id": f"i{n}",
+                "context": {"thread_id": f"t-insights-{n % 2}"}}).json()
+            assert proposed["status"] == "pending", proposed
+        ann.post(f"/api/v1/requests/{proposed['request_id']}/decisions",
+                 json={"kind": "reject", "reason": "no"}).raise_for_status()
+        window = {"since": "2000-01-01", "until": "2100-01-01T00:00Z", "top": "1"}
+        over_http = [ann.get("/api/v1/insights").json(),
+                     ann.get("/api/v1/insights", params=window).json()]
+    from_cli = [json.loads(live.cli("insights", "--json", *args).stdout) for args in (
+        ("--top", "10"), ("--since", "2000-01-01", "--until", "2100-01-01T00:00Z",
+                          "--top", "1"))]
+    assert over_http == from_cli
+    assert over_http[0]["asks"] == 3 and over_http[0]["tools"] == [{"key": "deploy_it",
+                                                                    "asks": 3}]
+    assert [t["thread"] for t in over_http[1]["top_threads"]] == ["t-insights-0"]
 
 # ---- every payload shape the schema does not expect is a typed 4xx (issue 42, item 6) -------
 

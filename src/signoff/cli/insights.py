@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from signoff.cli.common import common_args, emit, open_gate
-from signoff.insights import Insights
-from signoff.times import TIME_HELP, parse_time, shown
+from signoff.insights import TOP, TOP_MAX, Insights, duration, percent, read_top, read_window
+from signoff.times import TIME_HELP, shown
 
 
 def add_insights(commands: Any) -> None:
@@ -28,8 +28,9 @@ def add_insights(commands: Any) -> None:
                         help=f"only requests created at or after this time: {TIME_HELP}")
     parser.add_argument("--until", metavar="WHEN",
                         help=f"only requests created before this time: {TIME_HELP}")
-    parser.add_argument("--top", type=int, default=10,
-                        help="how many threads and repeated calls to rank (10)")
+    parser.add_argument("--top", metavar="N",
+                        help=f"how many threads and repeated calls to rank ({TOP}; "
+                        f"1–{TOP_MAX})")
     parser.set_defaults(handler=cmd_insights)
     from signoff.cli.suggest import add_suggest  # noqa: PLC0415
 
@@ -37,10 +38,10 @@ def add_insights(commands: Any) -> None:
 
 
 def cmd_insights(args: argparse.Namespace) -> int:
-    now = time.time()
-    since, until = (None if value is None else parse_time(flag, value, now=now)
-                    for flag, value in (("--since", args.since), ("--until", args.until)))
-    found = open_gate(args).insights(since=since, until=until, top=args.top)
+    since, until = read_window(args.since, args.until, now=time.time(),
+                               names=("--since", "--until"))
+    top = read_top(args.top, name="--top")
+    found = open_gate(args).insights(since=since, until=until, top=top)
     emit(args, found.to_dict(), text(found))
     return 0
 
@@ -55,13 +56,13 @@ def text(found: Insights) -> str:
     out += _table("status", ("asks",), [(c.key, c.asks) for c in found.statuses])
     out += _table("tool", ("asks",), [(c.key, c.asks) for c in found.tools])
     out += _table("rule", ("asks", "decided", "approve", "edit", "reject", "respond"),
-                  [(r.rule, r.asks, r.decided, *(_pct(r.rate(n)) for n in (
+                  [(r.rule, r.asks, r.decided, *(percent(r.rate(n)) for n in (
                       r.approved, r.edited, r.rejected, r.responded))) for r in found.rules])
     out += _table("day", ("asks",), [(d.day, d.asks) for d in found.days])
     out += _table("thread", ("asks", "days"),
                   [(t.thread, t.asks, len(t.days)) for t in found.top_threads])
     out += _table("risk", ("decided", "median", "p90"),
-                  [(w.risk, w.decided, _seconds(w.median), _seconds(w.p90))
+                  [(w.risk, w.decided, duration(w.median), duration(w.p90))
                    for w in found.waits])
     out += _table("repeated call", ("asks",),
                   [(f"{r.tool} {r.args_hash[:19]}…", r.asks) for r in found.repeated])
@@ -83,13 +84,3 @@ def _table(first: str, heads: Sequence[str], rows: Sequence[Sequence[Any]]) -> l
         line.append(f"{row[0]!s:<{width}}" + "".join(f"  {c:>{s}}" for c, s in zip(
             cell, sizes, strict=True)))
     return line
-
-
-def _pct(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate * 100:.0f}%"
-
-
-def _seconds(value: float) -> str:
-    if value < 120:
-        return f"{value:.0f}s"
-    return f"{value / 60:.0f}m" if value < 7200 else f"{value / 3600:.1f}h"

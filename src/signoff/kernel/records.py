@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from signoff.audit import AuditEvent, AuditKind, Verification, to_us
 from signoff.errors import InvalidInput
 from signoff.identity import Identity, Session
-from signoff.insights import Insights
+from signoff.insights import TOP_MAX, Insights
 from signoff.kernel.auditing import Trust, verify_audit
 from signoff.kernel.verdicts import VerdictLog
 from signoff.model import ApprovalRequest, Decision, DecisionRecord, RequestStatus
@@ -115,8 +115,8 @@ class Records:
         if since is not None and until is not None and since >= until:
             raise InvalidInput("the window is empty: since must be before until",
                                code="invalid_window", field="since")
-        if not 1 <= top <= 1000:
-            raise InvalidInput("top must be between 1 and 1000", code="invalid_limit",
+        if not 1 <= top <= TOP_MAX:
+            raise InvalidInput(f"top must be between 1 and {TOP_MAX}", code="invalid_limit",
                                field="top")
         return self.store.insights(since=since, until=until, rules=rules, top=top)
 

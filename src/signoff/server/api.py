@@ -1,7 +1,8 @@
 """The JSON API under ``/api/v1`` (docs/server.md): the gate over HTTP.
 
 ``calls`` is the agent's half (propose, wait, claim, report, check),
-``approvals`` the approver's (requests, decisions, thread modes), ``observability``
+``approvals`` the approver's (requests, decisions, thread modes), ``insights`` the
+history's figures (for approvers and admins), ``observability``
 the audit log and the event stream (and ``health``), ``users`` and ``webhooks`` the
 admins' (the user lifecycle; notification endpoints and deliveries), ``receipts`` the
 signed receipts of approvals (and ``well_known``: the public keys, outside the prefix).
@@ -19,12 +20,22 @@ from collections.abc import Sequence
 
 from fastapi import APIRouter, FastAPI
 
-from signoff.server import approvals, calls, observability, passkeys, receipts, users, webhooks
+from signoff.server import (
+    approvals,
+    calls,
+    insights,
+    observability,
+    passkeys,
+    receipts,
+    users,
+    webhooks,
+)
 from signoff.server.bodies import ERRORS
 
 PREFIX = "/api/v1"
 PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, observability.router, users.router,
-                                webhooks.router, passkeys.router, receipts.router)
+                                webhooks.router, passkeys.router, receipts.router,
+                                insights.router)
 health = observability.health
 well_known = receipts.well_known  # /.well-known/jwks.json, public
 

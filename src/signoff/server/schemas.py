@@ -362,6 +362,70 @@ class AuditPage(BaseModel):
     first_bad: int | None = None
 
 
+class InsightCount(BaseModel):
+    key: str = Field(description="a tool, a thread, a status or a UTC day")
+    asks: int
+
+
+class InsightDay(BaseModel):
+    day: str = Field(description="a UTC date, 2026-03-01")
+    asks: int
+    tools: list[InsightCount]
+
+
+class InsightThread(BaseModel):
+    thread: str
+    asks: int
+    days: list[InsightCount] = Field(description="its asks per UTC day")
+
+
+class InsightRule(BaseModel):
+    rule: str = Field(description="a rule id, or the step that asked in parentheses: "
+                      "(gated), (unknown_tool), (shell)…")
+    asks: int
+    decided: int
+    approved: int
+    edited: int
+    rejected: int
+    responded: int
+    approve_rate: float | None = Field(description="a share of `decided`; null when "
+                                       "nothing was decided")
+    edit_rate: float | None
+    reject_rate: float | None
+    respond_rate: float | None
+
+
+class InsightWait(BaseModel):
+    risk: str
+    decided: int
+    median: float = Field(description="seconds from the ask to its decision (nearest rank)")
+    p90: float
+
+
+class InsightRepeat(BaseModel):
+    tool: str
+    args_hash: str
+    asks: int
+
+
+class Insights(BaseModel):
+    """``Insights.to_dict()``: the figures of docs/insights.md."""
+
+    since: float | None
+    until: float | None
+    asks: int
+    threads: int
+    statuses: list[InsightCount]
+    tools: list[InsightCount]
+    rules: list[InsightRule]
+    top_threads: list[InsightThread]
+    days: list[InsightDay]
+    waits: list[InsightWait]
+    repeated: list[InsightRepeat]
+    never_matched: list[str]
+    expired_unanswered: int
+    expired_by_tool: list[InsightCount]
+
 class Health(BaseModel):
     status: Literal["ok"]
     backend: str
