@@ -3,7 +3,8 @@
 ``calls`` is the agent's half (propose, wait, claim, report, check),
 ``approvals`` the approver's (requests, decisions, thread modes), ``observability``
 the audit log and the event stream (and ``health``), ``users`` and ``webhooks`` the
-admins' (the user lifecycle; notification endpoints and deliveries), ``receipts`` the
+admins' (the user lifecycle; notification endpoints and deliveries), ``suggestions``
+the admins' rule suggestions (listed, and written into the policy file), ``receipts`` the
 signed receipts of approvals (and ``well_known``: the public keys, outside the prefix).
 Every handler does its database work in the thread pool.
 ``health`` holds ``/healthz`` and ``/metrics``, outside the prefix.
@@ -19,12 +20,22 @@ from collections.abc import Sequence
 
 from fastapi import APIRouter, FastAPI
 
-from signoff.server import approvals, calls, observability, passkeys, receipts, users, webhooks
+from signoff.server import (
+    approvals,
+    calls,
+    observability,
+    passkeys,
+    receipts,
+    suggestions,
+    users,
+    webhooks,
+)
 from signoff.server.bodies import ERRORS
 
 PREFIX = "/api/v1"
 PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, observability.router, users.router,
-                                webhooks.router, passkeys.router, receipts.router)
+                                webhooks.router, passkeys.router, receipts.router,
+                                suggestions.router)
 health = observability.health
 well_known = receipts.well_known  # /.well-known/jwks.json, public
 
