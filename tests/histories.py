@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from signoff.kernel.gate import Gate
-from signoff.model import Decision, RequestStatus, RunContext, ToolCall
+from signoff.model import Decision, RequestStatus, ReviewMode, RunContext, ToolCall
 from signoff.policy import Policy
 from signoff.store.base import Store
 
@@ -104,3 +104,37 @@ def history(store: Store) -> Gate:
     gate.outcome(late)  # read past its expiry: expired, unanswered
     assert gate.request(late).status is RequestStatus.EXPIRED
     return gate
+
+
+# ---- a history rule suggestions learn from (policy/suggest.py, server/suggestions.py) ----------
+
+# Approved shell commands the starter policy asks about: an exact `python` rule and a
+# `make` rule whose command is markup (a page must show it as text).
+APPROVED = ["python a.py", "python b.py", "python c.py", "python a.py",
+            "make '<script>alert(1)</script>'", "make '<script>alert(1)</script>'"]
+REFUSED = "python drop_db.py"
+
+
+def suggestible(gate: Gate) -> dict[str, str]:
+    """Approvals, a rejection, an edit and a response by ``alice`` (a user of ``gate``) of
+    ``bot``'s ``execute`` calls, each through the gate; the request ids by command (the
+    last, for a command asked twice)."""
+    ids: dict[str, str] = {}
+    alice = gate.identity_of("alice")
+    assert alice is not None, "add the user alice first"
+
+    def ask(n: int, command: str) -> str:
+        proposal = gate.propose(ToolCall(id=f"h{n}", name="execute", args={"command": command}),
+                                RunContext(thread_id="t-history", principal="bot",
+                                           review_mode=ReviewMode.MANUAL))
+        assert proposal.request is not None, command
+        ids[command] = proposal.request.id
+        return proposal.request.id
+
+    for n, command in enumerate(APPROVED):
+        gate.decide(ask(n, command), Decision.approve(), identity=alice)
+    gate.decide(ask(20, REFUSED), Decision.reject("never"), identity=alice)
+    gate.decide(ask(21, "python e.py"), Decision.edit({"command": "python f.py"}),
+                identity=alice)
+    gate.decide(ask(22, "python g.py"), Decision.respond("use the tests"), identity=alice)
+    return ids

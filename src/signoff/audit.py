@@ -125,6 +125,12 @@ class AuditKind(enum.StrEnum):
         "`signoff db purge` removed old requests or events: the cut-off, how many of each, "
         "and the checkpoint the chain is verified from")
 
+    # The policy a running gate judges by (``Gate.reload_policy``).
+    POLICY_CHANGED = "policy.changed", (
+        "a running gate judges by a new policy from now on (an admin applied rule suggestions): "
+        "its source, the versions `from` and `to`, the rule ids and suggestion ids written, "
+        "and `via`")
+
     # Signing keys (``signoff.kernel.signing``).
     KEY_ROTATED = "key.rotated", (
         "`signoff keys rotate` retired a signing key and published its successor: both "

@@ -139,6 +139,27 @@ def test_bad_text_in_every_body_field_is_a_typed_422(live: Live) -> None:
         _typed_4xx(ann.post("/threads/" + quote("t" * 8192, safe="") + "/mode",
                             data={"review_mode": "manual"}), "too_long")
         assert ann.get(f"/api/v1/requests/{request_id}").json()["status"] == "pending"
+    # An admin's rule suggestions: the ids and the version, in the body and in the page's form.
+    policy = (live.cwd / "signoff.toml").read_bytes()
+    with live.client("boss") as boss:
+        url = "/api/v1/insights/suggestions/apply"
+        for body, field, code in [
+                ({"ids": ["s\x00"], "expect_version": "1"}, "ids.0", "nul_character"),
+                ({"ids": ["s" * 8192], "expect_version": "1"}, "ids.0", "too_long"),
+                ({"ids": ["s 1"], "expect_version": "1"}, "ids.0", "invalid_identifier"),
+                ({"ids": ["s-1"], "expect_version": "1\x00"}, "expect_version",
+                 "nul_character"),
+                ({"ids": ["s-1"], "expect_version": "v" * 8192}, "expect_version",
+                 "too_long")]:
+            assert _typed_4xx(boss.post(url, json=body), code)["field"] == field
+        for params in ({"id": "s\x00"}, {"id": "s-1", "expect_version": "v\x00"},
+                       {"id": "s" * 8192}):
+            page = boss.get("/inbox/insights/suggestions/review", params=params)
+            assert page.status_code == 422 and not LEAKS.search(page.text), params
+        form = boss.post("/inbox/insights/suggestions/apply",
+                         data={"id": "s\u3164", "expect_version": "1", "digest": "x"})
+        assert form.status_code == 422 and "invalid_identifier" in form.text
+    assert (live.cwd / "signoff.toml").read_bytes() == policy
 
 
 @pytest.mark.slow

@@ -125,6 +125,9 @@ def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
                                                   "url": "http://127.0.0.1:9/hook"}),
             ("post", "/api/v1/webhooks/deliveries/replay"): (boss, {"ids": []}),
             ("post", "/api/v1/passkeys"): (boss, {"credential": {}, "name": "key"}),
+            # an id no history proves: refused whatever the body, nothing written
+            ("post", "/api/v1/insights/suggestions/apply"): (boss, {
+                "ids": ["s-00000000"], "expect_version": "shapes"}),
             ("post", "/api/v1/requests/{request_id}/passkey-options"): (boss,
                                                                        {"kind": "approve"}),
             ("post", "/api/v1/hooks/{harness}"): (bot, {
@@ -174,3 +177,4 @@ def test_every_json_route_answers_an_unexpected_shape_with_a_typed_4xx(
                                     f"{answer.status_code} {answer.text[:200]}")
         assert not failures, "\n".join(failures[:40])
         assert typed > sent * 0.8, (typed, sent)
+        assert "[[rules]]" not in (live.cwd / "signoff.toml").read_text("utf-8")

@@ -58,7 +58,7 @@ from signoff.model import (
     Verdict,
 )
 from signoff.policy import Policy, PolicyConfig
-from signoff.policy.guarded import guard_policies, guard_store
+from signoff.policy.guarded import guard_files, guard_policies, guard_store
 from signoff.policy.hints import ToolHints
 from signoff.store.base import Approvals, Store
 from signoff.store.deliveries import Delivery, StoredEndpoint
@@ -94,6 +94,8 @@ class Gate:
                              hints=policy.hints)
         self.revalidation_policy = Policy(config, reviewer=policy.reviewer, clock=clock,
                                           hints=policy.hints)
+        # Files protected since (``protect_files``): protected again in a reloaded policy.
+        self._protected: list[tuple[tuple[str, ...], str, bool]] = []
         self.hooks = hooks or Hooks()
         self.tools: dict[str, ToolEntry] = {}
         self.written = WrittenRequests()  # the requests proposed here, as written here
@@ -436,7 +438,34 @@ class Gate:
                       secret: bool = False) -> None:
         """Protect files the running gate's configuration names (the server's ``[notify]``
         ``ca_file``, its signing key: ``secret``, reading it asks too)."""
-        guard_policies((self.policy, self.revalidation_policy), paths, role, secret=secret)
+        named = tuple(os.path.abspath(os.fspath(p)) for p in paths if p)
+        self._protected.append((named, role, secret))
+        guard_policies((self.policy, self.revalidation_policy), named, role, secret=secret)
+
+    def reload_policy(self, config: PolicyConfig, *, actor: str | None,
+                      data: Mapping[str, Any] | None = None) -> None:
+        """Judge by ``config`` from now on: every part of the gate is handed the new policy
+        at once (proposing, deciding, re-validating before a run, bulk approval, thread
+        modes). What the gate protected stays protected (its store's files, the files
+        ``protect_files`` named), its grants and rejections are still remembered, and its
+        auto reviewer is kept unless ``[review]`` changed. A ``policy.changed`` audit event
+        (``source``, ``from``, ``to``, and ``data``; ``actor``) is written first: when it
+        cannot be, nothing changes. Requests approved under the old policy are re-checked
+        under the new one before they run, as after any change (``policy_changed``)."""
+        config = guard_store(config, self.store)
+        for named, role, secret in self._protected:
+            config = guard_files(config, named, role, secret=secret)
+        old = self.policy
+        reviewer = old.reviewer if config.review == old.config.review else None
+        policy = Policy(config, memory=self.store, reviewer=reviewer, clock=self._clock,
+                        hints=old.hints)
+        revalidation = Policy(config, reviewer=policy.reviewer, clock=self._clock,
+                              hints=old.hints)
+        self.records.note_policy_changed({"source": config.source, "from": old.version,
+                                          "to": config.version, **(data or {})}, actor=actor)
+        self.policy = self.proposer.policy = self.decider.policy = self.accounts.policy = policy
+        self.revalidation_policy = self.executor.revalidation_policy = revalidation
+        self.bulk.config = config
 
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
         return self.signing.jwks()

@@ -153,6 +153,13 @@ class Records:
             tx.append_audit(AuditKind.CALL_RESULT, at_us=at_us, request_id=None, actor=actor,
                             data=data)
 
+    def note_policy_changed(self, data: Mapping[str, Any], *, actor: str | None) -> None:
+        """``policy.changed``: the gate judges by a new policy from now on; written at
+        once (never batched), before the new policy is used."""
+        with self.store.transaction() as tx:
+            tx.append_audit(AuditKind.POLICY_CHANGED, at_us=to_us(self.clock()),
+                            request_id=None, actor=actor, data=data)
+
     def note_shown(self, key: str, *, request_id: str, args_hash: str) -> None:
         """Keep, under ``key``, the arguments hash a pause showed, the first time only."""
         with self.store.transaction() as tx:

@@ -56,9 +56,16 @@ def load_policy_file(path: str | Path) -> PolicyConfig:
     except OSError as exc:
         raise PolicyError(f"cannot read policy: {exc.strerror}", file=str(path),
                           code="policy_unreadable") from exc
+    return parse_policy_file(raw.decode("utf-8", "replace"), path)
+
+
+def parse_policy_file(text: str, path: str | Path, *, source: str | None = None
+                      ) -> PolicyConfig:
+    """The text of the policy file at ``path``, as ``load_policy_file`` loads it (a server
+    that has just written it judges by the text it wrote); ``source``: what it is called
+    (``path`` as given)."""
     # The file the gate judges by is protected from the agents it judges (guarded.py).
-    return guard_policy_file(parse_policy(raw.decode("utf-8", "replace"), source=str(path)),
-                             path)
+    return guard_policy_file(parse_policy(text, source=source or str(path)), path)
 
 
 def parse_policy(text: str, *, source: str = "<policy>") -> PolicyConfig:

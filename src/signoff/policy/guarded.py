@@ -70,9 +70,18 @@ def _relative(config: PolicyConfig, path: str, real: str) -> list[str]:
     return [posixpath.relpath(real, root)]
 
 
+POLICY_FILE = "the policy file this gate loaded"
+
+
 def guard_policy_file(config: PolicyConfig, path: str | os.PathLike[str]) -> PolicyConfig:
     """The policy file ``config`` was loaded from: agents may read it, never change it."""
-    return guard_files(config, [path], "the policy file this gate loaded")
+    return guard_files(config, [path], POLICY_FILE)
+
+
+def policy_file(config: PolicyConfig) -> str | None:
+    """The file ``config`` was loaded from (``load_policy_file``), absolute; ``None`` for a
+    policy made from text (``Policy.from_toml``) or in code."""
+    return next((g.path for g in config.guarded if g.role == POLICY_FILE), None)
 
 
 def guard_database(config: PolicyConfig, path: str | os.PathLike[str]) -> PolicyConfig:

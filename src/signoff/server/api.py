@@ -4,7 +4,8 @@
 ``approvals`` the approver's (requests, decisions, thread modes), ``insights`` the
 history's figures (for approvers and admins), ``observability``
 the audit log and the event stream (and ``health``), ``users`` and ``webhooks`` the
-admins' (the user lifecycle; notification endpoints and deliveries), ``receipts`` the
+admins' (the user lifecycle; notification endpoints and deliveries), ``suggestions``
+the admins' rule suggestions (listed, and written into the policy file), ``receipts`` the
 signed receipts of approvals (and ``well_known``: the public keys, outside the prefix).
 Every handler does its database work in the thread pool.
 ``health`` holds ``/healthz`` and ``/metrics``, outside the prefix.
@@ -27,6 +28,7 @@ from signoff.server import (
     observability,
     passkeys,
     receipts,
+    suggestions,
     users,
     webhooks,
 )
@@ -35,7 +37,7 @@ from signoff.server.bodies import ERRORS
 PREFIX = "/api/v1"
 PARTS: tuple[APIRouter, ...] = (approvals.router, calls.router, observability.router, users.router,
                                 webhooks.router, passkeys.router, receipts.router,
-                                insights.router)
+                                insights.router, suggestions.router)
 health = observability.health
 well_known = receipts.well_known  # /.well-known/jwks.json, public
 

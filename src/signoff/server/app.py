@@ -18,7 +18,17 @@ from signoff.kernel.gate import Gate
 from signoff.notify.channels import Channel
 from signoff.notify.config import NotifyConfig
 from signoff.notify.notifier import Notifier
-from signoff.server import api, bulk, history, inbox, insights, passkeys, problems, slack
+from signoff.server import (
+    api,
+    bulk,
+    history,
+    inbox,
+    insights,
+    passkeys,
+    problems,
+    slack,
+    suggestions,
+)
 from signoff.server.bodycap import BodyCap
 from signoff.server.feed import ChangeFeed
 from signoff.server.guard import Guard
@@ -71,6 +81,7 @@ def create_app(gate: Gate, settings: ServerSettings | None = None, *,
     app.include_router(inbox.pages)
     app.include_router(bulk.bulk_pages)
     app.include_router(insights.pages)
+    app.include_router(suggestions.pages)
     app.include_router(passkeys.pages)
     app.include_router(history.history)
     app.include_router(slack.router)

@@ -69,6 +69,7 @@ Alternative = Annotated[str, _text(inputs.ALTERNATIVE_MAX),
 Evidence = Annotated[str, _text(inputs.EVIDENCE_MAX), _text_schema(inputs.EVIDENCE_MAX)]
 ErrorText = Annotated[str, _text(inputs.ERROR_MAX), _text_schema(inputs.ERROR_MAX)]
 SearchText = Annotated[str, _text(inputs.SEARCH_MAX), _text_schema(inputs.SEARCH_MAX)]
+PolicyVersion = Annotated[str, _text(inputs.ID_MAX), _text_schema(inputs.ID_MAX)]
 
 
 class Strict(BaseModel):
