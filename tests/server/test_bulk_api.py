@@ -82,7 +82,13 @@ def test_one_post_approves_each_call_and_reports_the_rest(service: Service) -> N
         body = answer.json()
         assert body["approved"] == ids and body["recorded"] == []
         assert body["shape"] == "execute(command): pytest"
+        assert body["shape_parts"] == {"tool": "execute", "keys": ["command"],
+                                       "commands": ["pytest"]}
         assert [d["request_id"] for d in body["decisions"]] == ids
+        # each decision with its request as the decision left it (what a Client reads)
+        assert [(d["request"]["id"], d["request"]["status"], d["request"]["args_hash"])
+                for d in body["decisions"]] == [(c["request_id"], "approved", c["args_hash"])
+                                                for c in listed[:3]]
         # mandatory and passkey asks are refused even when forged into a listing
         for rid, code in ((refund, "mandatory"), (sign, "passkey_required")):
             assert _refused(ann.post(URL, json={"calls": service.shown(rid)})) == [(rid, code)]
@@ -126,8 +132,11 @@ def test_bad_listings_are_typed_and_write_nothing(service: Service) -> None:
                 ([{"request_id": "a b", "args_hash": ZERO}], 422, "invalid_identifier")):
             answer = ann.post(URL, json={"calls": calls})
             assert (answer.status_code, answer.json()["code"]) == (status, code), answer.text
-        assert ann.post(URL, json={"calls": [{"request_id": f"r{i}", "args_hash": ZERO}
-                                             for i in range(101)]}).status_code == 422
+        many = ann.post(URL, json={"calls": [{"request_id": f"r{i}", "args_hash": ZERO}
+                                             for i in range(101)]})
+        assert (many.status_code, many.json()["code"]) == (422, "too_many_listed")
+        long = ann.post(URL, json={"calls": [{"request_id": git, "args_hash": ZERO + "0"}]})
+        assert (long.status_code, long.json()["code"]) == (422, "invalid_args_hash")
         assert ann.post(URL, json={"kind": "reject", "calls": []}).status_code == 422
     with service.client("bot") as bot:
         answer = bot.post(URL, json={"calls": service.shown(git)})

@@ -102,6 +102,17 @@ def _pick(page: Page, request_id: str) -> Any:
     return page.locator(f"tr[data-request-row='{request_id}'] input[name=id]")
 
 
+def _sealed(service: Service, request_id: str) -> None:
+    """Until the request's events are in the audit chain, which the inbox's live feed
+    reads. On PostgreSQL an event joins the chain once every transaction older than it on
+    the whole server has ended: another test's transaction on the shared server holds it
+    back, as long as that test likes. Reading the audit waits for it, up to the bound the
+    suite gives sealing (``SEAL_WAIT``, conftest); the page's own wait then times the feed
+    and the browser only."""
+    assert any(e.request_id == request_id for e in service.gate.audit_events()), \
+        f"the events of {request_id} were not sealed"
+
+
 def _bulk_events(service: Service) -> list[dict[str, Any]]:
     return [{"request_id": e.request_id, **json.loads(e.data)}
             for e in service.gate.audit_events() if e.kind == "decision.recorded"]
@@ -131,12 +142,14 @@ def test_tick_confirm_and_each_is_approved_by_itself(page: Page, service: Servic
     # a call proposed while the inbox is open appears, unticked; the ticks stay
     page.locator("h1").click()  # nothing focused in the list: the refresh may replace it
     live = service.propose("execute", {"command": "pytest tests/test_live.py"}, "pl")
+    _sealed(service, live)
     page.wait_for_selector(f"tr[data-request-row='{live}']")
     assert not _pick(page, live).is_checked()
     assert all(_pick(page, rid).is_checked() for rid in (*tests, hidden))
 
     page.locator("#bulk-review").click()
-    assert page.url.startswith(f"{service.url}/bulk?")
+    # the click returns once the confirmation starts loading: read it once it has loaded
+    page.wait_for_url(re.compile(re.escape(f"{service.url}/bulk?") + ".*"))
     listed = page.locator("li.bulk-call").evaluate_all(
         "els => els.map(e => e.getAttribute('data-request-id'))")
     assert sorted(listed) == sorted([*tests, hidden])
@@ -152,6 +165,7 @@ def test_tick_confirm_and_each_is_approved_by_itself(page: Page, service: Servic
     # proposed after the confirmation was drawn: same thread, same shape, not approved
     late = service.propose("execute", {"command": "pytest tests/test_late.py"}, "pz")
     page.locator("#bulk-approve").click()
+    page.wait_for_url(f"{service.url}/bulk")  # the answer, loaded
     assert page.locator("#bulk-summary").inner_text().startswith("3 approved")
     for request_id in (*tests, hidden):
         assert service.status(request_id) == "approved"

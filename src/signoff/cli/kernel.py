@@ -50,9 +50,18 @@ def add_commands(commands: Any) -> None:
     listing.add_argument("--limit", type=int, default=50, help="at most this many (50)")
     show = leaf(sub, "show", "show one request with its decisions", cmd_requests_show)
     show.add_argument("request_id", help=REQUEST_ID_HELP)
-    approve = leaf(sub, "approve", "approve a request (as the identity holding the token)",
+    approve = leaf(sub, "approve", "approve a request, or several of one shape after one "
+                   "confirmation (as the identity holding the token)",
                    cmd_requests_approve, decides=True)
-    approve.add_argument("request_id", help=REQUEST_ID_HELP)
+    approve.add_argument("request_ids", nargs="+", metavar="REQUEST_ID",
+                         help=REQUEST_ID_HELP + "; several: each is approved once, in bulk, "
+                         "after a confirmation that lists every call")
+    approve.add_argument("--yes", action="store_true",
+                         help="several REQUEST_IDs: approve what the confirmation lists "
+                         "without asking (required without a terminal)")
+    approve.add_argument("--url", help="approve on this signoff serve (its HTTP API, "
+                         "http://HOST:PORT) instead of opening a database")
+    approve.set_defaults(usage=approve.error)
     how = approve.add_mutually_exclusive_group()
     how.add_argument("--thread-grant", action="store_true",
                      help="approve for this thread: also grant identical calls in it")
@@ -271,20 +280,27 @@ def _decide(args: argparse.Namespace, decision: Decision) -> int:
     identity = gate.authenticate(token_of(args))
     result = gate.decide(args.request_id, decision, identity=identity,
                          idempotency_key=args.idempotency_key)
-    text = (f"{result.request.id}: {result.request.status.value} "
-            f"({result.approvals}/{result.required} approvals)")
-    if result.review_mode is not None:
-        text += f"; thread {result.request.thread_id} is {result.review_mode}"
-        if result.also_approved:
-            text += f"; also approved {', '.join(result.also_approved)}"
-    emit(args, result.to_dict(), text)
+    body = result.to_dict()
+    emit(args, body, _decided_text(body, result.request.thread_id))
     return 0
 
 
+def _decided_text(body: dict[str, Any], thread_id: str | None) -> str:
+    """A decision's answer (``DecisionResult.to_dict``, or the API's body) in one line."""
+    text = (f"{body['request_id']}: {body['status']} "
+            f"({body['approvals']}/{body['required']} approvals)")
+    if body.get("review_mode") is not None:
+        text += f"; thread {thread_id} is {body['review_mode']}"
+        if body.get("also_approved"):
+            text += f"; also approved {', '.join(body['also_approved'])}"
+    return text
+
+
 def cmd_requests_approve(args: argparse.Namespace) -> int:
-    scope = "auto_thread" if args.auto_thread else "thread" if args.thread_grant else "once"
-    listed = [(item.partition("=")[0], item.partition("=")[2]) for item in args.also]
-    return _decide(args, Decision.approve(scope=scope, listed=listed))
+    """One request, or several in bulk; on ``--db`` or ``--url`` (``cli.approving``)."""
+    from signoff.cli.approving import cmd_requests_approve as approve  # noqa: PLC0415
+
+    return approve(args)
 
 
 def cmd_requests_reject(args: argparse.Namespace) -> int:

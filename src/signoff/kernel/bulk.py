@@ -60,6 +60,10 @@ class Shape:
         head = f"{self.tool}({', '.join(self.keys)})"
         return f"{head}: {' · '.join(self.commands)}" if self.commands else head
 
+    def to_dict(self) -> dict[str, Any]:
+        """Its parts, as the API sends them (``shape_parts``: a ``Client`` reads them back)."""
+        return {"tool": self.tool, "keys": list(self.keys), "commands": list(self.commands)}
+
 
 @dataclass(frozen=True, slots=True)
 class Refused:
@@ -95,6 +99,7 @@ class BulkResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"shape": self.shape.describe() if self.shape else None,
+                "shape_parts": self.shape.to_dict() if self.shape else None,
                 "approved": self.approved, "recorded": self.recorded,
                 "decisions": [r.to_dict() for r in self.decided],
                 "refused": [r.to_dict() for r in self.refused]}

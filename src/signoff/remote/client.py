@@ -15,6 +15,8 @@ A ``Client`` is also a gate for adapters (``signoff.kernel.protocol.GateProtocol
 ``propose(ToolCall, RunContext)``, ``outcome``, ``wait``, ``claim``, ``report``,
 ``cancel(…, actor=, reason=)`` and the thread reads answer with the in-process
 ``Gate``'s types, so ``SignoffMiddleware(client)`` gates an agent on a remote server.
+On the approver's side, ``approve_many`` answers as ``Gate.approve_many`` does (a
+``BulkResult``, the same typed errors), the token standing for its ``identity=``.
 The server fixes each run's review mode and interaction mode itself (trusted context
 never crosses the wire), and the adapter's own checks read ``policy=``, the policy
 the server runs.
@@ -34,11 +36,12 @@ import httpx
 
 from signoff import errors, inputs
 from signoff.canonical import canonical_text, parse_args
+from signoff.kernel.bulk import BulkResult
 from signoff.kernel.execution import Execution
 from signoff.kernel.outcomes import Outcome, OutcomeKind, Proposal, ProposalKind
 from signoff.model import ApprovalRequest, ReviewMode, RunContext, ToolCall
 from signoff.policy import Policy, PolicyConfig
-from signoff.remote.wire import outcome_of, request_of, verdict_of
+from signoff.remote.wire import bulk_result_of, outcome_of, request_of, verdict_of
 from signoff.store.thread_memory import ThreadMemory
 
 _BY_STATUS: dict[int, type[errors.SignoffError]] = {
@@ -269,6 +272,20 @@ class Client:
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._call("POST", f"/api/v1/requests/{_segment(request_id)}/decisions",
                           json=body, headers=headers)
+
+    def approve_many(self, listed: Sequence[tuple[str, str]]) -> BulkResult:
+        """``Gate.approve_many`` over HTTP, as the identity holding this client's token (the
+        gate's ``identity=``): approve once each listed (request id, arguments hash shown),
+        each by its own decision bound to that hash. The same ``BulkResult``, each decision
+        with its request as that decision left it; the same errors for the whole listing,
+        nothing written: ``InvalidInput`` (``nothing_listed``, ``too_many_listed``,
+        ``duplicate_listed``, ``invalid_args_hash``, ``invalid_identifier``), ``Forbidden``
+        (``agent_cannot_decide``), ``InvalidDecision`` (``mixed_shapes``). What was refused
+        call by call is in the result (``refused``, with codes)."""
+        body = {"calls": [{"request_id": request_id, "args_hash": shown}
+                          for request_id, shown in listed]}
+        return bulk_result_of(self._call("POST", "/api/v1/requests/bulk-decisions",
+                                         json=body))
 
     @overload
     def cancel(self, request_id: str, reason: str) -> dict[str, Any]: ...

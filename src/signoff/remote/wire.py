@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from signoff.kernel.bulk import BulkResult, Refused, Shape
+from signoff.kernel.deciding import DecisionResult
 from signoff.kernel.outcomes import Outcome, OutcomeKind
 from signoff.model import (
     ApprovalRequest,
@@ -74,3 +76,22 @@ def request_of(data: Mapping[str, Any]) -> ApprovalRequest:
         approved_hash=data.get("approved_hash"), outcome_code=data.get("outcome_code"),
         outcome_reason=data.get("outcome_reason"),
         changes=tuple(data.get("changes") or ()))
+
+
+def bulk_result_of(data: Mapping[str, Any]) -> BulkResult:
+    """A ``BulkResult`` from the API's ``BulkDecisionResult`` body: its shape, each decision
+    with its request as the decision left it, and each refusal."""
+    parts = data.get("shape_parts")
+    shape = None if parts is None else Shape(
+        str(parts["tool"]), tuple(str(k) for k in parts["keys"]),
+        tuple(str(c) for c in parts["commands"]))
+    decided = tuple(
+        DecisionResult(request=request_of(d["request"]), decision_id=str(d["decision_id"]),
+                       approvals=int(d["approvals"]), required=int(d["required"]),
+                       transitioned=bool(d["transitioned"]), replayed=bool(d["replayed"]),
+                       review_mode=d.get("review_mode"),
+                       also_approved=tuple(d.get("also_approved") or ()))
+        for d in data["decisions"])
+    refused = tuple(Refused(str(r["request_id"]), str(r["code"]), str(r["message"]))
+                    for r in data["refused"])
+    return BulkResult(shape, decided, refused)

@@ -120,8 +120,19 @@ async def bulk_decide(request: Request) -> Any:
     identity = await authenticate(state.gate, request)
     require_decider(identity)
     body = await read_body(request, schemas.BulkDecisionIn)
-    return (await approve_many(state, [(c.request_id, c.args_hash) for c in body.calls],
-                               identity)).to_dict()
+    result = await approve_many(state, [(c.request_id, c.args_hash) for c in body.calls],
+                                identity)
+    return bulk_body(result)
+
+
+def bulk_body(result: BulkResult) -> dict[str, Any]:
+    """``BulkResult.to_dict`` with each decision's request as this decision left it: a
+    ``Client`` answers with the very ``BulkResult`` the gate does, without reading each
+    request again (read later, an approved request may be executing already)."""
+    body = result.to_dict()
+    for shown, decided in zip(body["decisions"], result.decided, strict=True):
+        shown["request"] = request_fields(decided.request)
+    return body
 
 
 async def approve_many(state: Any, listed: list[tuple[str, str]],

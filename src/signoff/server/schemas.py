@@ -106,13 +106,23 @@ class ListedCall(Strict):
     args_hash: str = Field(max_length=100, description="sha256:<hex>, as it was shown")
 
 
+class BulkCall(ListedCall):
+    """One call a bulk confirmation listed; a malformed hash is ``invalid_args_hash``, as
+    ``Gate.approve_many`` says it."""
+
+    args_hash: ArgsHash = Field(description="sha256:<hex>, as it was shown")
+
+
 class BulkDecisionIn(Strict):
     """Approve once each call listed, as the confirmation showed it (docs/insights.md)."""
 
     kind: Literal["approve"] = Field("approve", description="only approvals go in bulk")
-    calls: list[ListedCall] = Field(
-        max_length=BULK_MAX, description="the calls the confirmation listed, each with the "
-        "arguments hash it showed; all of one shape (tool, argument names, commands)")
+    # At most BULK_MAX, counted by the kernel (``too_many_listed``, as ``Gate.approve_many``
+    # says it); the body's cap bounds what is parsed before.
+    calls: list[BulkCall] = Field(
+        json_schema_extra={"maxItems": BULK_MAX},
+        description="the calls the confirmation listed, each with the arguments hash it "
+        f"showed; all of one shape (tool, argument names, commands); at most {BULK_MAX}")
 
 
 class DecisionIn(Strict):
@@ -280,11 +290,23 @@ class BulkRefused(BaseModel):
     message: str
 
 
+class ShapeParts(BaseModel):
+    tool: str
+    keys: list[str] = Field(description="the argument names")
+    commands: list[str] = Field(description="a shell tool's command models, in order")
+
+
+class BulkDecision(DecisionResult):
+    request: Request = Field(description="the request as this decision left it")
+
+
 class BulkDecisionResult(BaseModel):
     shape: str | None = Field(description="what the approved calls share")
+    shape_parts: ShapeParts | None = Field(description="the shape's parts (null: none chosen)")
     approved: list[str] = Field(description="now approved")
     recorded: list[str] = Field(description="this vote counted; more approvals are needed")
-    decisions: list[DecisionResult] = Field(description="each decision, as one-by-one")
+    decisions: list[BulkDecision] = Field(description="each decision, as one-by-one, with "
+                                          "its request")
     refused: list[BulkRefused] = Field(description="listed, not approved, and why")
 
 
