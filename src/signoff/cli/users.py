@@ -68,7 +68,8 @@ def add_users(commands: Any) -> None:
                       "approvals it signed and that have not run yet will not run",
                       cmd_remove_passkey)
     remove_key.add_argument("name", help="the identity's name")
-    remove_key.add_argument("id", help="the passkey's id (from `users passkeys`)")
+    remove_key.add_argument("id", help="the passkey's id (from `users passkeys`; after `--` "
+                            "when it begins with -)")
 
 
 def _when(at: float | None) -> str:

@@ -39,7 +39,7 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
-from signoff.shell import chain, commands, opaque, redirects, variables
+from signoff.shell import chain, commands, gaps, opaque, redirects, variables
 from signoff.shell import nested as nesting
 from signoff.shell import paths as pathrefs
 from signoff.shell import stdin as feeds
@@ -121,6 +121,10 @@ def _analyze_into(command: str, walk: Walk, *, nested: bool, joined: bool = Fals
     if root.has_error:
         walk.find("unparseable", "not valid bash (unbalanced quotes or syntax error)")
         _fallback_commands(command, walk)
+    else:
+        lost = gaps.skipped(root)
+        if lost is not None:
+            walk.find("unparseable", f"the parser left {lost[:40]!r} out of every node")
     _visit(root, walk, nested=nested, pipeline=None)
     if "$" in command:  # no expansion without one: spare the second walk of the tree
         walk.variables.extend(_expanded_names(root))
@@ -315,6 +319,8 @@ def _command(node: tree_sitter.Node, walk: Walk, *, nested: bool, pipeline: int 
         elif child.is_named and kind != "comment":
             words.append(sw.word_value(child))
             _scan_word(child, walk, nested=nested, pipeline=pipeline, parent=node)
+    if parent is not None and parent.type == "redirected_statement" and words:
+        words.extend([sw.WordValue("-", True, True)] * gaps.dashes_after(node, parent))
     # Words hung on a redirection: arguments to bash; their substitutions are visited
     # with the redirection they hang on.
     words.extend(sw.word_value(w) for w in extra)
