@@ -63,6 +63,7 @@ def test_a_transaction_that_commits_late_holds_later_events_back_and_is_sealed_f
     # server's horizon that long, and every other test's sealing with it).
     monkeypatch.setattr(PostgresStore.seal, "__kwdefaults__", {"wait": 0.3})
     append(store, "before")
+    assert store.seal(wait=30.0)  # sealed before "late" begins, whatever else the server runs
     late = store.transaction()
     tx = late.__enter__()
     tx.append_audit("late", at_us=1, request_id=None, actor="t", data={})  # txid taken now
