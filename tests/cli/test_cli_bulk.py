@@ -3,7 +3,7 @@ approved, a confirmation (a terminal, or ``--yes``), then one bulk approval boun
 hash of each call listed — on the database (``--db``, the gate) and on a server (``--url``,
 a ``Client``), alike. A call proposed after the listing, or changed since, is not approved;
 mandatory asks are refused; mixed shapes, an agent's token, no terminal without ``--yes``
-and a declined question approve nothing."""
+and a declined question approve nothing. And one reject, edit or respond, on either."""
 
 from __future__ import annotations
 
@@ -258,3 +258,50 @@ def test_url_takes_no_database_and_needs_a_token(
     assert "[unauthenticated]" in capsys.readouterr().err
     assert main(["requests", "approve", "req_a", "--url", "127.0.0.1:9", "--token", "t"]) == 2
     assert "[invalid_url]" in capsys.readouterr().err
+
+
+# --- one decision of each kind, on the database or on a server ---------------------------
+
+def decide(where: Where, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(["requests", *argv, *where.flags, "--token-file", where.tokens["ann"]])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def test_reject_edit_and_respond_decide_on_either(where: Where,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    rejected = where.ask("r1", "execute", command="pytest tests/a.py")
+    code, out = decide(where, capsys, "reject", rejected, "--reason", "not now",
+                       "--alternative", "run the unit tests only")
+    assert (code, where.status(rejected)) == (0, "rejected"), out
+    record = where.gate.get_request(rejected)
+    assert record.outcome_reason is not None and "not now" in record.outcome_reason
+    edited = where.ask("r2", "execute", command="pytest tests/b.py")
+    code, out = decide(where, capsys, "edit", edited, "--args",
+                       '{"command": "pytest tests/b.py -x"}', "--reason", "stop early",
+                       "--expect-hash", where.gate.get_request(edited).run_hash)
+    assert (code, where.status(edited)) == (0, "approved"), out
+    assert json.loads(where.gate.get_request(edited).run_args) == {
+        "command": "pytest tests/b.py -x"}
+    answered = where.ask("r3", "execute", command="pytest tests/c.py")
+    code, out = decide(where, capsys, "respond", answered, "--message", "it passed already")
+    assert (code, where.status(answered)) == (0, "responded"), out
+
+
+@pytest.mark.parametrize("edit", ['{"command": 1', '["x"]', '{"a": 1, "a": 2}'])
+def test_a_bad_edit_is_refused_before_anything_is_decided(
+        where: Where, capsys: pytest.CaptureFixture[str], edit: str) -> None:
+    request_id = where.ask("e1", "execute", command="pytest tests/a.py")
+    head = where.head()
+    code, out = decide(where, capsys, "edit", request_id, "--args", edit)
+    assert code == 2 and "[invalid_edit]" in out, out
+    assert where.status(request_id) == "pending" and where.written_since(head) == []
+
+
+def test_a_decision_bound_to_another_hash_is_refused_on_either(
+        where: Where, capsys: pytest.CaptureFixture[str]) -> None:
+    request_id = where.ask("h1", "execute", command="pytest tests/a.py")
+    code, out = decide(where, capsys, "reject", request_id, "--reason", "no",
+                       "--expect-hash", "sha256:" + "0" * 64)
+    assert code == 2 and "[args_changed]" in out, out
+    assert where.status(request_id) == "pending"

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Protocol
 
 from signoff import inputs
+from signoff.canonical import parse_args
 from signoff.cli.common import emit, open_gate, token_of
 from signoff.cli.kernel import (
     _change_lines,
@@ -39,6 +40,8 @@ from signoff.cli.kernel import (
 )
 from signoff.errors import (
     ConfigurationError,
+    InvalidArguments,
+    InvalidDecision,
     InvalidInput,
     SignoffError,
     Unauthenticated,
@@ -46,7 +49,7 @@ from signoff.errors import (
 from signoff.identity import Identity
 from signoff.kernel.bulk import BULK_MAX, BulkResult
 from signoff.kernel.gate import Gate
-from signoff.model import ApprovalRequest, Decision, RequestStatus
+from signoff.model import ApprovalRequest, Decision, DecisionKind, RequestStatus
 from signoff.shown import shown_hash
 
 if TYPE_CHECKING:  # the client is imported when --url is given
@@ -136,12 +139,30 @@ def _approver(args: argparse.Namespace) -> Iterator[Approver]:
 
 
 def _approve_one_remote(args: argparse.Namespace, decision: Decision) -> int:
-    """The one-request form over ``--url``: the server's answer, printed as ``_decide``
-    prints the gate's."""
+    return decide_remote(args, decision)
+
+
+def decide_remote(args: argparse.Namespace, decision: Decision) -> int:
+    """One decision (approve, reject, edit, respond) over ``--url``: the server's answer,
+    printed as ``_decide`` prints the gate's. Edited arguments are read here as the gate
+    reads them (strict JSON, an object, within the limits): ``invalid_edit`` before any
+    request is sent."""
+    if args.db or args.policy:
+        args.usage("--url decides on a signoff serve, which has its own database and "
+                   "policy: give --db/--policy or --url, not both")
     expected = None if args.expect_hash is None else \
         shown_hash("--expect-hash", args.expect_hash)
+    edited = None
+    if decision.kind is DecisionKind.EDIT:
+        try:
+            edited = parse_args(decision.args)
+        except InvalidArguments as exc:
+            raise InvalidDecision(f"edited arguments: {exc.message}",
+                                  code="invalid_edit") from exc
     with _client(args) as client:
-        body = client.decide(args.request_id, "approve", scope=decision.scope.value,
+        body = client.decide(args.request_id, decision.kind.value, reason=decision.reason,
+                             alternatives=decision.alternatives, args=edited,
+                             message=decision.message, scope=decision.scope.value,
                              listed=decision.listed, expected_args_hash=expected,
                              idempotency_key=args.idempotency_key)
         thread = client.get_request(args.request_id).thread_id \

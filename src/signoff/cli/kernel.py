@@ -59,9 +59,6 @@ def add_commands(commands: Any) -> None:
     approve.add_argument("--yes", action="store_true",
                          help="several REQUEST_IDs: approve what the confirmation lists "
                          "without asking (required without a terminal)")
-    approve.add_argument("--url", help="approve on this signoff serve (its HTTP API, "
-                         "http://HOST:PORT) instead of opening a database")
-    approve.set_defaults(usage=approve.error)
     how = approve.add_mutually_exclusive_group()
     how.add_argument("--thread-grant", action="store_true",
                      help="approve for this thread: also grant identical calls in it")
@@ -91,6 +88,9 @@ def add_commands(commands: Any) -> None:
         deciding.add_argument("--expect-hash", metavar="HASH", help="the arguments hash you "
                               "were shown (requests show): refused with args_changed if "
                               "other arguments would run now")
+        deciding.add_argument("--url", help="decide on this signoff serve (its HTTP API, "
+                              "http://HOST:PORT) instead of opening a database")
+        deciding.set_defaults(usage=deciding.error)
     cancel = leaf(sub, "cancel", "withdraw a request (its asker, or an admin)",
                   cmd_requests_cancel, decides=True, idempotent=False)
     cancel.add_argument("request_id", help=REQUEST_ID_HELP)
@@ -272,6 +272,10 @@ def _inbox_url(args: argparse.Namespace) -> str | None:
 
 
 def _decide(args: argparse.Namespace, decision: Decision) -> int:
+    if getattr(args, "url", None):
+        from signoff.cli.approving import decide_remote  # noqa: PLC0415 (only with --url)
+
+        return decide_remote(args, decision)
     if args.expect_hash is not None:
         decision = replace(decision, expected_args_hash=shown_hash("--expect-hash",
                                                                    args.expect_hash))
