@@ -305,3 +305,13 @@ def test_a_decision_bound_to_another_hash_is_refused_on_either(
                        "--expect-hash", "sha256:" + "0" * 64)
     assert code == 2 and "[args_changed]" in out, out
     assert where.status(request_id) == "pending"
+
+
+@pytest.mark.parametrize(("request_id", "code"), [
+    ("req_\x00a", "nul_character"), ("r" * 8192, "too_long"), ("req_a\n", "invalid_identifier")])
+def test_a_bad_request_id_is_typed_on_either(where: Where, capsys: pytest.CaptureFixture[str],
+                                             request_id: str, code: str) -> None:
+    head = where.head()
+    status, out = decide(where, capsys, "reject", request_id, "--reason", "no")
+    assert status == 2 and f"[{code}]" in out, out
+    assert where.written_since(head) == []

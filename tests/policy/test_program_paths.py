@@ -17,7 +17,8 @@ RULES = """
 id = "scripts"
 effect = "allow"
 tool = "execute"
-command = ["./*.sh *", "./*.sh", "*.sh", "/usr/bin/python3 *"]
+command = ["./*.sh *", "./*.sh", "*.sh", "/usr/bin/python3 *", "env *", "nohup *",
+           "timeout *", "xargs *", "echo", "cd *"]
 """
 
 
@@ -41,7 +42,10 @@ def verdict(ws: Path, command: str, mode: ReviewMode) -> tuple[Effect, list[str]
 @pytest.mark.parametrize("mode", [ReviewMode.MANUAL, ReviewMode.AUTO])
 @pytest.mark.parametrize("command", [
     "./../evil.sh", "./scripts/../../evil.sh", "../evil.sh", "./link.sh", "{TMP}/evil.sh",
-    "./build.sh && ./../evil.sh x"])
+    "./build.sh && ./../evil.sh x",
+    # the same file reached another way: a wrapper, a cd first, quoting, a variable
+    "env ../evil.sh", "nohup ./../evil.sh", "timeout 5 ../evil.sh", "echo | xargs ../evil.sh",
+    "cd scripts && ../../evil.sh", "./\"..\"/evil.sh", "'../evil.sh'", "X=../evil.sh; $X"])
 def test_a_program_outside_the_workspace_is_asked_about_whatever_the_rule(
         workspace: Path, command: str, mode: ReviewMode) -> None:
     effect, codes = verdict(workspace, command.replace("{TMP}", str(workspace.parent)), mode)

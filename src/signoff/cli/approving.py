@@ -81,7 +81,7 @@ def cmd_requests_approve(args: argparse.Namespace) -> int:
     listed = [(item.partition("=")[0], item.partition("=")[2]) for item in args.also]
     decision = Decision.approve(scope=scope, listed=listed)
     if args.url:
-        return _approve_one_remote(args, decision)
+        return decide_remote(args, decision)
     return _decide(args, decision)
 
 
@@ -136,10 +136,6 @@ def _approver(args: argparse.Namespace) -> Iterator[Approver]:
     gate = open_gate(args)
     gate.passkeys.inbox_url = lambda: _inbox_url(args)  # a passkey refusal says where
     yield _Local(gate, gate.authenticate(token_of(args)))
-
-
-def _approve_one_remote(args: argparse.Namespace, decision: Decision) -> int:
-    return decide_remote(args, decision)
 
 
 def decide_remote(args: argparse.Namespace, decision: Decision) -> int:
