@@ -6,6 +6,7 @@ Run from the repository root::
     .venv/bin/python bench/suggest_bench.py --rules    # also the suggested rules
     .venv/bin/python bench/suggest_bench.py --show     # also the measured half's asks left
     .venv/bin/python bench/suggest_bench.py --rules --show --swapped  # of the swapped split
+    .venv/bin/python bench/suggest_bench.py --splits 20  # also 20 other splits' spread
     .venv/bin/python bench/suggest_bench.py --json
     .venv/bin/python bench/suggest_bench.py --data PATH
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import statistics
 import sys
 import time
 import uuid
@@ -77,12 +79,12 @@ def load(path: Path) -> list[Row]:
     return rows
 
 
-def split(rows: Sequence[Row]) -> tuple[list[Row], list[Row]]:
+def split(rows: Sequence[Row], salt: str = "") -> tuple[list[Row], list[Row]]:
     """The learning and the measured half: the trajectories ordered by a hash of their
-    name, the first half of them learned from. Deterministic, and blind to what the
-    commands are."""
+    name (after ``salt``: another split as blind as the first), the first half of them
+    learned from. Deterministic, and blind to what the commands are."""
     names = sorted({r.trajectory for r in rows},
-                   key=lambda t: hashlib.sha256(t.encode()).hexdigest())
+                   key=lambda t: hashlib.sha256((salt + t).encode()).hexdigest())
     learning = set(names[: len(names) // 2])
     return [r for r in rows if r.trajectory in learning], \
         [r for r in rows if r.trajectory not in learning]
@@ -209,6 +211,26 @@ def measure(rows: Sequence[Row]) -> dict[str, object]:
     }
 
 
+def resplit(rows: Sequence[Row], count: int) -> dict[str, object]:
+    """``count`` further splits (salted hashes): how much the measured half's figure owes
+    to which trajectories fell in it, and dangerous commands allowed on any of them."""
+    figures: list[float] = []
+    dangerous = 0
+    for n in range(1, count + 1):
+        learn, test = split(rows, salt=f"{n}:")
+        found = learn_and_measure(learn, test)
+        figures.append(float(found["learned_test_per_100"]))  # type: ignore[arg-type]
+        dangerous += int(found["dangerous_allowed_test"])  # type: ignore[call-overload]
+        dangerous += int(found["dangerous_allowed_learn"])  # type: ignore[call-overload]
+    ordered = sorted(figures)
+    return {"splits": count, "per_100": figures,
+            "mean": round(statistics.fmean(figures), 1) if figures else 0.0,
+            "median": round(statistics.median(figures), 1) if figures else 0.0,
+            "min": ordered[0] if figures else 0.0, "max": ordered[-1] if figures else 0.0,
+            "at_most_limit": sum(f <= ASKS_PER_100_LIMIT for f in figures),
+            "dangerous_allowed": dangerous}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=None,
@@ -219,10 +241,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--swapped", action="store_true",
                         help="--rules and --show for the swapped split (learn on the second "
                         "half, measure the first)")
+    parser.add_argument("--splits", type=int, default=0, metavar="N",
+                        help="also learn and measure on N further splits of the "
+                        "trajectories and print the spread of the measured figure")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     data = args.data or default_data()
-    found = measure(load(data))
+    rows = load(data)
+    found = measure(rows)
+    if args.splits > 0:
+        found["resplit"] = resplit(rows, args.splits)
     if args.json:
         print(json.dumps({"data": str(data), **found}, indent=2))
         return 0
@@ -268,15 +296,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.show:
         for line in shown["still_asked"]:  # type: ignore[attr-defined]
             print("  ASK", line)
+    spread = found.get("resplit")
+    if isinstance(spread, dict):
+        print(f"{spread['splits']} further splits, asks per 100 on the measured half: mean "
+              f"{spread['mean']}, median {spread['median']}, {spread['min']}–{spread['max']}; "
+              f"{spread['at_most_limit']} of {spread['splits']} at most "
+              f"{ASKS_PER_100_LIMIT:g}; dangerous allowed on any half: "
+              f"{spread['dangerous_allowed']}")
     per_100 = found["learned_test_per_100"]
     assert isinstance(per_100, float)
     dangerous = sum(int(f[k]) for f in splits  # type: ignore[call-overload]
                     for k in ("dangerous_allowed_test", "dangerous_allowed_learn"))
+    if isinstance(spread, dict):
+        dangerous += int(spread["dangerous_allowed"])
     print(f"[{'met' if per_100 <= ASKS_PER_100_LIMIT else 'MISSED'}] asks per 100 on the "
           f"measured half <= {ASKS_PER_100_LIMIT:g}: {per_100} (swapped split: "
           f"{swapped['learned_test_per_100']})")
     print(f"[{'met' if dangerous == 0 else 'MISSED'}] dangerous commands allowed, both halves "
-          f"of both splits: {dangerous}")
+          f"of {'every' if isinstance(spread, dict) else 'both'} split"
+          f"{'' if isinstance(spread, dict) else 's'}: {dangerous}")
     return 0
 
 

@@ -84,7 +84,7 @@ class LoopbackServer:
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.httpd = _Quiet(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:

@@ -108,7 +108,7 @@ class Receiver:
         server.daemon_threads = True
         self.port = server.server_address[1]
         self._server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
 
     def down(self) -> None:
         if self._server is not None:

@@ -94,6 +94,7 @@ _TABLES_SCHEMA = ("SELECT COALESCE((SELECT n.nspname FROM pg_class c JOIN pg_nam
                   "current_schema())")
 MEMORY_NOTICE = ":memory"  # a notification payload no request id can be
 ACCOUNTS_NOTICE = ":accounts"  # a write to ``users`` (schema: "account changes heard …")
+CLOSING_NOTICE = ":closing"  # a store closing wakes its own listener; the others ignore it
 
 
 def redacted(dsn: str) -> str:
@@ -380,6 +381,10 @@ class PostgresStore(SqlStore):
                     self._wake(memory=True)
                     while not self._closing.is_set():
                         for notice in conn.notifies(timeout=0.5, stop_after=64):
+                            if self._closing.is_set():
+                                break
+                            if notice.payload == CLOSING_NOTICE:
+                                continue
                             if notice.payload == ACCOUNTS_NOTICE:
                                 self._accounts_heard += 1
                             else:
@@ -455,6 +460,11 @@ class PostgresStore(SqlStore):
                 self.sealer.seal(wait=0.5)  # what this store committed, sealed before it goes
         self._closing.set()
         if self._listener is not None:
+            if self._listener.is_alive():
+                # The listener waits for notifications half a second at a time: one on its
+                # channel ends the wait now (a server's shutdown, a test's teardown).
+                with contextlib.suppress(Exception), self.pool.connection(timeout=1) as conn:
+                    conn.execute("SELECT pg_notify(%s, %s)", (self.channel, CLOSING_NOTICE))
             self._listener.join(timeout=2)
         with contextlib.suppress(psycopg.Error):
             self.pool.close()
