@@ -5,15 +5,16 @@ store listens to — also when the tables live in ``public`` (``schema=None``)."
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import psycopg
 import pytest
 from psycopg import sql
 
-from kit import PG_DSN
+from kit import PG_DSN, twin_store
 from signoff.model import Grant, GrantScope, Rejection
 from signoff.store.base import Store
-from signoff.store.postgres import MEMORY_NOTICE, PostgresStore, channel_for
+from signoff.store.postgres import CLOSING_NOTICE, MEMORY_NOTICE, PostgresStore, channel_for
 from signoff.store.schema import _CHANNEL
 
 
@@ -92,3 +93,33 @@ def test_a_store_in_the_public_schema_wakes_another_promptly(postgres_database: 
     finally:
         writer.close()
         waiter.close()
+
+
+def test_closing_wakes_its_own_listener_and_no_one_else(postgres_store: Store) -> None:
+    """A closing store tells its listener with a notice on its channel, which every other
+    store on that schema hears: they must not take it for a change."""
+    other = twin_store(postgres_store)
+    closing = twin_store(postgres_store)
+    listener = _listener(postgres_store)
+    try:
+        for store in (other, closing):
+            store.change_token()  # both listening
+        assert _until(lambda: all(s._listening for s in (other, closing)))  # type: ignore[attr-defined]
+        before = (other.change_token(), other.memory_token(), other.accounts_token())
+        closing.close()
+        assert not closing._listener.is_alive()  # type: ignore[attr-defined]
+        assert _heard(listener) == [CLOSING_NOTICE]
+        other.wait("req_x", timeout=0.3, since=before[0])
+        assert (other.change_token(), other.memory_token(), other.accounts_token()) == before
+    finally:
+        listener.close()
+        other.close()
+
+
+def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
