@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
@@ -73,8 +74,6 @@ def postgres_available(dsn: str = PG_DSN, *, busy_wait: float = 60.0) -> str | N
     there, only busy (other tests' pools closing, another suite beside this one): it is
     asked again for up to ``busy_wait`` seconds, never taken for an absent one — that
     would turn its tests into skips."""
-    import time
-
     deadline = time.monotonic() + busy_wait
     while True:
         try:
@@ -165,8 +164,6 @@ def _when_not_busy(open_: Callable[[], Store], *, pop: bool = False,
     """``open_()``, tried again while the shared server is at its connection limit
     (``store_busy``: other suites' pools) for up to ``wait`` seconds: a test's store
     opens late on a busy server, it never fails to open. ``pop``: the spare is taken."""
-    import time
-
     from signoff.errors import StoreError
 
     deadline = time.monotonic() + wait
@@ -274,6 +271,16 @@ def drop_spare_schemas() -> None:
         while _SPARE:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
                 sql.Identifier(_SPARE.pop())))
+
+
+def until(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
+    """Whether ``condition`` came true within ``seconds`` (polled every 10 ms)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def twin_store(store: Store) -> Store:

@@ -8,7 +8,6 @@ while the listener is cut off."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -16,7 +15,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from kit import twin_store
+from kit import twin_store, until
 from signoff.errors import Unauthenticated
 from signoff.kernel import accounts
 from signoff.kernel.gate import Gate
@@ -120,22 +119,13 @@ def test_an_expired_token_is_not_answered_from_memory(gate: Gate) -> None:
 _connect = psycopg.connect  # the test's own, whatever a test does to the module's
 
 
-def _until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 def _add_user_heard(store: Store, gate: Gate, name: str) -> str:
     """Add a user and wait until this store has heard its own write: what it hears after
     that is someone else's change."""
-    assert _until(lambda: store.accounts_token() is not None, 5), "the listener never listened"
+    assert until(lambda: store.accounts_token() is not None, 5), "the listener never listened"
     before = store.accounts_token()
     _, token = gate.add_user(name)
-    assert _until(lambda: store.accounts_token() != before, 5), "the INSERT was never heard"
+    assert until(lambda: store.accounts_token() != before, 5), "the INSERT was never heard"
     return token
 
 
@@ -166,7 +156,7 @@ def test_postgres_remembers_a_token_past_token_fresh_until_a_change_is_heard(
         time.sleep(0.1)  # past TOKEN_FRESH, and nothing changed
         assert here.remembered_identity(token) is not None
         Gate(policy, other_store).disable_user("ann")  # another server, or the CLI
-        assert _until(lambda: here.remembered_identity(token) is None, 5)
+        assert until(lambda: here.remembered_identity(token) is None, 5)
         with pytest.raises(Unauthenticated) as refused:
             here.authenticate(token)
         assert refused.value.code == "identity_disabled"
@@ -190,7 +180,7 @@ def test_postgres_hears_a_change_written_behind_every_gate(policy: Policy, postg
     time.sleep(0.1)
     assert gate.remembered_identity(token) is not None
     _sql(postgres_store, change)
-    assert _until(lambda: gate.remembered_identity(token) is None, 5)
+    assert until(lambda: gate.remembered_identity(token) is None, 5)
     if "roles" in change:
         assert gate.authenticate(token).roles == ("dev",)
     else:
@@ -219,9 +209,9 @@ def test_postgres_memory_ends_when_the_listener_is_cut_off(policy: Policy, postg
                               "WHERE query = %s", (f'LISTEN "{channel}"',)).fetchall()
     assert killed == [(True,)]
     _sql(postgres_store, "UPDATE users SET disabled = 1 WHERE name = 'ann'")  # unheard
-    assert _until(lambda: gate.remembered_identity(token) is None, 5)
+    assert until(lambda: gate.remembered_identity(token) is None, 5)
     monkeypatch.undo()  # ... until now
-    assert _until(lambda: postgres_store.accounts_token() is not None, 5)
+    assert until(lambda: postgres_store.accounts_token() is not None, 5)
     assert gate.remembered_identity(token) is None  # read before the reconnection: forgotten
     with pytest.raises(Unauthenticated) as denied:
         gate.authenticate(token)

@@ -5,13 +5,12 @@ store listens to — also when the tables live in ``public`` (``schema=None``)."
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import psycopg
 import pytest
 from psycopg import sql
 
-from kit import PG_DSN, twin_store
+from kit import PG_DSN, twin_store, until
 from signoff.model import Grant, GrantScope, Rejection
 from signoff.store.base import Store
 from signoff.store.postgres import CLOSING_NOTICE, MEMORY_NOTICE, PostgresStore, channel_for
@@ -104,7 +103,7 @@ def test_closing_wakes_its_own_listener_and_no_one_else(postgres_store: Store) -
     try:
         for store in (other, closing):
             store.change_token()  # both listening
-        assert _until(lambda: all(s._listening for s in (other, closing)))  # type: ignore[attr-defined]
+        assert until(lambda: all(s._listening for s in (other, closing)))  # type: ignore[attr-defined]
         before = (other.change_token(), other.memory_token(), other.accounts_token())
         closing.close()
         assert not closing._listener.is_alive()  # type: ignore[attr-defined]
@@ -115,11 +114,3 @@ def test_closing_wakes_its_own_listener_and_no_one_else(postgres_store: Store) -
         listener.close()
         other.close()
 
-
-def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.02)
-    return True
