@@ -1,5 +1,19 @@
 """The policy of the bulk-approval tests (kernel and API): a shell tool, a two-vote deploy
-for ops, a mandatory refund and a passkey signature."""
+for ops, a mandatory refund and a passkey signature; and the people they act as."""
+
+from __future__ import annotations
+
+from signoff import Gate
+
+# name, kind, roles: the agent, two ops approvers, an approver without a role
+PEOPLE = [("bot", "agent", ()), ("ann", "approver", ("ops",)),
+          ("bob", "approver", ("ops",)), ("cy", "approver", ())]
+
+
+def add_people(gate: Gate) -> dict[str, str]:
+    """``PEOPLE`` added to ``gate``: each name's token."""
+    return {name: gate.add_user(name, kind=kind, roles=roles)[1]
+            for name, kind, roles in PEOPLE}
 
 POLICY = """
 [policy]

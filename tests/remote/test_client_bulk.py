@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bulk_policy import POLICY
+from bulk_policy import POLICY, add_people
 from signoff import errors
 from signoff.identity import Identity
 from signoff.kernel.bulk import BulkResult, Shape
@@ -41,9 +41,7 @@ class Rig:
 @pytest.fixture
 def rig(store: Store) -> Iterator[Rig]:
     gate = Gate(Policy.from_toml(POLICY, source="bulk.toml"), store)
-    tokens = {name: gate.add_user(name, kind=kind, roles=roles)[1] for name, kind, roles in
-              [("bot", "agent", ()), ("ann", "approver", ("ops",)),
-               ("bob", "approver", ("ops",)), ("cy", "approver", ())]}
+    tokens = add_people(gate)
     identities = {name: gate.authenticate(token) for name, token in tokens.items()}
     server = ServerThread(create_app(gate, ServerSettings(), feed_poll=0.2)).start()
     try:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bulk_policy import POLICY
+from bulk_policy import POLICY, add_people
 from signoff import Gate, Policy
 from signoff.server import create_app
 from signoff.server.running import ServerThread
@@ -54,9 +54,7 @@ class Service:
 @pytest.fixture
 def service(store: Store) -> Iterator[Service]:
     gate = Gate(Policy.from_toml(POLICY, source="bulk.toml"), store)
-    tokens = {name: gate.add_user(name, kind=kind, roles=roles)[1] for name, kind, roles in
-              [("bot", "agent", ()), ("ann", "approver", ("ops",)),
-               ("bob", "approver", ("ops",)), ("cy", "approver", ())]}
+    tokens = add_people(gate)
     server = ServerThread(create_app(gate, ServerSettings(), feed_poll=0.2)).start()
     try:
         yield Service(gate=gate, url=server.url, tokens=tokens)
