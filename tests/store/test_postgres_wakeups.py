@@ -110,6 +110,11 @@ def test_closing_wakes_its_own_listener_and_no_one_else(postgres_store: Store) -
         assert _heard(listener) == [CLOSING_NOTICE]
         other.wait("req_x", timeout=0.3, since=before[0])
         assert (other.change_token(), other.memory_token(), other.accounts_token()) == before
+        # ... and still hears what changes after it: a request event from a third store
+        with postgres_store.transaction() as tx:
+            tx.append_audit("request.created", at_us=1, request_id="req_y", actor="a",
+                            data={})
+        assert until(lambda: other.change_token() != before[0])
     finally:
         listener.close()
         other.close()
